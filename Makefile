@@ -1,0 +1,84 @@
+# sockmeter - one non-recursive Makefile.
+#   make            build/libsockmeter.so
+#   make test       unit tests (Check) and integration tests (real programs)
+#   make clean      remove build/
+#   V=1             show the commands
+
+CC      ?= cc
+BUILD   := build
+INIH_LIBDIR := $(shell pkg-config --variable=libdir inih 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow \
+           -Wstrict-prototypes -Wpointer-arith -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
+           -fvisibility=hidden $(WARN) $(shell pkg-config --cflags inih) \
+           $(CFLAGS) -MMD -MP
+LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+CORE_SRC    := $(wildcard core/*.c)
+CONFIG_SRC  := $(wildcard config/*.c)
+PRELOAD_SRC := $(wildcard preload/*.c)
+LIB_OBJ     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(CONFIG_SRC) $(PRELOAD_SRC))
+UNIT_OBJ    := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRC) $(CONFIG_SRC))
+
+UNIT_SRC    := $(wildcard tests/unit/check_*.c)
+UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+PROG_SRC    := $(wildcard tests/progs/*.c)
+PROG_BIN    := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
+
+.PHONY: all test unit integration clean progs
+all: $(BUILD)/libsockmeter.so
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Only the interposed calls are exported; inih is linked in privately so a
+# host with its own ini_parse never binds to ours (or we to its).
+$(BUILD)/libsockmeter.so: $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $^ $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
+		-Wl,-z,now -Wl,-z,relro
+
+$(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -fvisibility=default $< \
+		$(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a $(CHECK_LIBS) -pthread
+
+# Test programs: plain programs, some deliberately fortified.
+$(BUILD)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -pthread
+
+# fortified.c must really be built the way -D_FORTIFY_SOURCE programs are.
+$(BUILD)/progs/fortified: tests/progs/fortified.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -D_FORTIFY_SOURCE=2 -Wall -Wextra -Werror $< -o $@
+
+progs: $(PROG_BIN)
+
+unit: $(UNIT_BIN)
+	$(Q)fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
+
+integration: $(BUILD)/libsockmeter.so $(PROG_BIN)
+	$(Q)tests/integration/run.sh $(BUILD)
+
+test: unit integration
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

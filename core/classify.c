@@ -1,0 +1,144 @@
+/*
+ * classify.c - fd kinds and socket addresses (contract in classify.h).
+ */
+#include "classify.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum fd_kind classify_socket(int domain, int type, int protocol)
+{
+	type &= ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (domain == AF_INET || domain == AF_INET6) {
+		if (type == SOCK_STREAM &&
+		    (protocol == 0 || protocol == IPPROTO_TCP))
+			return KIND_TCP;
+		if (type == SOCK_DGRAM &&
+		    (protocol == 0 || protocol == IPPROTO_UDP))
+			return KIND_UDP;
+		return KIND_OTHER_SOCKET;
+	}
+	if (domain == AF_UNIX) {
+		if (type == SOCK_STREAM || type == SOCK_SEQPACKET)
+			return KIND_UNIX_STREAM;
+		if (type == SOCK_DGRAM)
+			return KIND_UNIX_DGRAM;
+	}
+	return KIND_OTHER_SOCKET;
+}
+
+static void get_addr(int fd, struct fd_addr *a, bool peer)
+{
+	socklen_t len = sizeof(a->u);
+	int r;
+
+	if (!a)
+		return;
+	memset(a, 0, sizeof(*a));
+	r = peer ? getpeername(fd, &a->u.sa, &len)
+		 : getsockname(fd, &a->u.sa, &len);
+	a->len = (r == 0 && len <= sizeof(a->u)) ? len : 0;
+}
+
+void classify_addrs(int fd, struct fd_addr *local, struct fd_addr *peer)
+{
+	int saved = errno;
+
+	get_addr(fd, local, false);
+	get_addr(fd, peer, true);
+	errno = saved;
+}
+
+static enum fd_kind classify_open_socket(int fd)
+{
+	int domain = 0, type = 0, protocol = 0;
+	socklen_t len = sizeof(int);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0)
+		return KIND_OTHER_SOCKET;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+		return KIND_OTHER_SOCKET;
+	len = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &len) != 0)
+		protocol = 0;
+	return classify_socket(domain, type, protocol);
+}
+
+enum fd_kind classify_fd(int fd, struct fd_addr *local, struct fd_addr *peer)
+{
+	int saved = errno;
+	enum fd_kind kind;
+	struct stat st;
+
+	if (local)
+		local->len = 0;
+	if (peer)
+		peer->len = 0;
+	if (fstat(fd, &st) != 0) {
+		errno = saved;
+		return KIND_UNKNOWN;
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFSOCK:
+		kind = classify_open_socket(fd);
+		classify_addrs(fd, local, peer);
+		break;
+	case S_IFIFO:
+		kind = KIND_PIPE;
+		break;
+	case S_IFCHR:
+		kind = KIND_TTY;
+		break;
+	default:
+		kind = KIND_FILE;
+		break;
+	}
+	errno = saved;
+	return kind;
+}
+
+size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
+{
+	char host[INET6_ADDRSTRLEN];
+	int n = 0;
+
+	if (cap == 0)
+		return 0;
+	buf[0] = '\0';
+	if (!a || a->len < sizeof(sa_family_t))
+		return 0;
+	switch (a->u.sa.sa_family) {
+	case AF_INET:
+		inet_ntop(AF_INET, &a->u.in4.sin_addr, host, sizeof(host));
+		n = snprintf(buf, cap, "%s:%u", host, ntohs(a->u.in4.sin_port));
+		break;
+	case AF_INET6:
+		inet_ntop(AF_INET6, &a->u.in6.sin6_addr, host, sizeof(host));
+		n = snprintf(buf, cap, "[%s]:%u", host,
+			     ntohs(a->u.in6.sin6_port));
+		break;
+	case AF_UNIX: {
+		size_t plen = a->len - offsetof(struct sockaddr_un, sun_path);
+
+		if (a->len <= offsetof(struct sockaddr_un, sun_path))
+			n = snprintf(buf, cap, "(unnamed)");
+		else if (a->u.un.sun_path[0] == '\0')
+			n = snprintf(buf, cap, "@%.*s", (int)(plen - 1),
+				     a->u.un.sun_path + 1);
+		else
+			n = snprintf(buf, cap, "%.*s", (int)plen,
+				     a->u.un.sun_path);
+		break;
+	}
+	default:
+		n = snprintf(buf, cap, "family:%u", a->u.sa.sa_family);
+		break;
+	}
+	if (n < 0)
+		n = 0;
+	return (size_t)n < cap ? (size_t)n : cap - 1;
+}

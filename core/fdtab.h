@@ -1,0 +1,224 @@
+/*
+ * fdtab.h - the flat table of per-fd slots, and the counting done on the
+ * hot path of every wrapped data call.
+ *
+ * The table is one lazily-mapped array indexed by fd number: pages are
+ * touched only for fds that are actually used, so a capacity of a million
+ * fds costs nothing until they exist.  A slot holds the counters written by
+ * wrapped calls (relaxed atomic adds: exact under any number of threads, no
+ * lock) and the connection's identity (kind, generation, open time,
+ * addresses), which lifecycle calls write under a per-slot sequence counter
+ * so the ticker can read a consistent copy.
+ *
+ * Counters only ever grow while a connection lives.  When an fd is retired
+ * (closed, or found reused) each counter is atomically exchanged with zero:
+ * an add racing with the retirement lands either in the old connection's
+ * record or in the new one, never nowhere and never in both.
+ */
+#ifndef SOCKMETER_FDTAB_H
+#define SOCKMETER_FDTAB_H
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#ifndef FDTAB_MAX_CAP
+#define FDTAB_MAX_CAP (1u << 20) /* the kernel's default nr_open */
+#endif
+
+/* log2 histogram of transfer sizes: bucket 0 holds 0-byte transfers, bucket
+ * i (1..SIZE_BUCKETS-2) holds [2^(i-1), 2^i), the last holds >= 2^22. */
+#define SIZE_BUCKETS 24
+
+enum fd_dir { DIR_IN, DIR_OUT, DIR_COUNT };
+
+enum fd_err { ERR_AGAIN, ERR_INTR, ERR_OTHER, ERR_COUNT };
+
+/* Kinds below KIND_FIRST_TRACKED are never counted. */
+enum fd_kind {
+	KIND_UNKNOWN = 0, /* not classified yet: the next data call does it */
+	KIND_UNTRACKED,   /* classified, and not metered by the config */
+	KIND_TCP,
+	KIND_UDP,
+	KIND_UNIX_STREAM,
+	KIND_UNIX_DGRAM,
+	KIND_OTHER_SOCKET,
+	KIND_PIPE,
+	KIND_FILE,
+	KIND_TTY,
+	KIND_COUNT,
+	KIND_BUSY = 0xff /* being opened or retired by a lifecycle call */
+};
+#define KIND_FIRST_TRACKED KIND_TCP
+
+struct fd_counters {
+	uint64_t bytes[DIR_COUNT];
+	uint64_t calls[DIR_COUNT];
+	uint64_t errors[DIR_COUNT][ERR_COUNT];
+	uint64_t sizes[DIR_COUNT][SIZE_BUCKETS];
+	uint64_t latency_ns[DIR_COUNT];
+};
+
+/* An address as the sockets API gave it; len 0 when unknown. */
+struct fd_addr {
+	socklen_t len;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+		struct sockaddr_un un;
+	} u;
+};
+
+struct fd_slot {
+	uint8_t kind;        /* enum fd_kind; atomic */
+	uint32_t seq;        /* odd while identity is being written */
+	uint32_t gen;        /* bumped at every retirement */
+	uint64_t opened_ns;  /* CLOCK_REALTIME, 0 when inherited/unknown */
+	struct fd_counters c;
+	struct fd_addr local;
+	struct fd_addr peer;
+};
+
+struct fdtab {
+	struct fd_slot *slots;
+	uint32_t cap;  /* slots mapped; fds >= cap are not metered */
+	uint32_t high; /* 1 + highest fd ever tracked; atomic */
+};
+
+/* A consistent copy of one slot, as the ticker and close records see it. */
+struct fd_snapshot {
+	int fd;
+	enum fd_kind kind;
+	uint32_t gen;
+	uint64_t opened_ns;
+	struct fd_counters c;
+	struct fd_addr local;
+	struct fd_addr peer;
+};
+
+/*
+ * fdtab_init - map a table for fds 0 .. cap-1 (clamped to FDTAB_MAX_CAP).
+ * Returns 0, or a negative errno when the mapping failed (t is then empty:
+ * cap 0, so every lookup misses and nothing is counted).
+ */
+int fdtab_init(struct fdtab *t, uint32_t cap);
+
+/* fdtab_destroy - unmap the table; t becomes empty. */
+void fdtab_destroy(struct fdtab *t);
+
+/*
+ * fdtab_open - record that fd now holds a new connection of the given kind
+ * (tracked or KIND_UNTRACKED).  Any connection still recorded on that slot
+ * (its close went unseen) is retired first into *stale, and 1 is returned;
+ * otherwise 0.  local/peer may be NULL.
+ */
+int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
+	       const struct fd_addr *local, const struct fd_addr *peer,
+	       struct fd_snapshot *stale);
+
+/*
+ * fdtab_set_addrs - replace the addresses of fd's connection (connect,
+ * bind); NULL leaves one unchanged.  Does nothing on an untracked slot.
+ */
+void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
+		     const struct fd_addr *peer);
+
+/*
+ * fdtab_classify - set the kind of an fd first seen in a data call, only if
+ * no one classified it meanwhile.  Returns the kind the slot holds after.
+ */
+enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
+			    const struct fd_addr *local,
+			    const struct fd_addr *peer);
+
+/*
+ * fdtab_retire - end the connection on fd.  When the slot held a tracked
+ * connection, its final numbers are moved into *out (the slot's counters
+ * become zero, its generation grows) and 1 is returned; otherwise the slot
+ * is simply reset to KIND_UNKNOWN and 0 is returned.
+ */
+int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out);
+
+/*
+ * fdtab_snapshot - copy fd's slot consistently.  Returns 1 with *out filled
+ * when the slot holds a tracked connection, 0 when it does not or when a
+ * lifecycle call was rewriting it (try again on the next tick).
+ */
+int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out);
+
+/* fdtab_reset_counters - zero every tracked slot's counters (after fork). */
+void fdtab_reset_counters(struct fdtab *t);
+
+/* Add every counter of b into a. */
+void fd_counters_add(struct fd_counters *a, const struct fd_counters *b);
+
+/* fd_kind_name - "tcp", "udp", "unix", "unix_dgram", "socket", "pipe",
+ * "file", "tty" (or "unknown"). */
+const char *fd_kind_name(enum fd_kind k);
+
+/* --- the hot path ------------------------------------------------------ */
+
+/* Category bits the hot path looks at, from enum config_category. */
+#define ACCT_BYTES (1u << 0)
+#define ACCT_CALLS (1u << 1)
+#define ACCT_ERRORS (1u << 2)
+#define ACCT_SIZES (1u << 3)
+
+static inline struct fd_slot *fdtab_slot(const struct fdtab *t, int fd)
+{
+	/* An unsigned compare also rejects negative fds. */
+	if ((unsigned)fd >= t->cap)
+		return 0;
+	return &t->slots[fd];
+}
+
+static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
+{
+	return (enum fd_kind)__atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
+}
+
+static inline unsigned fd_size_bucket(uint64_t n)
+{
+	unsigned b = n ? 64u - (unsigned)__builtin_clzll(n) : 0u;
+	return b < SIZE_BUCKETS - 1 ? b : SIZE_BUCKETS - 1;
+}
+
+static inline enum fd_err fd_err_class(int err)
+{
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		return ERR_AGAIN;
+	return err == EINTR ? ERR_INTR : ERR_OTHER;
+}
+
+/*
+ * fd_account - count one finished data call on a tracked slot: r is what
+ * the call returned (bytes moved, or -1 with err set).  Only the categories
+ * in acct are touched.  Lock-free and async-signal-safe; errno untouched.
+ */
+static inline void fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,
+			      int err, unsigned acct)
+{
+	struct fd_counters *c = &s->c;
+
+	if (acct & ACCT_CALLS)
+		__atomic_fetch_add(&c->calls[dir], 1, __ATOMIC_RELAXED);
+	if (r < 0) {
+		if (acct & ACCT_ERRORS)
+			__atomic_fetch_add(&c->errors[dir][fd_err_class(err)],
+					   1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (acct & ACCT_BYTES)
+		__atomic_fetch_add(&c->bytes[dir], (uint64_t)r,
+				   __ATOMIC_RELAXED);
+	if (acct & ACCT_SIZES)
+		__atomic_fetch_add(&c->sizes[dir][fd_size_bucket((uint64_t)r)],
+				   1, __ATOMIC_RELAXED);
+}
+
+#endif

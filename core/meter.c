@@ -1,0 +1,503 @@
+/*
+ * meter.c - metering state, close queue, ticks and records (contract in
+ * meter.h).
+ */
+#include "meter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+enum { SLOT_FREE, SLOT_WRITING, SLOT_READY };
+
+/* Close records are drained at least this often, windows or not. */
+#define DRAIN_NS 1000000000ull
+
+static void *map_lazy(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static unsigned acct_bits(const struct config *c)
+{
+	unsigned a = 0;
+
+	/* Rates are made from the byte counters, so windows need them. */
+	if (c->category[CAT_BYTES] || c->category[CAT_WINDOWS])
+		a |= ACCT_BYTES;
+	if (c->category[CAT_CALLS])
+		a |= ACCT_CALLS;
+	if (c->category[CAT_ERRORS])
+		a |= ACCT_ERRORS;
+	if (c->category[CAT_SIZES])
+		a |= ACCT_SIZES;
+	return a;
+}
+
+int meter_init(struct meter *m, const struct config *cfg, const char *prog,
+	       long pid, uint32_t fd_cap, struct meter_time now,
+	       config_report_fn report, void *ctx)
+{
+	unsigned k;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	m->cfg = *cfg;
+	m->acct = acct_bits(cfg);
+	m->pid = pid;
+	m->start = now;
+	m->report = report;
+	m->ctx = ctx;
+	snprintf(m->prog, sizeof(m->prog), "%s", prog);
+	m->shape.nbuckets = cfg->buckets;
+	m->shape.nspans = cfg->nspans;
+	for (k = 0; k < cfg->nspans && k < WINDOW_MAX_SPANS; k++)
+		m->shape.span[k] = cfg->span_buckets[k];
+
+	r = fdtab_init(&m->tab, fd_cap);
+	if (r)
+		return r;
+	m->queue = map_lazy(METER_QUEUE_CAP * sizeof(*m->queue));
+	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
+	if (!m->queue || !m->fds) {
+		meter_destroy(m);
+		return -ENOMEM;
+	}
+	m->next_record_mono = now.mono_ns + cfg->interval_ms * 1000000ull;
+	m->next_tick_mono = now.mono_ns;
+	sink_init(&m->sink, cfg->log_path, pid, m->prog,
+		  now.real_ns / 1000000000ull, report, ctx);
+	return 0;
+}
+
+static void free_windows(struct meter *m)
+{
+	uint32_t fd;
+
+	if (!m->fds)
+		return;
+	for (fd = 0; fd < m->tab.cap && fd < LOAD(&m->tab.high); fd++) {
+		free(m->fds[fd].win);
+		m->fds[fd].win = NULL;
+	}
+}
+
+void meter_destroy(struct meter *m)
+{
+	free_windows(m);
+	if (m->fds)
+		munmap(m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
+	if (m->queue)
+		munmap(m->queue, METER_QUEUE_CAP * sizeof(*m->queue));
+	free(m->scratch);
+	fdtab_destroy(&m->tab);
+	memset(m, 0, sizeof(*m));
+}
+
+enum fd_kind meter_track_kind(const struct meter *m, enum fd_kind kind)
+{
+	static const int track_of[KIND_COUNT] = {
+		[KIND_UNKNOWN] = -1,	   [KIND_UNTRACKED] = -1,
+		[KIND_TCP] = TRACK_TCP,	   [KIND_UDP] = TRACK_UDP,
+		[KIND_UNIX_STREAM] = TRACK_UNIX, [KIND_UNIX_DGRAM] = TRACK_UNIX,
+		[KIND_OTHER_SOCKET] = TRACK_OTHER_SOCKETS,
+		[KIND_PIPE] = TRACK_PIPES, [KIND_FILE] = TRACK_FILES,
+		[KIND_TTY] = TRACK_TTYS,
+	};
+
+	if ((unsigned)kind >= KIND_COUNT || track_of[kind] < 0)
+		return kind == KIND_UNKNOWN ? KIND_UNKNOWN : KIND_UNTRACKED;
+	return m->cfg.track[track_of[kind]] ? kind : KIND_UNTRACKED;
+}
+
+/* --- the close queue: many producers, the ticker consumes ------------- */
+
+static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		if (s[i])
+			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+static void enqueue(struct meter *m, const struct fd_snapshot *s,
+		    uint64_t real_ns)
+{
+	uint64_t head = LOAD(&m->q_head);
+	struct meter_retired *e;
+
+	__atomic_fetch_add(&m->fds_closed, 1, __ATOMIC_RELAXED);
+	do {
+		if (head - LOAD(&m->q_tail) >= METER_QUEUE_CAP) {
+			/* Full: keep the numbers, lose only the record. */
+			add_atomic(&m->dropped, &s->c);
+			__atomic_fetch_add(&m->close_dropped, 1,
+					   __ATOMIC_RELAXED);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&m->q_head, &head, head + 1,
+					      true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	e = &m->queue[head % METER_QUEUE_CAP];
+	STORE(&e->state, SLOT_WRITING);
+	e->s = *s;
+	e->closed_ns = real_ns;
+	STORE(&e->state, SLOT_READY);
+}
+
+void meter_opened(struct meter *m, int fd, enum fd_kind kind,
+		  uint64_t real_ns, const struct fd_addr *local,
+		  const struct fd_addr *peer)
+{
+	struct fd_snapshot stale;
+
+	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
+		       peer, &stale))
+		enqueue(m, &stale, real_ns);
+}
+
+void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
+		     const struct fd_addr *peer)
+{
+	fdtab_set_addrs(&m->tab, fd, local, peer);
+}
+
+void meter_closed(struct meter *m, int fd, uint64_t real_ns)
+{
+	struct fd_snapshot s;
+
+	if (fdtab_retire(&m->tab, fd, &s))
+		enqueue(m, &s, real_ns);
+}
+
+/* --- ticks ------------------------------------------------------------- */
+
+static uint64_t bucket_ns(const struct meter *m)
+{
+	return m->cfg.bucket_ms * 1000000ull;
+}
+
+/* The number of the bucket that contains mono time t. */
+static uint64_t bucket_of(const struct meter *m, uint64_t mono_ns)
+{
+	return (mono_ns - m->start.mono_ns) / bucket_ns(m);
+}
+
+static uint64_t activity_of(const struct fd_counters *c)
+{
+	uint64_t a = 0;
+	unsigned d, e;
+
+	for (d = 0; d < DIR_COUNT; d++) {
+		a += c->bytes[d] + c->calls[d];
+		for (e = 0; e < ERR_COUNT; e++)
+			a += c->errors[d][e];
+	}
+	return a;
+}
+
+/* Bring the ticker's memory of fd up to date with snapshot s.  Without
+ * memory for its window, an fd simply has no rates. */
+static void sample_fd(struct meter *m, const struct fd_snapshot *s,
+		      struct meter_time now)
+{
+	struct meter_fdstate *st = &m->fds[s->fd];
+	uint64_t bucket = bucket_of(m, now.mono_ns);
+	uint64_t act = activity_of(&s->c);
+
+	if (!st->known || st->gen != s->gen) {
+		/* A connection we have not seen before on this fd. */
+		struct window *win = st->win;
+
+		memset(st, 0, sizeof(*st));
+		st->win = win;
+		st->known = true;
+		st->gen = s->gen;
+		if (st->win)
+			window_reset(st->win, &m->shape, bucket);
+	}
+	if (m->cfg.category[CAT_WINDOWS] && !st->win) {
+		st->win = malloc(window_bytes(&m->shape));
+		if (st->win)
+			window_reset(st->win, &m->shape, bucket);
+	}
+	if (st->win) {
+		/* Bytes since the last tick belong to the bucket that just
+		 * ended: ticks fall on bucket boundaries. */
+		uint64_t b = bucket ? bucket - 1 : 0;
+
+		window_add(st->win, &m->shape, b, s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
+			   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
+	}
+	if (act != st->activity)
+		st->last_active_ns = now.real_ns;
+	st->activity = act;
+	st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
+	st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
+}
+
+static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
+		       struct summary_fd *f)
+{
+	double width_s = (double)m->cfg.bucket_ms / 1000.0;
+	unsigned k, d;
+
+	f->have_rates = m->cfg.category[CAT_WINDOWS] && st->win;
+	if (!f->have_rates)
+		return;
+	for (k = 0; k < m->shape.nspans; k++) {
+		double secs = (double)window_covered(st->win, &m->shape, k) *
+			      width_s;
+
+		for (d = 0; d < DIR_COUNT; d++)
+			f->rate[k][d] =
+				(double)window_sum(st->win, k, d) / secs;
+	}
+}
+
+static bool grow_scratch(struct meter *m, uint32_t need)
+{
+	struct summary_fd *p;
+	uint32_t cap = m->scratch_cap ? m->scratch_cap : 64;
+
+	if (need <= m->scratch_cap)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(m->scratch, (size_t)cap * sizeof(*p));
+	if (!p)
+		return false;
+	m->scratch = p;
+	m->scratch_cap = cap;
+	return true;
+}
+
+/* Busiest first: the shortest span's rate, or bytes since the last record
+ * when windows are off; ties by fd number, so output is stable. */
+static int by_rank(const void *a, const void *b)
+{
+	const struct summary_fd *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? 1 : -1;
+	return (x->s.fd > y->s.fd) - (x->s.fd < y->s.fd);
+}
+
+/* Drain ready close records into out (formatted) and the closed totals. */
+static void drain(struct meter *m, struct meter_time now, struct sbuf *out)
+{
+	uint64_t tail = m->q_tail;
+
+	for (;; tail++) {
+		struct meter_retired *e = &m->queue[tail % METER_QUEUE_CAP];
+		struct summary_fd f;
+		struct summary r;
+
+		if (LOAD(&e->state) != SLOT_READY)
+			break;
+		memset(&f, 0, sizeof(f));
+		f.s = e->s;
+		f.closed_ns = e->closed_ns;
+		if (e->s.fd >= 0 && (uint32_t)e->s.fd < m->tab.cap) {
+			struct meter_fdstate *st = &m->fds[e->s.fd];
+
+			if (st->known && st->gen == e->s.gen) {
+				f.last_active_ns = st->last_active_ns;
+				if (activity_of(&e->s.c) != st->activity)
+					f.last_active_ns = e->closed_ns;
+				fill_rates(m, st, &f);
+			} else if (activity_of(&e->s.c)) {
+				f.last_active_ns = e->closed_ns;
+			}
+		}
+		fd_counters_add(&m->closed, &e->s.c);
+		STORE(&e->state, SLOT_FREE);
+		STORE(&m->q_tail, tail + 1);
+
+		meter_build(m, SUMMARY_CLOSE, now, &r);
+		r.fds = &f;
+		r.nfds = 1;
+		summary_format(&r, &m->cfg, out);
+	}
+}
+
+static void totals(struct meter *m, struct fd_counters *t)
+{
+	uint64_t *d = (uint64_t *)t;
+	const uint64_t *s = (const uint64_t *)&m->dropped;
+	size_t i;
+
+	*t = m->closed;
+	for (i = 0; i < sizeof(*t) / sizeof(uint64_t); i++)
+		d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+void meter_build(struct meter *m, enum summary_type type,
+		 struct meter_time now, struct summary *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->type = type;
+	r->ts_ns = now.real_ns;
+	r->pid = m->pid;
+	r->prog = m->prog;
+	r->start_ns = m->start.real_ns;
+	totals(m, &r->totals);
+	r->fds_closed = LOAD(&m->fds_closed);
+	r->close_dropped = LOAD(&m->close_dropped);
+}
+
+/*
+ * Sample every tracked fd; collect into m->scratch those that belong in a
+ * record (active since the last one, or all open ones for the exit
+ * record) and add every live fd to r's totals.
+ */
+static uint32_t sample_all(struct meter *m, struct meter_time now,
+			   struct summary *r, bool all)
+{
+	uint32_t fd, high = LOAD(&m->tab.high), n = 0;
+	struct fd_snapshot s;
+
+	for (fd = 0; fd < high; fd++) {
+		struct meter_fdstate *st = &m->fds[fd];
+		struct summary_fd *f;
+		uint64_t moved;
+
+		if (!fdtab_snapshot(&m->tab, (int)fd, &s))
+			continue;
+		sample_fd(m, &s, now);
+		fd_counters_add(&r->totals, &s.c);
+		r->fds_open++;
+		if (!all && st->activity == st->activity_recorded)
+			continue;
+		if (!grow_scratch(m, n + 1))
+			continue;
+		f = &m->scratch[n++];
+		memset(f, 0, sizeof(*f));
+		f->s = s;
+		f->last_active_ns = st->last_active_ns;
+		fill_rates(m, st, f);
+		moved = s.c.bytes[DIR_IN] + s.c.bytes[DIR_OUT];
+		f->rank = f->have_rates
+				  ? f->rate[0][DIR_IN] + f->rate[0][DIR_OUT]
+				  : (double)(moved - st->bytes_recorded);
+		st->activity_recorded = st->activity;
+		st->bytes_recorded = moved;
+	}
+	return n;
+}
+
+static void write_record(struct meter *m, enum summary_type type,
+			 struct meter_time now, struct sbuf *out, bool all)
+{
+	struct summary r;
+	uint32_t n;
+
+	meter_build(m, type, now, &r);
+	n = sample_all(m, now, &r, all);
+	qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
+	r.fds = m->scratch;
+	r.nfds = (m->cfg.top && n > m->cfg.top) ? m->cfg.top : n;
+	r.omitted = n - r.nfds;
+	summary_format(&r, &m->cfg, out);
+}
+
+static void sample_only(struct meter *m, struct meter_time now)
+{
+	uint32_t fd, high = LOAD(&m->tab.high);
+	struct fd_snapshot s;
+
+	for (fd = 0; fd < high; fd++)
+		if (fdtab_snapshot(&m->tab, (int)fd, &s))
+			sample_fd(m, &s, now);
+}
+
+static void flush(struct meter *m, struct sbuf *out)
+{
+	if (out->len)
+		sink_write(&m->sink, out->p, out->len);
+	sbuf_free(out);
+}
+
+static uint64_t next_tick(const struct meter *m, uint64_t mono_ns)
+{
+	uint64_t next = mono_ns + DRAIN_NS;
+
+	if (m->cfg.category[CAT_WINDOWS]) {
+		/* The next bucket boundary. */
+		uint64_t b = bucket_of(m, mono_ns) + 1;
+		uint64_t at = m->start.mono_ns + b * bucket_ns(m);
+
+		if (at < next)
+			next = at;
+	}
+	return next < m->next_record_mono ? next : m->next_record_mono;
+}
+
+uint64_t meter_tick(struct meter *m, struct meter_time now)
+{
+	struct sbuf out = { 0 };
+
+	if (m->finished || !m->tab.cap)
+		return now.mono_ns + DRAIN_NS;
+	drain(m, now, &out);
+	if (now.mono_ns >= m->next_record_mono) {
+		write_record(m, SUMMARY_INTERVAL, now, &out, false);
+		while (m->next_record_mono <= now.mono_ns)
+			m->next_record_mono += m->cfg.interval_ms * 1000000ull;
+	} else {
+		sample_only(m, now);
+	}
+	flush(m, &out);
+	m->next_tick_mono = next_tick(m, now.mono_ns);
+	return m->next_tick_mono;
+}
+
+void meter_exit(struct meter *m, struct meter_time now)
+{
+	struct sbuf out = { 0 };
+
+	if (m->finished || !m->tab.cap)
+		return;
+	drain(m, now, &out);
+	write_record(m, SUMMARY_EXIT, now, &out, true);
+	flush(m, &out);
+	m->finished = true;
+}
+
+void meter_after_fork(struct meter *m, long pid, struct meter_time now)
+{
+	uint32_t fd;
+
+	if (!m->tab.cap)
+		return;
+	m->pid = pid;
+	m->start = now;
+	fdtab_reset_counters(&m->tab);
+	for (fd = 0; fd < LOAD(&m->tab.high); fd++)
+		m->fds[fd].known = false;
+	/* Only the parent's pending entries are touched: the rest of the
+	 * queue may never have been paged in. */
+	for (; m->q_tail < m->q_head; m->q_tail++)
+		m->queue[m->q_tail % METER_QUEUE_CAP].state = SLOT_FREE;
+	m->q_head = m->q_tail = 0;
+	m->fds_closed = 0;
+	m->close_dropped = 0;
+	memset(&m->dropped, 0, sizeof(m->dropped));
+	memset(&m->closed, 0, sizeof(m->closed));
+	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;
+	m->next_tick_mono = now.mono_ns;
+	m->finished = false;
+	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
+		  now.real_ns / 1000000000ull, m->report, m->ctx);
+}

@@ -1,0 +1,139 @@
+/*
+ * meter.h - the whole metering state of one process, without threads.
+ *
+ * meter ties the fd table, the windows, the records and the sink together.
+ * Lifecycle calls report opens and closes; the preload's ticker thread calls
+ * meter_tick() at the times meter_next_tick() names; meter_exit() writes the
+ * last record.  Every function takes `now` explicitly (monotonic time for
+ * windows, real time for records), so tests drive time by hand.
+ *
+ * Threading: meter_opened/meter_closed and the hot-path accounting may run
+ * in any thread, any number at once, and in signal handlers (lock-free, no
+ * allocation, no system call).  meter_tick, meter_exit and meter_after_fork
+ * must be serialized by the caller (one ticker, one lock).
+ */
+#ifndef SOCKMETER_METER_H
+#define SOCKMETER_METER_H
+
+#include "../config/config.h"
+#include "fdtab.h"
+#include "sink.h"
+#include "summary.h"
+#include "window.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef METER_QUEUE_CAP
+#define METER_QUEUE_CAP 4096 /* close records between two ticks */
+#endif
+
+struct meter_time {
+	uint64_t mono_ns; /* CLOCK_MONOTONIC: windows and scheduling */
+	uint64_t real_ns; /* CLOCK_REALTIME: timestamps in records */
+};
+
+/* One retired connection waiting for the ticker. */
+struct meter_retired {
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint64_t closed_ns;
+	struct fd_snapshot s;
+};
+
+/* What the ticker remembers of each fd between ticks. */
+struct meter_fdstate {
+	uint32_t gen;
+	bool known;
+	uint64_t bytes[DIR_COUNT];  /* cumulative at the last tick */
+	uint64_t activity;          /* activity sum at the last tick */
+	uint64_t activity_recorded; /* activity sum at the last record */
+	uint64_t bytes_recorded;    /* bytes in+out at the last record */
+	uint64_t last_active_ns;
+	struct window *win;
+};
+
+struct meter {
+	struct config cfg;
+	struct fdtab tab;
+	unsigned acct; /* ACCT_* bits for fd_account */
+	struct window_shape shape;
+	struct sink sink;
+	long pid;
+	char prog[CONFIG_NAME_MAX];
+	struct meter_time start;
+
+	/* written by any thread (atomics) */
+	struct meter_retired *queue;
+	uint64_t q_head, q_tail;
+	uint64_t fds_closed;
+	uint64_t close_dropped;
+	struct fd_counters dropped; /* totals of dropped close records */
+
+	/* the ticker's own */
+	struct meter_fdstate *fds;
+	struct fd_counters closed;  /* totals of drained close records */
+	uint64_t next_record_mono;
+	uint64_t next_tick_mono;
+	struct summary_fd *scratch;
+	uint32_t scratch_cap;
+	bool finished;
+	config_report_fn report;
+	void *ctx;
+};
+
+/*
+ * meter_init - set m up for cfg (copied) in a process called prog.
+ * fd_cap is how many fd numbers to meter (the RLIMIT_NOFILE hard limit).
+ * Returns 0, or a negative errno when memory could not be mapped (then m
+ * meters nothing, and the caller should run as pass-through).  Problems
+ * with the log destination are reported but are not fatal.
+ */
+int meter_init(struct meter *m, const struct config *cfg, const char *prog,
+	       long pid, uint32_t fd_cap, struct meter_time now,
+	       config_report_fn report, void *ctx);
+
+/* meter_destroy - release everything (tests; never at process exit). */
+void meter_destroy(struct meter *m);
+
+/*
+ * meter_track_kind - the kind to store for a connection: kind itself when
+ * the config meters that kind, KIND_UNTRACKED otherwise.
+ */
+enum fd_kind meter_track_kind(const struct meter *m, enum fd_kind kind);
+
+/* meter_opened - fd was just created (socket, accept, dup...). */
+void meter_opened(struct meter *m, int fd, enum fd_kind kind,
+		  uint64_t real_ns, const struct fd_addr *local,
+		  const struct fd_addr *peer);
+
+/* meter_set_peer - fd's addresses became known (connect). */
+void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
+		     const struct fd_addr *peer);
+
+/* meter_closed - fd is being closed: queue its close record. */
+void meter_closed(struct meter *m, int fd, uint64_t real_ns);
+
+/*
+ * meter_tick - sample every tracked fd into its window, write queued close
+ * records and, when due, an interval record.  Returns the monotonic time of
+ * the next tick.
+ */
+uint64_t meter_tick(struct meter *m, struct meter_time now);
+
+/* meter_exit - final tick and the exit record; later ticks do nothing. */
+void meter_exit(struct meter *m, struct meter_time now);
+
+/*
+ * meter_after_fork - in a fresh child: counters, totals, queue and windows
+ * start from zero, the log path is re-made for the child's pid.
+ */
+void meter_after_fork(struct meter *m, long pid, struct meter_time now);
+
+/*
+ * meter_build - fill *r with a record of the given type (no close records)
+ * from the current state, without writing it.  Exposed for tests.
+ */
+void meter_build(struct meter *m, enum summary_type type,
+		 struct meter_time now, struct summary *r);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * sink.c - the log destination (contract in sink.h).
+ */
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int append(char *out, size_t cap, size_t *len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (*len + n >= cap)
+		return -ENAMETOOLONG;
+	memcpy(out + *len, s, n + 1);
+	*len += n;
+	return 0;
+}
+
+int sink_expand(const char *tmpl, long pid, const char *prog,
+		uint64_t start_s, unsigned uid, char *out, size_t cap)
+{
+	char tmp[CONFIG_NAME_MAX + 32];
+	size_t len = 0;
+	int r = 0;
+
+	out[0] = '\0';
+	for (; *tmpl && r == 0; tmpl++) {
+		if (*tmpl != '%') {
+			tmp[0] = *tmpl;
+			tmp[1] = '\0';
+		} else {
+			switch (*++tmpl) {
+			case 'p': snprintf(tmp, sizeof(tmp), "%ld", pid); break;
+			case 'u': snprintf(tmp, sizeof(tmp), "%u", uid); break;
+			case 't':
+				snprintf(tmp, sizeof(tmp), "%" PRIu64, start_s);
+				break;
+			case 'n': {
+				char *p;
+
+				snprintf(tmp, sizeof(tmp), "%s", prog);
+				for (p = tmp; *p; p++)
+					if (*p == '/')
+						*p = '_';
+				break;
+			}
+			case '%': snprintf(tmp, sizeof(tmp), "%%"); break;
+			default:
+				out[0] = '\0';
+				return -EINVAL;
+			}
+		}
+		r = append(out, cap, &len, tmp);
+	}
+	if (r)
+		out[0] = '\0';
+	return r;
+}
+
+static void say(struct sink *s, const char *what, int err)
+{
+	char msg[CONFIG_PATH_MAX + 256];
+
+	if (s->warned || !s->report)
+		return;
+	s->warned = true;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: log %s: %s: %s; metering goes on, records are "
+		 "lost until it works",
+		 s->path, what, strerror(err));
+	s->report(s->ctx, msg);
+}
+
+/* The per-user directory of the default template must be ours alone. */
+static int own_dir(struct sink *s, const char *dir)
+{
+	struct stat st;
+
+	if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
+		say(s, "cannot create its directory", errno);
+		return -errno;
+	}
+	if (lstat(dir, &st) != 0) {
+		say(s, "cannot inspect its directory", errno);
+		return -errno;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		say(s, "its directory is not a directory owned by this user "
+		       "and closed to others", EPERM);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
+	      uint64_t start_s, config_report_fn report, void *ctx)
+{
+	char dir[sizeof(s->path)];
+	char *slash;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->report = report;
+	s->ctx = ctx;
+	if (strcmp(tmpl, "stderr") == 0) {
+		s->to_stderr = true;
+		snprintf(s->path, sizeof(s->path), "stderr");
+		return 0;
+	}
+	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)getuid(), s->path,
+			sizeof(s->path));
+	if (r) {
+		snprintf(s->path, sizeof(s->path), "%s", tmpl);
+		say(s, "bad path template", -r);
+		return r;
+	}
+	if (strcmp(tmpl, CONFIG_DEFAULT_LOG) != 0)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", s->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		return own_dir(s, dir);
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		long n = syscall(SYS_write, fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Consume sig if our write raised it (it was not pending before). */
+static void swallow(int sig, const sigset_t *before, const sigset_t *after)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t one;
+
+	if (!sigismember(after, sig) || sigismember(before, sig))
+		return;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigtimedwait(&one, NULL, &zero);
+}
+
+static int open_append(const char *path)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path,
+			    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+				    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+			    0600);
+}
+
+/* Run the write with SIGPIPE and SIGXFSZ blocked, so our own write cannot
+ * kill the host; swallow the ones it raised. */
+static int guarded_write(struct sink *s, const char *buf, size_t len)
+{
+	sigset_t block, old, before, after;
+	int fd = 2, r;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGPIPE);
+	sigaddset(&block, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	sigpending(&before);
+	if (!s->to_stderr)
+		fd = open_append(s->path);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		r = write_all(fd, buf, len);
+		if (!s->to_stderr)
+			syscall(SYS_close, fd);
+	}
+	sigpending(&after);
+	swallow(SIGPIPE, &before, &after);
+	swallow(SIGXFSZ, &before, &after);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+int sink_write(struct sink *s, const char *buf, size_t len)
+{
+	int saved = errno;
+	int r;
+
+	if (s->path[0] == '\0' || len == 0)
+		return 0;
+	r = guarded_write(s, buf, len);
+	if (r < 0 && !s->failing)
+		say(s, "cannot write", -r);
+	s->failing = r < 0;
+	errno = saved;
+	return r;
+}

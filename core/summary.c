@@ -1,0 +1,403 @@
+/*
+ * summary.c - formatting log records (contract in summary.h).
+ */
+#include "summary.h"
+
+#include "classify.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ADDR_TEXT 128
+
+void sbuf_free(struct sbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->failed = false;
+}
+
+static bool sbuf_reserve(struct sbuf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	char *p;
+
+	if (b->failed)
+		return false;
+	if (b->len + more + 1 <= b->cap)
+		return true;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->failed = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void sbuf_addf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !sbuf_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static void sbuf_addc(struct sbuf *b, char ch)
+{
+	if (!sbuf_reserve(b, 1))
+		return;
+	b->p[b->len++] = ch;
+	b->p[b->len] = '\0';
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* Append s as a JSON string: always valid JSON, invalid UTF-8 becomes
+ * U+FFFD. */
+static void json_str(struct sbuf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), i = 0;
+
+	sbuf_addc(b, '"');
+	while (i < n) {
+		unsigned char ch = s[i];
+		size_t u;
+
+		if (ch == '"' || ch == '\\') {
+			sbuf_addc(b, '\\');
+			sbuf_addc(b, (char)ch);
+			i++;
+		} else if (ch < 0x20 || ch == 0x7f) {
+			sbuf_addf(b, "\\u%04x", ch);
+			i++;
+		} else if (ch < 0x80) {
+			sbuf_addc(b, (char)ch);
+			i++;
+		} else if ((u = utf8_len(s + i, n - i)) > 0) {
+			sbuf_addf(b, "%.*s", (int)u, (const char *)s + i);
+			i += u;
+		} else {
+			sbuf_addf(b, "\\ufffd");
+			i++;
+		}
+	}
+	sbuf_addc(b, '"');
+}
+
+static void json_ts(struct sbuf *b, const char *key, uint64_t ns)
+{
+	if (ns == 0)
+		sbuf_addf(b, ",\"%s\":null", key);
+	else
+		sbuf_addf(b, ",\"%s\":%" PRIu64 ".%06" PRIu64, key,
+			  ns / 1000000000u, (ns % 1000000000u) / 1000u);
+}
+
+void summary_span_label(const struct config *c, unsigned k, char *buf,
+			size_t cap)
+{
+	uint64_t ms = (uint64_t)c->span_buckets[k] * c->bucket_ms;
+
+	/* %.10g: "1s", "0.5s", "86400s", never an exponent for our range. */
+	snprintf(buf, cap, "%.10gs", (double)ms / 1000.0);
+}
+
+static const char *const err_names[ERR_COUNT] = { "again", "intr", "other" };
+static const char *const dir_names[DIR_COUNT] = { "in", "out" };
+
+static void json_u64_array(struct sbuf *b, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	sbuf_addc(b, '[');
+	for (i = 0; i < n; i++)
+		sbuf_addf(b, "%s%" PRIu64, i ? "," : "", v[i]);
+	sbuf_addc(b, ']');
+}
+
+/* The counters of one fd or of the totals, as JSON members (each preceded
+ * by a comma). */
+static void json_counters(struct sbuf *b, const struct fd_counters *c,
+			  const struct config *cfg)
+{
+	unsigned d, e;
+
+	for (d = 0; d < DIR_COUNT; d++) {
+		if (cfg->category[CAT_BYTES])
+			sbuf_addf(b, ",\"bytes_%s\":%" PRIu64, dir_names[d],
+				  c->bytes[d]);
+		if (cfg->category[CAT_CALLS])
+			sbuf_addf(b, ",\"calls_%s\":%" PRIu64, dir_names[d],
+				  c->calls[d]);
+	}
+	if (cfg->category[CAT_ERRORS])
+		for (d = 0; d < DIR_COUNT; d++) {
+			sbuf_addf(b, ",\"errors_%s\":{", dir_names[d]);
+			for (e = 0; e < ERR_COUNT; e++)
+				sbuf_addf(b, "%s\"%s\":%" PRIu64, e ? "," : "",
+					  err_names[e], c->errors[d][e]);
+			sbuf_addc(b, '}');
+		}
+	if (cfg->category[CAT_SIZES])
+		for (d = 0; d < DIR_COUNT; d++) {
+			sbuf_addf(b, ",\"sizes_%s\":", dir_names[d]);
+			json_u64_array(b, c->sizes[d], SIZE_BUCKETS);
+		}
+	if (cfg->category[CAT_LATENCY])
+		for (d = 0; d < DIR_COUNT; d++)
+			sbuf_addf(b, ",\"latency_ns_%s\":%" PRIu64,
+				  dir_names[d], c->latency_ns[d]);
+}
+
+static void json_fd(struct sbuf *b, const struct summary_fd *f,
+		    const struct config *c, enum summary_type type)
+{
+	char addr[ADDR_TEXT], label[32];
+	unsigned k;
+
+	sbuf_addf(b, "{\"fd\":%d,\"kind\":\"%s\"", f->s.fd,
+		  fd_kind_name(f->s.kind));
+	if (c->category[CAT_PEERS]) {
+		fd_addr_format(&f->s.local, addr, sizeof(addr));
+		sbuf_addf(b, ",\"local\":");
+		json_str(b, addr);
+		fd_addr_format(&f->s.peer, addr, sizeof(addr));
+		sbuf_addf(b, ",\"peer\":");
+		json_str(b, addr);
+	}
+	json_counters(b, &f->s.c, c);
+	if (c->category[CAT_WINDOWS] && f->have_rates) {
+		sbuf_addf(b, ",\"rates\":{");
+		for (k = 0; k < c->nspans; k++) {
+			summary_span_label(c, k, label, sizeof(label));
+			sbuf_addf(b, "%s\"%s\":{\"in\":%.1f,\"out\":%.1f}",
+				  k ? "," : "", label, f->rate[k][DIR_IN],
+				  f->rate[k][DIR_OUT]);
+		}
+		sbuf_addc(b, '}');
+	}
+	json_ts(b, "opened", f->s.opened_ns);
+	json_ts(b, "last_active", f->last_active_ns);
+	if (type == SUMMARY_CLOSE)
+		json_ts(b, "closed", f->closed_ns);
+	sbuf_addc(b, '}');
+}
+
+static const char *const type_names[] = { "interval", "close", "exit" };
+
+static void format_json(const struct summary *r, const struct config *c,
+			struct sbuf *b)
+{
+	uint32_t i;
+
+	sbuf_addf(b, "{\"type\":\"%s\"", type_names[r->type]);
+	json_ts(b, "ts", r->ts_ns);
+	sbuf_addf(b, ",\"pid\":%ld,\"prog\":", r->pid);
+	json_str(b, r->prog);
+	json_ts(b, "start", r->start_ns);
+	sbuf_addf(b, ",\"totals\":{\"fds_open\":%" PRIu64
+		     ",\"fds_closed\":%" PRIu64,
+		  r->fds_open, r->fds_closed);
+	json_counters(b, &r->totals, c);
+	if (r->close_dropped)
+		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
+			  r->close_dropped);
+	sbuf_addf(b, "},\"fds\":[");
+	for (i = 0; i < r->nfds; i++) {
+		if (i)
+			sbuf_addc(b, ',');
+		json_fd(b, &r->fds[i], c, r->type);
+	}
+	sbuf_addf(b, "],\"fds_omitted\":%u}\n", r->omitted);
+}
+
+/* --- text ---------------------------------------------------------------- */
+
+static void text_time(char *buf, size_t cap, uint64_t ns)
+{
+	time_t sec = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	if (ns == 0 || !gmtime_r(&sec, &tm)) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+/* Human-readable byte rate or amount: 999B, 12.3K, 4.5M, 6.7G (powers of
+ * 1024). */
+static void human(char *buf, size_t cap, double v)
+{
+	static const char units[] = "BKMGTP";
+	unsigned u = 0;
+
+	while (v >= 1024.0 && u < sizeof(units) - 2) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%.0f%c", v, units[u]);
+	else
+		snprintf(buf, cap, "%.1f%c", v, units[u]);
+}
+
+static void text_counters(struct sbuf *b, const struct fd_counters *c,
+			  const struct config *cfg)
+{
+	unsigned d;
+
+	for (d = 0; d < DIR_COUNT; d++) {
+		sbuf_addf(b, " %s:", dir_names[d]);
+		if (cfg->category[CAT_BYTES])
+			sbuf_addf(b, " %" PRIu64 "B", c->bytes[d]);
+		if (cfg->category[CAT_CALLS])
+			sbuf_addf(b, " %" PRIu64 " calls", c->calls[d]);
+		if (cfg->category[CAT_ERRORS])
+			sbuf_addf(b,
+				  " errors again=%" PRIu64 " intr=%" PRIu64
+				  " other=%" PRIu64,
+				  c->errors[d][ERR_AGAIN], c->errors[d][ERR_INTR],
+				  c->errors[d][ERR_OTHER]);
+		if (cfg->category[CAT_LATENCY])
+			sbuf_addf(b, " latency=%.3fms",
+				  (double)c->latency_ns[d] / 1e6);
+	}
+}
+
+static void text_header(struct sbuf *b, const struct config *c)
+{
+	char label[32];
+	unsigned k;
+
+	sbuf_addf(b, "  %5s %-10s", "fd", "kind");
+	if (c->category[CAT_PEERS])
+		sbuf_addf(b, " %-22s %-22s", "local", "peer");
+	if (c->category[CAT_BYTES])
+		sbuf_addf(b, " %14s %14s", "bytes_in", "bytes_out");
+	if (c->category[CAT_CALLS])
+		sbuf_addf(b, " %10s %10s", "calls_in", "calls_out");
+	if (c->category[CAT_ERRORS])
+		sbuf_addf(b, " %8s %8s", "err_in", "err_out");
+	if (c->category[CAT_WINDOWS])
+		for (k = 0; k < c->nspans; k++) {
+			summary_span_label(c, k, label, sizeof(label));
+			sbuf_addf(b, " %8s/%-7s", "in", label);
+			sbuf_addf(b, " %8s/%-7s", "out", label);
+		}
+	sbuf_addc(b, '\n');
+}
+
+static uint64_t err_sum(const struct fd_counters *c, unsigned d)
+{
+	return c->errors[d][ERR_AGAIN] + c->errors[d][ERR_INTR] +
+	       c->errors[d][ERR_OTHER];
+}
+
+static void text_fd(struct sbuf *b, const struct summary_fd *f,
+		    const struct config *c)
+{
+	char local[ADDR_TEXT], peer[ADDR_TEXT], h[32];
+	unsigned k, d;
+
+	sbuf_addf(b, "  %5d %-10s", f->s.fd, fd_kind_name(f->s.kind));
+	if (c->category[CAT_PEERS]) {
+		fd_addr_format(&f->s.local, local, sizeof(local));
+		fd_addr_format(&f->s.peer, peer, sizeof(peer));
+		sbuf_addf(b, " %-22s %-22s", local[0] ? local : "-",
+			  peer[0] ? peer : "-");
+	}
+	if (c->category[CAT_BYTES])
+		sbuf_addf(b, " %14" PRIu64 " %14" PRIu64, f->s.c.bytes[DIR_IN],
+			  f->s.c.bytes[DIR_OUT]);
+	if (c->category[CAT_CALLS])
+		sbuf_addf(b, " %10" PRIu64 " %10" PRIu64, f->s.c.calls[DIR_IN],
+			  f->s.c.calls[DIR_OUT]);
+	if (c->category[CAT_ERRORS])
+		sbuf_addf(b, " %8" PRIu64 " %8" PRIu64, err_sum(&f->s.c, DIR_IN),
+			  err_sum(&f->s.c, DIR_OUT));
+	if (c->category[CAT_WINDOWS])
+		for (k = 0; k < c->nspans; k++)
+			for (d = 0; d < DIR_COUNT; d++) {
+				if (f->have_rates)
+					human(h, sizeof(h), f->rate[k][d]);
+				else
+					snprintf(h, sizeof(h), "-");
+				sbuf_addf(b, " %14s/s", h);
+			}
+	sbuf_addc(b, '\n');
+}
+
+static void format_text(const struct summary *r, const struct config *c,
+			struct sbuf *b)
+{
+	char when[80];
+	uint32_t i;
+
+	text_time(when, sizeof(when), r->ts_ns);
+	sbuf_addf(b, "%s sockmeter %s pid=%ld prog=%s fds_open=%" PRIu64
+		     " fds_closed=%" PRIu64 "\n",
+		  when, type_names[r->type], r->pid, r->prog, r->fds_open,
+		  r->fds_closed);
+	sbuf_addf(b, "  totals");
+	text_counters(b, &r->totals, c);
+	if (r->close_dropped)
+		sbuf_addf(b, " close_records_dropped=%" PRIu64,
+			  r->close_dropped);
+	sbuf_addc(b, '\n');
+	if (r->nfds > 0)
+		text_header(b, c);
+	for (i = 0; i < r->nfds; i++)
+		text_fd(b, &r->fds[i], c);
+	if (r->omitted)
+		sbuf_addf(b, "  (%u more active fds not shown: top = %u)\n",
+			  r->omitted, c->top);
+}
+
+void summary_format(const struct summary *r, const struct config *c,
+		    struct sbuf *out)
+{
+	if (c->format == FORMAT_JSON)
+		format_json(r, c, out);
+	else
+		format_text(r, c, out);
+}

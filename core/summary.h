@@ -1,0 +1,67 @@
+/*
+ * summary.h - log records (interval, close, exit) and their two formats:
+ * aligned text for people, JSON Lines for programs.  The schema is in the
+ * README ("Log schema").  Fields of a disabled stat category are absent.
+ */
+#ifndef SOCKMETER_SUMMARY_H
+#define SOCKMETER_SUMMARY_H
+
+#include "../config/config.h"
+#include "fdtab.h"
+#include "window.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum summary_type { SUMMARY_INTERVAL, SUMMARY_CLOSE, SUMMARY_EXIT };
+
+/* One fd as a record shows it. */
+struct summary_fd {
+	struct fd_snapshot s;
+	uint64_t last_active_ns; /* 0: no activity seen yet */
+	uint64_t closed_ns;      /* close records only */
+	bool have_rates;
+	double rank;             /* sort key: busiest first */
+	double rate[WINDOW_MAX_SPANS][DIR_COUNT]; /* bytes per second */
+};
+
+struct summary {
+	enum summary_type type;
+	uint64_t ts_ns;         /* CLOCK_REALTIME */
+	long pid;
+	const char *prog;
+	uint64_t start_ns;      /* when metering started in this process */
+	struct fd_counters totals; /* all connections, closed ones included */
+	uint64_t fds_open;      /* tracked fds open now */
+	uint64_t fds_closed;    /* tracked fds closed so far */
+	uint64_t close_dropped; /* close records lost to a full queue */
+	uint32_t nfds;
+	uint32_t omitted;       /* active fds left out by the top-N limit */
+	const struct summary_fd *fds;
+};
+
+/* A growable output buffer.  On allocation failure it keeps what fitted
+ * and sets failed. */
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool failed;
+};
+
+void sbuf_free(struct sbuf *b);
+void sbuf_addf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * summary_format - append record r to out in c->format (one JSON line, or a
+ * block of text lines), each line ending in '\n'.
+ */
+void summary_format(const struct summary *r, const struct config *c,
+		    struct sbuf *out);
+
+/* summary_span_label - "1s", "10s", "0.5s"...: span k's name in records. */
+void summary_span_label(const struct config *c, unsigned k, char *buf,
+			size_t cap);
+
+#endif

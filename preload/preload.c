@@ -1,0 +1,344 @@
+/*
+ * preload.c - the preload's runtime: binding the real functions, start-up
+ * and exit, the ticker thread, fork, and the lifecycle hooks the wrappers
+ * call.  The only code that knows about dlsym, constructors and threads.
+ */
+#include "preload.h"
+
+#include "../core/classify.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct sm_real sm_real;
+struct meter sm_meter;
+bool sm_latency;
+
+static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
+static __thread int in_bind __attribute__((tls_model("initial-exec")));
+
+/* Serializes the ticker, the exit record and fork. */
+static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
+static int ticker_started; /* atomic: 0 no, 1 starting or running */
+static int initialized;
+
+static void bind_all(void)
+{
+	union {
+		void *p;
+#define X(name, ret, args) sm_##name##_fn name;
+		SM_REAL_FUNCS(X)
+#undef X
+	} u;
+
+#define X(name, ret, args)                                                     \
+	u.p = dlsym(RTLD_NEXT, #name);                                         \
+	__atomic_store_n(&sm_real.name, u.name, __ATOMIC_RELEASE);
+	SM_REAL_FUNCS(X)
+#undef X
+}
+
+bool sm_bind(void)
+{
+	if (in_bind)
+		return false;
+	in_bind = 1;
+	pthread_once(&bind_once, bind_all);
+	in_bind = 0;
+	return true;
+}
+
+/* One line on stderr, written with a raw system call. */
+static void report_stderr(void *ctx, const char *msg)
+{
+	size_t len = strlen(msg);
+	char line[1024];
+	int saved = errno;
+
+	(void)ctx;
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2;
+	memcpy(line, msg, len);
+	line[len++] = '\n';
+	syscall(SYS_write, 2, line, len);
+	errno = saved;
+}
+
+static struct meter_time now_both(void)
+{
+	struct meter_time t;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t.mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return t;
+}
+
+static uint64_t real_now(void)
+{
+	return now_both().real_ns;
+}
+
+/* --- the ticker thread --------------------------------------------------- */
+
+static void *ticker_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct timespec ts;
+		uint64_t next;
+
+		pthread_mutex_lock(&tick_lock);
+		next = meter_tick(&sm_meter, now_both());
+		pthread_mutex_unlock(&tick_lock);
+		ts.tv_sec = (time_t)(next / 1000000000u);
+		ts.tv_nsec = (long)(next % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+	}
+	return NULL;
+}
+
+/* Start the ticker on the first tracked fd; the host's signals are never
+ * delivered to it. */
+static void ensure_ticker(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int expect = 0, saved = errno;
+
+	if (__atomic_load_n(&ticker_started, __ATOMIC_ACQUIRE) ||
+	    !__atomic_compare_exchange_n(&ticker_started, &expect, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	if (pthread_create(&tid, &attr, ticker_main, NULL) == 0)
+		pthread_setname_np(tid, "sockmeter");
+	else
+		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
+				    " records are written at exit only");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+}
+
+/* --- fork ---------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&tick_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&tick_lock);
+}
+
+static void fork_child(void)
+{
+	pthread_mutex_init(&tick_lock, NULL);
+	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
+	meter_after_fork(&sm_meter, (long)getpid(), now_both());
+}
+
+/* --- start-up and exit --------------------------------------------------- */
+
+static uint32_t fd_capacity(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max == RLIM_INFINITY ||
+	    rl.rlim_max > FDTAB_MAX_CAP)
+		return FDTAB_MAX_CAP;
+	return rl.rlim_max < 1024 ? 1024 : (uint32_t)rl.rlim_max;
+}
+
+static const char *env_secure(const char *name)
+{
+	return secure_getenv(name);
+}
+
+__attribute__((constructor)) static void sm_init(void)
+{
+	struct config cfg;
+	const char *prog = program_invocation_short_name;
+	int saved = errno, r;
+
+	if (initialized++)
+		return;
+	sm_bind();
+	/* setuid/setgid: no environment, no log.  Pure pass-through. */
+	if (getauxval(AT_SECURE))
+		goto out;
+	config_load(&cfg, env_secure, report_stderr, NULL);
+	if (!cfg.enabled || config_skips_program(&cfg, prog))
+		goto out;
+	r = meter_init(&sm_meter, &cfg, prog, (long)getpid(), fd_capacity(),
+		       now_both(), report_stderr, NULL);
+	if (r) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: cannot set up metering (%s); running as "
+			 "pass-through",
+			 strerror(-r));
+		report_stderr(NULL, msg);
+		goto out;
+	}
+	sm_latency = cfg.category[CAT_LATENCY];
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+out:
+	errno = saved;
+}
+
+__attribute__((destructor)) static void sm_fini(void)
+{
+	int saved = errno;
+
+	if (!sm_meter.tab.cap)
+		return;
+	pthread_mutex_lock(&tick_lock);
+	meter_exit(&sm_meter, now_both());
+	pthread_mutex_unlock(&tick_lock);
+	errno = saved;
+}
+
+/* --- lifecycle hooks ----------------------------------------------------- */
+
+static bool peers_on(void)
+{
+	return sm_meter.cfg.category[CAT_PEERS];
+}
+
+static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
+		   const struct fd_addr *peer)
+{
+	if (!sm_meter.tab.cap)
+		return;
+	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
+	if (meter_track_kind(&sm_meter, kind) >= KIND_FIRST_TRACKED)
+		ensure_ticker();
+}
+
+void sm_opened_socket(int fd, int domain, int type, int protocol)
+{
+	opened(fd, classify_socket(domain, type, protocol), NULL, NULL);
+}
+
+void sm_opened_accept(int listen_fd, int fd)
+{
+	struct fd_addr local, peer;
+	enum fd_kind kind = KIND_UNKNOWN;
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
+
+	if (!sm_meter.tab.cap)
+		return;
+	if (s && fdtab_kind(s) >= KIND_FIRST_TRACKED && fdtab_kind(s) != KIND_BUSY)
+		kind = fdtab_kind(s);
+	else
+		kind = classify_fd(fd, NULL, NULL);
+	if (peers_on())
+		classify_addrs(fd, &local, &peer);
+	else
+		local.len = peer.len = 0;
+	opened(fd, kind, &local, &peer);
+}
+
+void sm_opened_dup(int oldfd, int newfd)
+{
+	struct fd_snapshot s;
+	struct fd_slot *slot = fdtab_slot(&sm_meter.tab, oldfd);
+
+	if (!sm_meter.tab.cap || oldfd == newfd)
+		return;
+	if (slot && fdtab_snapshot(&sm_meter.tab, oldfd, &s)) {
+		opened(newfd, s.kind, &s.local, &s.peer);
+		return;
+	}
+	/* Untracked or not classified yet: the new fd is looked at lazily,
+	 * like the old one. */
+	opened(newfd, slot && fdtab_kind(slot) == KIND_UNTRACKED ? KIND_UNTRACKED
+								 : KIND_UNKNOWN,
+	       NULL, NULL);
+}
+
+void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct fd_addr local, peer;
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
+
+	if (!s || !peers_on())
+		return;
+	if (fdtab_kind(s) == KIND_UNKNOWN)
+		sm_classify_slow(fd);
+	memset(&peer, 0, sizeof(peer));
+	if (addr && len > 0 && len <= sizeof(peer.u)) {
+		memcpy(&peer.u, addr, len);
+		peer.len = len;
+	}
+	classify_addrs(fd, &local, NULL);
+	meter_set_addrs(&sm_meter, fd, &local, peer.len ? &peer : NULL);
+}
+
+void sm_bound(int fd)
+{
+	struct fd_addr local;
+
+	if (!sm_meter.tab.cap || !peers_on())
+		return;
+	classify_addrs(fd, &local, NULL);
+	meter_set_addrs(&sm_meter, fd, &local, NULL);
+}
+
+void sm_closing(int fd)
+{
+	if (sm_meter.tab.cap)
+		meter_closed(&sm_meter, fd, real_now());
+}
+
+void sm_closing_range(unsigned first, unsigned last)
+{
+	uint32_t high = __atomic_load_n(&sm_meter.tab.high, __ATOMIC_ACQUIRE);
+	uint64_t now;
+	unsigned fd;
+
+	if (!sm_meter.tab.cap)
+		return;
+	now = real_now();
+	for (fd = first; fd <= last && fd < high; fd++)
+		meter_closed(&sm_meter, (int)fd, now);
+}
+
+enum fd_kind sm_classify_slow(int fd)
+{
+	struct fd_addr local, peer;
+	enum fd_kind kind;
+	bool peers = peers_on();
+
+	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
+	if (kind == KIND_UNKNOWN)
+		return KIND_UNKNOWN; /* not open: look again next time */
+	kind = fdtab_classify(&sm_meter.tab, fd,
+			      meter_track_kind(&sm_meter, kind),
+			      peers ? &local : NULL, peers ? &peer : NULL);
+	if (kind >= KIND_FIRST_TRACKED && kind != KIND_BUSY)
+		ensure_ticker();
+	return kind;
+}
