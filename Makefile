@@ -82,3 +82,8 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# Meter a real program (curl against a local http.server) and show the log.
+.PHONY: demo
+demo: $(BUILD)/libsockmeter.so
+	$(Q)scripts/demo.sh

@@ -312,11 +312,12 @@ static void drain(struct meter *m, struct meter_time now, struct sbuf *out)
 		if (e->s.fd >= 0 && (uint32_t)e->s.fd < m->tab.cap) {
 			struct meter_fdstate *st = &m->fds[e->s.fd];
 
+			/* No window rates here: the last bucket is partial.
+			 * A close record gives the lifetime average. */
 			if (st->known && st->gen == e->s.gen) {
 				f.last_active_ns = st->last_active_ns;
 				if (activity_of(&e->s.c) != st->activity)
 					f.last_active_ns = e->closed_ns;
-				fill_rates(m, st, &f);
 			} else if (activity_of(&e->s.c)) {
 				f.last_active_ns = e->closed_ns;
 			}

@@ -186,6 +186,30 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 				  dir_names[d], c->latency_ns[d]);
 }
 
+/* Seconds between open and close, or a negative value when the open was
+ * not seen (an inherited fd). */
+static double lifetime_s(const struct summary_fd *f)
+{
+	if (!f->s.opened_ns || f->closed_ns < f->s.opened_ns)
+		return -1.0;
+	return (double)(f->closed_ns - f->s.opened_ns) / 1e9;
+}
+
+static void json_close(struct sbuf *b, const struct summary_fd *f,
+		       const struct config *c)
+{
+	double secs = lifetime_s(f);
+
+	json_ts(b, "closed", f->closed_ns);
+	if (secs < 0)
+		return;
+	sbuf_addf(b, ",\"duration\":%.6f", secs);
+	if (c->category[CAT_BYTES] && secs > 0)
+		sbuf_addf(b, ",\"avg_rate\":{\"in\":%.1f,\"out\":%.1f}",
+			  (double)f->s.c.bytes[DIR_IN] / secs,
+			  (double)f->s.c.bytes[DIR_OUT] / secs);
+}
+
 static void json_fd(struct sbuf *b, const struct summary_fd *f,
 		    const struct config *c, enum summary_type type)
 {
@@ -216,7 +240,7 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	json_ts(b, "opened", f->s.opened_ns);
 	json_ts(b, "last_active", f->last_active_ns);
 	if (type == SUMMARY_CLOSE)
-		json_ts(b, "closed", f->closed_ns);
+		json_close(b, f, c);
 	sbuf_addc(b, '}');
 }
 
@@ -281,25 +305,29 @@ static void human(char *buf, size_t cap, double v)
 		snprintf(buf, cap, "%.1f%c", v, units[u]);
 }
 
+/* People read text: errors are shown only when there were some. */
 static void text_counters(struct sbuf *b, const struct fd_counters *c,
 			  const struct config *cfg)
 {
 	unsigned d;
 
 	for (d = 0; d < DIR_COUNT; d++) {
-		sbuf_addf(b, " %s:", dir_names[d]);
+		const uint64_t *e = c->errors[d];
+
 		if (cfg->category[CAT_BYTES])
-			sbuf_addf(b, " %" PRIu64 "B", c->bytes[d]);
+			sbuf_addf(b, " bytes_%s=%" PRIu64, dir_names[d],
+				  c->bytes[d]);
 		if (cfg->category[CAT_CALLS])
-			sbuf_addf(b, " %" PRIu64 " calls", c->calls[d]);
-		if (cfg->category[CAT_ERRORS])
+			sbuf_addf(b, " calls_%s=%" PRIu64, dir_names[d],
+				  c->calls[d]);
+		if (cfg->category[CAT_ERRORS] && e[0] + e[1] + e[2])
 			sbuf_addf(b,
-				  " errors again=%" PRIu64 " intr=%" PRIu64
-				  " other=%" PRIu64,
-				  c->errors[d][ERR_AGAIN], c->errors[d][ERR_INTR],
-				  c->errors[d][ERR_OTHER]);
+				  " errors_%s=again:%" PRIu64 ",intr:%" PRIu64
+				  ",other:%" PRIu64,
+				  dir_names[d], e[ERR_AGAIN], e[ERR_INTR],
+				  e[ERR_OTHER]);
 		if (cfg->category[CAT_LATENCY])
-			sbuf_addf(b, " latency=%.3fms",
+			sbuf_addf(b, " latency_%s=%.3fms", dir_names[d],
 				  (double)c->latency_ns[d] / 1e6);
 	}
 }
@@ -367,6 +395,28 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 	sbuf_addc(b, '\n');
 }
 
+/* A close record in text is one line: the connection's whole life. */
+static void text_close(const struct summary *r, const struct config *c,
+		       struct sbuf *b, const char *when)
+{
+	const struct summary_fd *f = &r->fds[0];
+	char local[ADDR_TEXT], peer[ADDR_TEXT];
+	double secs = lifetime_s(f);
+
+	sbuf_addf(b, "%s sockmeter close pid=%ld prog=%s fd=%d kind=%s", when,
+		  r->pid, r->prog, f->s.fd, fd_kind_name(f->s.kind));
+	if (c->category[CAT_PEERS]) {
+		fd_addr_format(&f->s.local, local, sizeof(local));
+		fd_addr_format(&f->s.peer, peer, sizeof(peer));
+		sbuf_addf(b, " local=%s peer=%s", local[0] ? local : "-",
+			  peer[0] ? peer : "-");
+	}
+	text_counters(b, &f->s.c, c);
+	if (secs >= 0)
+		sbuf_addf(b, " duration=%.3fs", secs);
+	sbuf_addc(b, '\n');
+}
+
 static void format_text(const struct summary *r, const struct config *c,
 			struct sbuf *b)
 {
@@ -374,11 +424,15 @@ static void format_text(const struct summary *r, const struct config *c,
 	uint32_t i;
 
 	text_time(when, sizeof(when), r->ts_ns);
+	if (r->type == SUMMARY_CLOSE && r->nfds == 1) {
+		text_close(r, c, b, when);
+		return;
+	}
 	sbuf_addf(b, "%s sockmeter %s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
 		  when, type_names[r->type], r->pid, r->prog, r->fds_open,
 		  r->fds_closed);
-	sbuf_addf(b, "  totals");
+	sbuf_addf(b, "  totals:");
 	text_counters(b, &r->totals, c);
 	if (r->close_dropped)
 		sbuf_addf(b, " close_records_dropped=%" PRIu64,
