@@ -226,15 +226,21 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	return seq0 == seq1 && LOAD(&s->kind) == kind;
 }
 
-void fdtab_reset_counters(struct fdtab *t)
+void fdtab_forget_all(struct fdtab *t)
 {
 	uint32_t fd, high = LOAD(&t->high);
 
 	for (fd = 0; fd < high; fd++) {
 		struct fd_slot *s = &t->slots[fd];
 
-		if (fdtab_kind(s) >= KIND_FIRST_TRACKED)
-			memset(&s->c, 0, sizeof(s->c));
+		if (s->kind == KIND_UNKNOWN)
+			continue;
+		memset(&s->c, 0, sizeof(s->c));
+		s->gen++;
+		s->opened_ns = 0;
+		s->local.len = 0;
+		s->peer.len = 0;
+		s->kind = KIND_UNKNOWN;
 	}
 }
 

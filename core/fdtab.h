@@ -151,8 +151,13 @@ int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out);
  */
 int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out);
 
-/* fdtab_reset_counters - zero every tracked slot's counters (after fork). */
-void fdtab_reset_counters(struct fdtab *t);
+/*
+ * fdtab_forget_all - in a fresh child after fork: every slot returns to
+ * KIND_UNKNOWN with zero counters and a new generation, so the child's
+ * first call on an inherited fd classifies it afresh (as inherited).
+ * Single-threaded use only.
+ */
+void fdtab_forget_all(struct fdtab *t);
 
 /* Add every counter of b into a. */
 void fd_counters_add(struct fd_counters *a, const struct fd_counters *b);
@@ -200,7 +205,8 @@ static inline enum fd_err fd_err_class(int err)
  * the call returned (bytes moved, or -1 with err set).  Only the categories
  * in acct are touched.  Lock-free and async-signal-safe; errno untouched.
  */
-static inline void fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,
+static inline __attribute__((always_inline)) void
+fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,
 			      int err, unsigned acct)
 {
 	struct fd_counters *c = &s->c;

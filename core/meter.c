@@ -484,7 +484,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 		return;
 	m->pid = pid;
 	m->start = now;
-	fdtab_reset_counters(&m->tab);
+	fdtab_forget_all(&m->tab);
 	for (fd = 0; fd < LOAD(&m->tab.high); fd++)
 		m->fds[fd].known = false;
 	/* Only the parent's pending entries are touched: the rest of the

@@ -222,6 +222,16 @@ __attribute__((destructor)) static void sm_fini(void)
 
 /* --- lifecycle hooks ----------------------------------------------------- */
 
+/*
+ * True in a vfork child (or a raw clone): it shares our memory, so its
+ * close/dup2 before exec must not retire the parent's connections.  A
+ * getpid() system call, on close and dup paths only, never on data calls.
+ */
+static bool foreign_process(void)
+{
+	return (long)syscall(SYS_getpid) != sm_meter.pid;
+}
+
 static bool peers_on(void)
 {
 	return sm_meter.cfg.category[CAT_PEERS];
@@ -266,7 +276,7 @@ void sm_opened_dup(int oldfd, int newfd)
 	struct fd_snapshot s;
 	struct fd_slot *slot = fdtab_slot(&sm_meter.tab, oldfd);
 
-	if (!sm_meter.tab.cap || oldfd == newfd)
+	if (!sm_meter.tab.cap || oldfd == newfd || foreign_process())
 		return;
 	if (slot && fdtab_snapshot(&sm_meter.tab, oldfd, &s)) {
 		opened(newfd, s.kind, &s.local, &s.peer);
@@ -309,8 +319,13 @@ void sm_bound(int fd)
 
 void sm_closing(int fd)
 {
-	if (sm_meter.tab.cap)
-		meter_closed(&sm_meter, fd, real_now());
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
+
+	if (!s || fdtab_kind(s) == KIND_UNKNOWN)
+		return;
+	if (fdtab_kind(s) >= KIND_FIRST_TRACKED && foreign_process())
+		return;
+	meter_closed(&sm_meter, fd, real_now());
 }
 
 void sm_closing_range(unsigned first, unsigned last)
@@ -319,7 +334,7 @@ void sm_closing_range(unsigned first, unsigned last)
 	uint64_t now;
 	unsigned fd;
 
-	if (!sm_meter.tab.cap)
+	if (!sm_meter.tab.cap || foreign_process())
 		return;
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++)

@@ -112,7 +112,8 @@ static inline uint64_t sm_start(void)
  * t0 what sm_start() gave.  No lock, no allocation, no system call (but for
  * the once-per-fd classification), errno left as the call left it.
  */
-static inline void sm_data(int fd, enum fd_dir dir, int64_t r, uint64_t t0)
+static inline __attribute__((always_inline)) void
+sm_data(int fd, enum fd_dir dir, int64_t r, uint64_t t0)
 {
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 	enum fd_kind k;
