@@ -10,7 +10,8 @@
  * Every problem (unreadable file, unknown section or key, bad value, syntax
  * error, over-long line, binary content) yields exactly one message of the
  * form "sockmeter: FILE:LINE: ..." naming the key and what is accepted; the
- * key keeps its default and loading goes on.
+ * key keeps its default and loading goes on.  The load functions leave errno
+ * as they found it.
  */
 #ifndef SOCKMETER_CONFIG_H
 #define SOCKMETER_CONFIG_H
@@ -25,7 +26,8 @@
 #define CONFIG_NAME_MAX 64        /* one program name */
 #define CONFIG_PATH_MAX 512       /* log path template */
 #define CONFIG_FILE_MAX 65536     /* largest config file read, bytes */
-#define CONFIG_LINE_MAX 200       /* longest accepted line, bytes */
+#define CONFIG_LINE_MAX 200       /* longest line, bytes, newline included */
+#define CONFIG_MAX_MESSAGES 20    /* problems reported per source */
 
 /* Stat categories: each one a switch.  The X-macro keeps the enum, the ini
  * key names and the defaults in one list. */
@@ -105,7 +107,10 @@ void config_defaults(struct config *c);
  * path:line, the key and what is accepted; the offending key keeps the value
  * it had.  Returns 0 when the file was read without a problem, the number of
  * problems (> 0) otherwise, or a negative errno when the file could not be
- * read at all (also reported).  *c is always left valid.
+ * read at all (also reported).  *c is always left valid.  Only a regular
+ * file is read: a directory gives -EISDIR, a FIFO or device -EINVAL (it could
+ * block), a file over CONFIG_FILE_MAX bytes -EFBIG; the file is then ignored
+ * as a whole.
  */
 int config_load_file(struct config *c, const char *path,
 		     config_report_fn report, void *ctx);
@@ -139,7 +144,8 @@ int config_load(struct config *c, config_getenv_fn getenv_fn,
  */
 bool config_skips_program(const struct config *c, const char *name);
 
-/* Names for messages and the log. */
+/* Names for messages and the log: the ini keys ("bytes", "other_sockets"),
+ * or NULL for a value out of range. */
 const char *config_category_name(enum config_category cat);
 const char *config_track_name(enum config_track t);
 

@@ -26,11 +26,13 @@ static void step(struct window *w, const struct window_shape *s)
 	unsigned k;
 
 	for (k = 0; k < s->nspans; k++) {
-		/* The bucket leaving span k; buckets from before the last
-		 * reset hold zero, so no bounds test is needed. */
-		const uint64_t *gone =
-			&w->ring[2 * ((next - s->span[k]) % s->nbuckets)];
+		const uint64_t *gone;
 
+		/* The bucket leaving span k.  One from before the first
+		 * bucket held nothing (and its number may not even exist). */
+		if (next < (uint64_t)s->span[k] + w->first)
+			continue;
+		gone = &w->ring[2 * ((next - s->span[k]) % s->nbuckets)];
 		w->sum[k][0] -= gone[0];
 		w->sum[k][1] -= gone[1];
 	}

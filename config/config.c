@@ -1,0 +1,1108 @@
+/*
+ * config.c - defaults, the ini file and the environment overrides.
+ *
+ * The ini syntax is split by the system inih, fed through our own line
+ * reader: the reader counts lines, vets each one (length, control bytes,
+ * syntax) and hands inih only clean, left-trimmed lines (a blank one in place
+ * of a bad one), so inih's multi-line continuation never triggers and every
+ * message carries file:line.  Keys live in one table naming the section, the
+ * key, the value type, the field in struct config and what is accepted.
+ * No global mutable state: everything a load needs is in struct load.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasecmp, strerror_r, O_CLOEXEC under -std=c11 */
+#endif
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* inih's line buffer holds INI_MAX_LINE bytes including the NUL, so the
+ * longest line text it can take, newline not counted, is one less. */
+_Static_assert(CONFIG_LINE_MAX <= INI_MAX_LINE, "inih line buffer too small");
+#define LINE_TEXT_MAX (CONFIG_LINE_MAX - 1)
+
+#define MSG_MAX 1024     /* one message line */
+#define WHY_MAX 256      /* the problem part of a message */
+#define SHOW_MAX 160     /* a value shown in a message */
+#define QUOTE_MAX 48     /* bytes of a bad value quoted in a message */
+#define SEP " \t,"       /* list separators in skip and spans */
+
+/* Handed to inih in place of a bad [section] line: inih then files the keys
+ * that follow under "[", which no valid header can name, and they are
+ * ignored without a message of their own. */
+#define BAD_SECTION_LINE "[[]"
+
+#define SECTIONS_TEXT "[sockmeter] [log] [stats] [window] [track]"
+#define BOOL_TEXT "true false yes no on off 1 0"
+
+static const char *const sections[] = {"sockmeter", "log", "stats", "window",
+				       "track"};
+
+/* Spans from a [window] spans line, in ms: checked once the ring is known. */
+struct span_list {
+	uint32_t n;
+	uint64_t ms[CONFIG_MAX_SPANS];
+};
+
+/* The state of one load: a file, a string or the environment. */
+struct load {
+	struct config *c;
+	const char *name;  /* file name in messages; NULL for the environment */
+	const char *env;   /* the variable being applied */
+	config_report_fn report;
+	void *ctx;
+	int problems;
+
+	const char *buf;   /* the text, its length and the read position */
+	size_t len;
+	size_t pos;
+	int lineno;
+
+	struct span_list spans; /* valid only when spans_line > 0 */
+	int spans_line;
+	uint64_t bucket_ms0;    /* the ring before the load */
+	uint32_t buckets0;
+};
+
+struct key_def;
+
+/* Parses v into the key's field; on a bad value writes the problem to why
+ * and returns -1, changing nothing. */
+typedef int (*parse_fn)(struct load *ld, const struct key_def *k,
+			const char *v, char *why, size_t n);
+/* Writes the key's current value, as a user would type it, to out. */
+typedef void (*show_fn)(const struct load *ld, const struct key_def *k,
+			char *out, size_t n);
+
+struct value_type {
+	parse_fn parse;
+	show_fn show;
+	bool empty_ok;
+};
+
+struct key_def {
+	const char *section;
+	const char *key;
+	const struct value_type *type;
+	size_t offset;          /* of the field in struct config */
+	uint64_t min, max;      /* numbers: ms for seconds, else units */
+	const char *accepted;
+};
+
+struct env_def {
+	const char *var;
+	const char *section;
+	const char *key;
+};
+
+/* ---- messages ------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 0))) static void
+vsay(struct load *ld, bool at_line, const char *fmt, va_list ap)
+{
+	char msg[MSG_MAX];
+	int n;
+
+	ld->problems++;
+	if (!ld->report)
+		return;
+	/* A binary file would give a message per line: cap the flood. */
+	if (ld->problems > CONFIG_MAX_MESSAGES) {
+		if (ld->problems == CONFIG_MAX_MESSAGES + 1) {
+			snprintf(msg, sizeof msg,
+				 "sockmeter: %s: more than %d problems, the "
+				 "rest are not shown",
+				 ld->name, CONFIG_MAX_MESSAGES);
+			ld->report(ld->ctx, msg);
+		}
+		return;
+	}
+	if (at_line)
+		n = snprintf(msg, sizeof msg, "sockmeter: %s:%d: ", ld->name,
+			     ld->lineno);
+	else
+		n = snprintf(msg, sizeof msg, "sockmeter: ");
+	if (n < 0 || (size_t)n >= sizeof msg)
+		n = 0;
+	vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+	ld->report(ld->ctx, msg);
+}
+
+/* One problem at the current line of the file. */
+__attribute__((format(printf, 2, 3))) static void
+say_at_line(struct load *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(ld, true, fmt, ap);
+	va_end(ap);
+}
+
+/* One problem without a line: the file as a whole, or the environment. */
+__attribute__((format(printf, 2, 3))) static void
+say(struct load *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(ld, false, fmt, ap);
+	va_end(ap);
+}
+
+/* The len bytes at v in double quotes, cut at QUOTE_MAX bytes, control
+ * bytes shown as '?'. */
+static void quote_n(char *out, size_t n, const char *v, size_t len)
+{
+	char tmp[QUOTE_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < len && i < QUOTE_MAX; i++) {
+		tmp[i] = v[i];
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			tmp[i] = '?';
+	}
+	tmp[i] = '\0';
+	snprintf(out, n, "\"%s%s\"", tmp, len > QUOTE_MAX ? "..." : "");
+}
+
+static void quote(char *out, size_t n, const char *v)
+{
+	quote_n(out, n, v, strlen(v));
+}
+
+/* A duration in ms as seconds: "10", "0.5", "2.25". */
+static void show_ms(char *out, size_t n, uint64_t ms)
+{
+	char frac[8];
+	size_t len;
+
+	if (ms % 1000 == 0) {
+		snprintf(out, n, "%llu", (unsigned long long)(ms / 1000));
+		return;
+	}
+	snprintf(frac, sizeof frac, "%03u", (unsigned)(ms % 1000));
+	len = strlen(frac);
+	while (len > 0 && frac[len - 1] == '0')
+		frac[--len] = '\0';
+	snprintf(out, n, "%llu.%s", (unsigned long long)(ms / 1000), frac);
+}
+
+/* ---- numbers -------------------------------------------------------- */
+
+static bool all_in(const char *s, const char *set)
+{
+	return s[strspn(s, set)] == '\0';
+}
+
+/* A plain decimal number, as strtod reads it but with no blanks, no '+' in
+ * front, no hex, inf or nan; a '-' is let through so that it can be called
+ * out of range.  *range is set on overflow or underflow. */
+static bool decimal(const char *v, double *d, bool *range)
+{
+	char *end;
+
+	if (!v[0] || !strchr("0123456789.-", v[0]) ||
+	    !all_in(v, "0123456789.eE+-"))
+		return false;
+	errno = 0;
+	*d = strtod(v, &end);
+	*range = errno == ERANGE;
+	return end != v && !*end;
+}
+
+/* Parses seconds ("10", "0.5", "2e3") into ms, rounded to the nearest ms,
+ * within min_ms .. max_ms. */
+static int parse_ms(const char *v, uint64_t min_ms, uint64_t max_ms,
+		    uint64_t *out, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+	bool range;
+	double d;
+
+	quote(q, sizeof q, v);
+	if (!decimal(v, &d, &range)) {
+		snprintf(why, n, "%s is not a number", q);
+		return -1;
+	}
+	if (range || !(d >= 0) || d > (double)max_ms / 1000.0 ||
+	    (uint64_t)(d * 1000.0 + 0.5) < min_ms) {
+		snprintf(why, n, "%s is out of range", q);
+		return -1;
+	}
+	*out = (uint64_t)(d * 1000.0 + 0.5);
+	return 0;
+}
+
+/* Parses a whole number, digits only, within min .. max. */
+static int parse_whole(const char *v, uint64_t min, uint64_t max,
+		       uint64_t *out, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+	unsigned long long u;
+	bool range;
+	double d;
+
+	quote(q, sizeof q, v);
+	if (!decimal(v, &d, &range)) {
+		snprintf(why, n, "%s is not a number", q);
+		return -1;
+	}
+	if (v[0] == '-' || range || d > (double)max) {
+		snprintf(why, n, "%s is out of range", q);
+		return -1;
+	}
+	if (!all_in(v, "0123456789")) {
+		snprintf(why, n, "%s is not a whole number", q);
+		return -1;
+	}
+	errno = 0;
+	u = strtoull(v, NULL, 10);
+	if (errno == ERANGE || u < min || u > max) {
+		snprintf(why, n, "%s is out of range", q);
+		return -1;
+	}
+	*out = u;
+	return 0;
+}
+
+/* ---- value types ---------------------------------------------------- */
+
+static void *field(const struct load *ld, const struct key_def *k)
+{
+	return (char *)ld->c + k->offset;
+}
+
+static int parse_bool(struct load *ld, const struct key_def *k, const char *v,
+		      char *why, size_t n)
+{
+	static const struct {
+		const char *word;
+		bool value;
+	} words[] = {{"true", true}, {"yes", true},  {"on", true},
+		     {"1", true},    {"false", false}, {"no", false},
+		     {"off", false}, {"0", false}};
+	char q[QUOTE_MAX + 8];
+	size_t i;
+
+	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
+		if (strcasecmp(v, words[i].word) == 0) {
+			*(bool *)field(ld, k) = words[i].value;
+			return 0;
+		}
+	}
+	quote(q, sizeof q, v);
+	snprintf(why, n, "%s is not a boolean", q);
+	return -1;
+}
+
+static void show_bool(const struct load *ld, const struct key_def *k,
+		      char *out, size_t n)
+{
+	snprintf(out, n, "%s", *(bool *)field(ld, k) ? "true" : "false");
+}
+
+static int parse_seconds(struct load *ld, const struct key_def *k,
+			 const char *v, char *why, size_t n)
+{
+	return parse_ms(v, k->min, k->max, (uint64_t *)field(ld, k), why, n);
+}
+
+static void show_seconds(const struct load *ld, const struct key_def *k,
+			 char *out, size_t n)
+{
+	show_ms(out, n, *(uint64_t *)field(ld, k));
+}
+
+static int parse_u32(struct load *ld, const struct key_def *k, const char *v,
+		     char *why, size_t n)
+{
+	uint64_t u;
+
+	if (parse_whole(v, k->min, k->max, &u, why, n) < 0)
+		return -1;
+	*(uint32_t *)field(ld, k) = (uint32_t)u;
+	return 0;
+}
+
+static void show_u32(const struct load *ld, const struct key_def *k,
+		     char *out, size_t n)
+{
+	snprintf(out, n, "%u", (unsigned)*(uint32_t *)field(ld, k));
+}
+
+/* A log path template: "stderr", or a path using only %p %n %t %u %%. */
+static int parse_path(struct load *ld, const struct key_def *k, const char *v,
+		      char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+	size_t len = strlen(v);
+	const char *p;
+
+	quote(q, sizeof q, v);
+	if (len >= CONFIG_PATH_MAX) {
+		snprintf(why, n, "%s is longer than %d bytes", q,
+			 CONFIG_PATH_MAX - 1);
+		return -1;
+	}
+	for (p = strchr(v, '%'); p; p = strchr(p + 2, '%')) {
+		if (!p[1]) {
+			snprintf(why, n, "%s ends with a lone %%", q);
+			return -1;
+		}
+		if (!strchr("pntu%", p[1])) {
+			snprintf(why, n, "%s uses unknown escape %%%c", q,
+				 p[1]);
+			return -1;
+		}
+	}
+	memset(field(ld, k), 0, CONFIG_PATH_MAX);
+	memcpy(field(ld, k), v, len);
+	return 0;
+}
+
+static void show_string(const struct load *ld, const struct key_def *k,
+			char *out, size_t n)
+{
+	quote(out, n, (const char *)field(ld, k));
+}
+
+static int parse_format(struct load *ld, const struct key_def *k,
+			const char *v, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+
+	if (strcasecmp(v, "text") == 0 || strcasecmp(v, "json") == 0) {
+		*(enum config_format *)field(ld, k) =
+			strcasecmp(v, "json") == 0 ? FORMAT_JSON : FORMAT_TEXT;
+		return 0;
+	}
+	quote(q, sizeof q, v);
+	snprintf(why, n, "%s is not a known format", q);
+	return -1;
+}
+
+static void show_format(const struct load *ld, const struct key_def *k,
+			char *out, size_t n)
+{
+	enum config_format f = *(enum config_format *)field(ld, k);
+
+	snprintf(out, n, "%s", f == FORMAT_JSON ? "json" : "text");
+}
+
+/* Program names separated by commas or blanks; empty clears the list. */
+static int parse_skip(struct load *ld, const struct key_def *k, const char *v,
+		      char *why, size_t n)
+{
+	char names[CONFIG_MAX_SKIP][CONFIG_NAME_MAX];
+	char q[QUOTE_MAX + 8];
+	int count = 0;
+	size_t len;
+
+	(void)k;
+	memset(names, 0, sizeof names);
+	for (v += strspn(v, SEP); *v; v += len, v += strspn(v, SEP)) {
+		len = strcspn(v, SEP);
+		if (count == CONFIG_MAX_SKIP) {
+			snprintf(why, n, "more than %d names",
+				 CONFIG_MAX_SKIP);
+			return -1;
+		}
+		if (len >= CONFIG_NAME_MAX) {
+			quote_n(q, sizeof q, v, len);
+			snprintf(why, n, "name %s is longer than %d bytes", q,
+				 CONFIG_NAME_MAX - 1);
+			return -1;
+		}
+		memcpy(names[count++], v, len);
+	}
+	memcpy(ld->c->skip, names, sizeof names);
+	ld->c->nskip = count;
+	return 0;
+}
+
+static void show_skip(const struct load *ld, const struct key_def *k,
+		      char *out, size_t n)
+{
+	size_t used = 0;
+	int i;
+
+	(void)k;
+	snprintf(out, n, "\"");
+	for (i = 0; i < ld->c->nskip && used + 1 < n; i++) {
+		used = strlen(out);
+		snprintf(out + used, n - used, "%s%s", i ? " " : "",
+			 ld->c->skip[i]);
+	}
+	used = strlen(out);
+	snprintf(out + used, n - used, "\"");
+}
+
+/* Durations in seconds, ascending; whether they fit the ring is checked
+ * after the whole file, when bucket and buckets are final. */
+static int parse_spans(struct load *ld, const struct key_def *k, const char *v,
+		       char *why, size_t n)
+{
+	struct span_list s = {0};
+	char tok[QUOTE_MAX + 1];
+	size_t len;
+
+	for (v += strspn(v, SEP); *v; v += len, v += strspn(v, SEP)) {
+		len = strcspn(v, SEP);
+		if (s.n == CONFIG_MAX_SPANS) {
+			snprintf(why, n, "more than %d spans",
+				 CONFIG_MAX_SPANS);
+			return -1;
+		}
+		snprintf(tok, sizeof tok, "%.*s", (int)len, v);
+		if (parse_ms(tok, k->min, k->max, &s.ms[s.n], why, n) < 0)
+			return -1;
+		if (s.n > 0 && s.ms[s.n] <= s.ms[s.n - 1]) {
+			snprintf(why, n, "spans are not in ascending order");
+			return -1;
+		}
+		s.n++;
+	}
+	if (s.n == 0) {
+		snprintf(why, n, "no spans given");
+		return -1;
+	}
+	ld->spans = s;
+	ld->spans_line = ld->lineno;
+	return 0;
+}
+
+static void show_span_list(char *out, size_t n, const uint64_t *ms,
+			   uint32_t count)
+{
+	size_t used;
+	uint32_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < count; i++) {
+		used = strlen(out);
+		if (used + 1 >= n)
+			return;
+		snprintf(out + used, n - used, "%s", i ? ", " : "");
+		used = strlen(out);
+		show_ms(out + used, n - used, ms[i]);
+	}
+}
+
+static void show_spans(const struct load *ld, const struct key_def *k,
+		       char *out, size_t n)
+{
+	uint64_t ms[CONFIG_MAX_SPANS];
+	uint32_t i;
+
+	(void)k;
+	if (ld->spans_line > 0) {
+		show_span_list(out, n, ld->spans.ms, ld->spans.n);
+		return;
+	}
+	for (i = 0; i < ld->c->nspans; i++)
+		ms[i] = ld->c->span_buckets[i] * ld->c->bucket_ms;
+	show_span_list(out, n, ms, ld->c->nspans);
+}
+
+static const struct value_type type_bool = {parse_bool, show_bool, false};
+static const struct value_type type_seconds = {parse_seconds, show_seconds,
+					       false};
+static const struct value_type type_u32 = {parse_u32, show_u32, false};
+static const struct value_type type_path = {parse_path, show_string, false};
+static const struct value_type type_format = {parse_format, show_format,
+					      false};
+static const struct value_type type_skip = {parse_skip, show_skip, true};
+static const struct value_type type_spans = {parse_spans, show_spans, false};
+
+/* ---- the keys ------------------------------------------------------- */
+
+#define OFF(member) offsetof(struct config, member)
+#define CAT_KEY(up, low, def)                                                  \
+	{"stats", #low, &type_bool, OFF(category) + CAT_##up * sizeof(bool),   \
+	 0, 0, BOOL_TEXT},
+#define TRACK_KEY(up, low, def)                                                \
+	{"track", #low, &type_bool, OFF(track) + TRACK_##up * sizeof(bool),    \
+	 0, 0, BOOL_TEXT},
+
+static const struct key_def keys[] = {
+	{"sockmeter", "enabled", &type_bool, OFF(enabled), 0, 0, BOOL_TEXT},
+	{"sockmeter", "skip", &type_skip, OFF(skip), 0, 0,
+	 "up to " STR(CONFIG_MAX_SKIP) " program names separated by commas "
+	 "or blanks, each shorter than " STR(CONFIG_NAME_MAX) " bytes"},
+	{"log", "path", &type_path, OFF(log_path), 0, 0,
+	 "\"stderr\" or a path shorter than " STR(CONFIG_PATH_MAX) " bytes "
+	 "using only the escapes %p %n %t %u %%"},
+	{"log", "format", &type_format, OFF(format), 0, 0, "text json"},
+	{"log", "interval", &type_seconds, OFF(interval_ms), 100, 86400000,
+	 "seconds from 0.1 to 86400"},
+	{"log", "top", &type_u32, OFF(top), 0, 100000,
+	 "a whole number from 0 (all) to 100000"},
+	CONFIG_CATEGORIES(CAT_KEY)
+	CONFIG_TRACK_KINDS(TRACK_KEY)
+	{"window", "bucket", &type_seconds, OFF(bucket_ms), 100, 3600000,
+	 "seconds from 0.1 to 3600"},
+	{"window", "buckets", &type_u32, OFF(buckets), 2, 86400,
+	 "a whole number from 2 to 86400"},
+	{"window", "spans", &type_spans, 0, 100, 3600ULL * 86400 * 1000,
+	 "1 to " STR(CONFIG_MAX_SPANS) " ascending durations in seconds, each "
+	 "a multiple of bucket and at most buckets x bucket"},
+};
+
+#undef CAT_KEY
+#undef TRACK_KEY
+#undef OFF
+
+static const struct env_def env_vars[] = {
+	{"SOCKMETER", "sockmeter", "enabled"},
+	{"SOCKMETER_LOG", "log", "path"},
+	{"SOCKMETER_FORMAT", "log", "format"},
+	{"SOCKMETER_INTERVAL", "log", "interval"},
+	{"SOCKMETER_TOP", "log", "top"},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool known_section(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(sections); i++)
+		if (strlen(sections[i]) == len &&
+		    memcmp(sections[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+static const struct key_def *find_key(const char *section, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < COUNT(keys); i++)
+		if (!strcmp(keys[i].section, section) &&
+		    !strcmp(keys[i].key, key))
+			return &keys[i];
+	return NULL;
+}
+
+/* "path format interval top": the keys of one section. */
+static void key_list(const char *section, char *out, size_t n)
+{
+	size_t i, used;
+
+	out[0] = '\0';
+	for (i = 0; i < COUNT(keys); i++) {
+		if (strcmp(keys[i].section, section) != 0)
+			continue;
+		used = strlen(out);
+		snprintf(out + used, n - used, "%s%s", used ? " " : "",
+			 keys[i].key);
+	}
+}
+
+/* Applies one value to key k, or reports why not. */
+static void apply(struct load *ld, const struct key_def *k, const char *v)
+{
+	char why[WHY_MAX];
+	char now[SHOW_MAX];
+
+	if (!*v && !k->type->empty_ok)
+		snprintf(why, sizeof why, "empty value");
+	else if (k->type->parse(ld, k, v, why, sizeof why) == 0)
+		return;
+	if (ld->env) {
+		say(ld, "environment %s: %s; accepted: %s; ignored", ld->env,
+		    why, k->accepted);
+		return;
+	}
+	k->type->show(ld, k, now, sizeof now);
+	say_at_line(ld, "[%s] %s: %s; accepted: %s; keeping %s", k->section,
+		    k->key, why, k->accepted, now);
+}
+
+/* ---- the window ring and its spans ---------------------------------- */
+
+/* The default spans, 1 s, 10 s and 60 s, that fit the ring: whole
+ * multiples of the bucket width, at most the ring; else the whole ring. */
+static void default_spans(struct config *c)
+{
+	static const uint64_t want_ms[] = {1000, 10000, 60000};
+	size_t i;
+
+	c->nspans = 0;
+	for (i = 0; i < COUNT(want_ms) && c->nspans < CONFIG_MAX_SPANS; i++) {
+		if (want_ms[i] % c->bucket_ms == 0 &&
+		    want_ms[i] / c->bucket_ms <= c->buckets)
+			c->span_buckets[c->nspans++] =
+				(uint32_t)(want_ms[i] / c->bucket_ms);
+	}
+	if (c->nspans == 0)
+		c->span_buckets[c->nspans++] = c->buckets;
+}
+
+/* Why the spans read from the file do not fit the final ring, or NULL. */
+static const char *spans_misfit(const struct load *ld, char *why, size_t n)
+{
+	const struct config *c = ld->c;
+	char span[32], width[32];
+	uint32_t i;
+
+	for (i = 0; i < ld->spans.n; i++) {
+		show_ms(span, sizeof span, ld->spans.ms[i]);
+		show_ms(width, sizeof width, c->bucket_ms);
+		if (ld->spans.ms[i] % c->bucket_ms) {
+			snprintf(why, n, "%s s is not a multiple of bucket "
+				 "(%s s)", span, width);
+			return why;
+		}
+		if (ld->spans.ms[i] / c->bucket_ms > c->buckets) {
+			snprintf(why, n, "%s s is longer than the ring (%u "
+				 "buckets x %s s)", span,
+				 (unsigned)c->buckets, width);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Called once the whole file is read: settles the spans. */
+static void finish_spans(struct load *ld)
+{
+	struct config *c = ld->c;
+	const struct key_def *k = find_key("window", "spans");
+	char why[WHY_MAX], now[SHOW_MAX];
+	uint32_t i;
+
+	if (ld->spans_line == 0) {
+		if (c->bucket_ms != ld->bucket_ms0 ||
+		    c->buckets != ld->buckets0)
+			default_spans(c);
+		return;
+	}
+	if (!spans_misfit(ld, why, sizeof why)) {
+		for (i = 0; i < ld->spans.n; i++)
+			c->span_buckets[i] =
+				(uint32_t)(ld->spans.ms[i] / c->bucket_ms);
+		c->nspans = ld->spans.n;
+		return;
+	}
+	default_spans(c);
+	ld->lineno = ld->spans_line; /* report at the spans line */
+	ld->spans_line = 0;          /* and show the spans now in force */
+	show_spans(ld, k, now, sizeof now);
+	say_at_line(ld, "[window] spans: %s; accepted: %s; using %s", why,
+		    k->accepted, now);
+}
+
+/* ---- reading lines -------------------------------------------------- */
+
+enum line_kind { LINE_BLANK, LINE_SECTION, LINE_KEY, LINE_BAD };
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* NUL and the other control bytes, tab excepted, mean binary content. */
+static bool has_control(const char *p, const char *end)
+{
+	for (; p < end; p++)
+		if (((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f)
+			return true;
+	return false;
+}
+
+/* "[name]", then nothing or a comment; the name free of '[' and ';'. */
+static bool section_line_ok(const char *p, const char *end)
+{
+	const char *name = p + 1;
+	const char *close = memchr(name, ']', (size_t)(end - name));
+
+	if (!close || close == name)
+		return false;
+	if (memchr(name, '[', (size_t)(close - name)) ||
+	    memchr(name, ';', (size_t)(close - name)))
+		return false;
+	for (p = close + 1; p < end && is_blank(*p); p++)
+		;
+	return p == end || *p == ';' || *p == '#';
+}
+
+/* "key = value": the key one word free of ":;[]", the value anything.
+ * Keeping ':' out of keys makes inih split at our '=', not at a ':'. */
+static bool key_line_ok(const char *p, const char *end)
+{
+	const char *eq = memchr(p, '=', (size_t)(end - p));
+	const char *k;
+
+	if (!eq || eq == p)
+		return false;
+	for (k = eq; k > p && is_blank(k[-1]); k--)
+		;
+	for (; p < k; p++)
+		if (is_blank(*p) || strchr(":;[]", *p))
+			return false;
+	return true;
+}
+
+/* Classifies a trimmed line. */
+static enum line_kind classify(const char *p, const char *end)
+{
+	if (p == end || *p == ';' || *p == '#')
+		return LINE_BLANK;
+	if (*p == '[')
+		return section_line_ok(p, end) ? LINE_SECTION : LINE_BAD;
+	return key_line_ok(p, end) ? LINE_KEY : LINE_BAD;
+}
+
+/* Reports an unknown section at its header; inih still enters it, and
+ * on_key ignores its keys silently. */
+static void check_section(struct load *ld, const char *p)
+{
+	const char *name = p + 1;
+	size_t len = strcspn(name, "]");
+
+	if (!known_section(name, len))
+		say_at_line(ld, "unknown section [%.*s]; accepted: %s",
+			    (int)len, name, SECTIONS_TEXT);
+}
+
+/* Vets one line (p..end, line ending stripped) and writes what inih is to
+ * see to out: the trimmed line, or a blank line when it was reported. */
+static void vet_line(struct load *ld, const char *p, const char *end,
+		     char *out, size_t n)
+{
+	enum line_kind kind;
+	size_t len;
+
+	out[0] = '\0';
+	if ((size_t)(end - p) > LINE_TEXT_MAX || (size_t)(end - p) >= n) {
+		say_at_line(ld, "line longer than %d bytes, ignored",
+			    LINE_TEXT_MAX);
+		return;
+	}
+	if (has_control(p, end)) {
+		say_at_line(ld, "binary or control characters, line ignored");
+		return;
+	}
+	while (p < end && is_blank(*p))
+		p++;
+	while (end > p && is_blank(end[-1]))
+		end--;
+	kind = classify(p, end);
+	if (kind == LINE_BAD) {
+		say_at_line(ld, "syntax error: expected \"key = value\", "
+				"\"[section]\" or a comment");
+		if (*p == '[' && n > sizeof BAD_SECTION_LINE)
+			memcpy(out, BAD_SECTION_LINE, sizeof BAD_SECTION_LINE);
+		return;
+	}
+	if (kind == LINE_BLANK)
+		return;
+	len = (size_t)(end - p);
+	memcpy(out, p, len);
+	out[len] = '\0';
+	if (kind == LINE_SECTION)
+		check_section(ld, p);
+}
+
+/* inih's fgets-like reader over ld->buf: one line per call. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct load *ld = stream;
+	const char *p, *stop, *end;
+
+	if (ld->pos >= ld->len || num < 1)
+		return NULL;
+	p = ld->buf + ld->pos;
+	stop = ld->buf + ld->len;
+	end = memchr(p, '\n', (size_t)(stop - p));
+	if (!end)
+		end = stop;
+	ld->pos = (size_t)(end - ld->buf) + (end < stop);
+	ld->lineno++;
+	if (ld->lineno == 1 && end - p >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+		p += 3; /* UTF-8 byte order mark */
+	if (end > p && end[-1] == '\r')
+		end--;
+	vet_line(ld, p, end, str, (size_t)num);
+	return str;
+}
+
+/* inih's handler: one key = value in a section. */
+static int on_key(void *user, const char *section, const char *key,
+		  const char *value)
+{
+	struct load *ld = user;
+	const struct key_def *k;
+	char list[SHOW_MAX];
+
+	if (!*section) {
+		say_at_line(ld, "key \"%s\" before any [section]; accepted "
+			    "sections: %s", key, SECTIONS_TEXT);
+		return 1;
+	}
+	if (!known_section(section, strlen(section)))
+		return 1; /* reported once, at its header */
+	k = find_key(section, key);
+	if (k) {
+		apply(ld, k, value);
+		return 1;
+	}
+	key_list(section, list, sizeof list);
+	say_at_line(ld, "[%s] %s: unknown key; accepted keys: %s", section,
+		    key, list);
+	return 1;
+}
+
+/* ---- files ---------------------------------------------------------- */
+
+static void errno_text(int e, char *out, size_t n)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+	const char *s = strerror_r(e, out, n);
+
+	if (s != out)
+		snprintf(out, n, "%s", s);
+#else
+	if (strerror_r(e, out, n) != 0)
+		snprintf(out, n, "error %d", e);
+#endif
+}
+
+/* Only regular files: a FIFO or a terminal could block the host. */
+static int check_file(int fd, char *why, size_t n)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, n, "not a regular file");
+		return -EINVAL;
+	}
+	if (st.st_size > CONFIG_FILE_MAX)
+		return -EFBIG;
+	return 0;
+}
+
+/* Reads the file at path into a heap buffer the caller frees.  Returns 0,
+ * or a negative errno with the reason written to why. */
+static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
+		     size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t got = 0;
+	int fd = -1;
+	int err = -EINVAL;
+
+	why[0] = '\0';
+	if (!path)
+		goto err;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	err = fd < 0 ? -errno : check_file(fd, why, n);
+	if (err)
+		goto err;
+	buf = malloc(CONFIG_FILE_MAX + 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto err;
+	}
+	while (len <= CONFIG_FILE_MAX) {
+		got = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	err = got < 0 ? -errno : len > CONFIG_FILE_MAX ? -EFBIG : 0;
+	if (err)
+		goto err;
+	close(fd);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+err:
+	if (err == -EFBIG)
+		snprintf(why, n, "larger than %d bytes", CONFIG_FILE_MAX);
+	else if (!why[0])
+		errno_text(-err, why, n);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* ---- public --------------------------------------------------------- */
+
+_Static_assert(sizeof CONFIG_DEFAULT_LOG <= CONFIG_PATH_MAX,
+	       "default log path too long");
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->enabled = true;
+	memcpy(c->log_path, CONFIG_DEFAULT_LOG, sizeof CONFIG_DEFAULT_LOG);
+	c->format = FORMAT_TEXT;
+	c->interval_ms = 10000;
+	c->top = 20;
+#define X(up, low, def) c->category[CAT_##up] = def;
+	CONFIG_CATEGORIES(X)
+#undef X
+#define X(up, low, def) c->track[TRACK_##up] = def;
+	CONFIG_TRACK_KINDS(X)
+#undef X
+	c->bucket_ms = 1000;
+	c->buckets = 60;
+	default_spans(c);
+}
+
+int config_load_string(struct config *c, const char *name, const char *buf,
+		       size_t len, config_report_fn report, void *ctx)
+{
+	struct load ld = {.c = c,
+			  .name = name ? name : "(config)",
+			  .report = report,
+			  .ctx = ctx,
+			  .buf = buf,
+			  .len = buf ? len : 0,
+			  .bucket_ms0 = c->bucket_ms,
+			  .buckets0 = c->buckets};
+	int saved = errno;
+
+	/* Problems are counted by us; inih's own return adds nothing. */
+	ini_parse_stream(read_line, &ld, on_key, &ld);
+	finish_spans(&ld);
+	errno = saved;
+	return ld.problems;
+}
+
+int config_load_file(struct config *c, const char *path,
+		     config_report_fn report, void *ctx)
+{
+	struct load ld = {.c = c, .report = report, .ctx = ctx};
+	char why[WHY_MAX];
+	char *buf = NULL;
+	size_t len = 0;
+	int saved = errno;
+	int ret;
+
+	ret = read_file(path, &buf, &len, why, sizeof why);
+	if (ret < 0) {
+		say(&ld, "%s: cannot read config: %s; using defaults",
+		    path ? path : "(null)", why);
+		errno = saved;
+		return ret;
+	}
+	ret = config_load_string(c, path, buf, len, report, ctx);
+	free(buf);
+	errno = saved;
+	return ret;
+}
+
+/* Copies getenv's value to out, trimmed.  Returns 0 when unset or blank,
+ * -1 when too long for out, 1 otherwise. */
+static int env_value(const char *raw, char *out, size_t n)
+{
+	size_t len;
+
+	if (!raw)
+		return 0;
+	raw += strspn(raw, " \t\r\n");
+	len = strlen(raw);
+	while (len > 0 && strchr(" \t\r\n", raw[len - 1]))
+		len--;
+	if (len == 0)
+		return 0;
+	if (len >= n)
+		return -1;
+	memcpy(out, raw, len);
+	out[len] = '\0';
+	return 1;
+}
+
+int config_apply_env(struct config *c, config_getenv_fn getenv_fn,
+		     config_report_fn report, void *ctx)
+{
+	struct load ld = {.c = c, .report = report, .ctx = ctx};
+	char v[CONFIG_PATH_MAX + 1];
+	const struct env_def *e;
+	int saved = errno;
+	int got;
+
+	for (e = env_vars; getenv_fn && e < env_vars + COUNT(env_vars); e++) {
+		got = env_value(getenv_fn(e->var), v, sizeof v);
+		ld.env = e->var;
+		if (got > 0)
+			apply(&ld, find_key(e->section, e->key), v);
+		else if (got < 0)
+			say(&ld, "environment %s: value longer than %d bytes; "
+				 "ignored", e->var, CONFIG_PATH_MAX);
+	}
+	errno = saved;
+	return ld.problems;
+}
+
+int config_load(struct config *c, config_getenv_fn getenv_fn,
+		config_report_fn report, void *ctx)
+{
+	const char *path = getenv_fn ? getenv_fn("SOCKMETER_CONFIG") : NULL;
+	int problems = 0;
+	int ret;
+
+	config_defaults(c);
+	if (path && *path) {
+		ret = config_load_file(c, path, report, ctx);
+		problems += ret < 0 ? 1 : ret;
+	}
+	return problems + config_apply_env(c, getenv_fn, report, ctx);
+}
+
+bool config_skips_program(const struct config *c, const char *name)
+{
+	int i;
+
+	for (i = 0; name && i < c->nskip; i++)
+		if (strcmp(c->skip[i], name) == 0)
+			return true;
+	return false;
+}
+
+const char *config_category_name(enum config_category cat)
+{
+	static const char *const names[] = {
+#define X(up, low, def) #low,
+		CONFIG_CATEGORIES(X)
+#undef X
+	};
+
+	return (size_t)cat < COUNT(names) ? names[cat] : NULL;
+}
+
+const char *config_track_name(enum config_track t)
+{
+	static const char *const names[] = {
+#define X(up, low, def) #low,
+		CONFIG_TRACK_KINDS(X)
+#undef X
+	};
+
+	return (size_t)t < COUNT(names) ? names[t] : NULL;
+}
