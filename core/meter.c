@@ -214,6 +214,9 @@ static void sample_fd(struct meter *m, const struct fd_snapshot *s,
 {
 	struct meter_fdstate *st = &m->fds[s->fd];
 	uint64_t bucket = bucket_of(m, now.mono_ns);
+	/* Ticks fall on bucket boundaries: the bytes since the last tick
+	 * belong to the bucket that just ended. */
+	uint64_t done = bucket ? bucket - 1 : 0;
 	uint64_t act = activity_of(&s->c);
 
 	if (!st->known || st->gen != s->gen) {
@@ -225,21 +228,17 @@ static void sample_fd(struct meter *m, const struct fd_snapshot *s,
 		st->known = true;
 		st->gen = s->gen;
 		if (st->win)
-			window_reset(st->win, &m->shape, bucket);
+			window_reset(st->win, &m->shape, done);
 	}
 	if (m->cfg.category[CAT_WINDOWS] && !st->win) {
 		st->win = malloc(window_bytes(&m->shape));
 		if (st->win)
-			window_reset(st->win, &m->shape, bucket);
+			window_reset(st->win, &m->shape, done);
 	}
-	if (st->win) {
-		/* Bytes since the last tick belong to the bucket that just
-		 * ended: ticks fall on bucket boundaries. */
-		uint64_t b = bucket ? bucket - 1 : 0;
-
-		window_add(st->win, &m->shape, b, s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
+	if (st->win)
+		window_add(st->win, &m->shape, done,
+			   s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
 			   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
-	}
 	if (act != st->activity)
 		st->last_active_ns = now.real_ns;
 	st->activity = act;
@@ -406,6 +405,10 @@ static void write_record(struct meter *m, enum summary_type type,
 
 	meter_build(m, type, now, &r);
 	n = sample_all(m, now, &r, all);
+	/* A process that never had a tracked fd (a shell, ls...) leaves no
+	 * log behind at all. */
+	if (type == SUMMARY_EXIT && r.fds_open == 0 && r.fds_closed == 0)
+		return;
 	qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
 	r.fds = m->scratch;
 	r.nfds = (m->cfg.top && n > m->cfg.top) ? m->cfg.top : n;
