@@ -125,7 +125,7 @@ size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 		size_t plen = a->len - offsetof(struct sockaddr_un, sun_path);
 
 		if (a->len <= offsetof(struct sockaddr_un, sun_path))
-			n = snprintf(buf, cap, "(unnamed)");
+			n = 0; /* unnamed: "" as for unknown */
 		else if (a->u.un.sun_path[0] == '\0')
 			n = snprintf(buf, cap, "@%.*s", (int)(plen - 1),
 				     a->u.un.sun_path + 1);

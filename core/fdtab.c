@@ -138,7 +138,7 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	set_addr(&s->local, local);
 	set_addr(&s->peer, peer);
 	STORE(&s->seq, s->seq + 1);
-	if (kind >= KIND_FIRST_TRACKED)
+	if (kind != KIND_UNKNOWN)
 		raise_high(t, fd);
 	STORE(&s->kind, (uint8_t)kind);
 	return had;
@@ -179,7 +179,7 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 	set_addr(&s->local, local);
 	set_addr(&s->peer, peer);
 	STORE(&s->seq, s->seq + 1);
-	if (kind >= KIND_FIRST_TRACKED)
+	if (kind != KIND_UNKNOWN)
 		raise_high(t, fd);
 	STORE(&s->kind, (uint8_t)kind);
 	return kind;

@@ -87,7 +87,7 @@ struct fd_slot {
 struct fdtab {
 	struct fd_slot *slots;
 	uint32_t cap;  /* slots mapped; fds >= cap are not metered */
-	uint32_t high; /* 1 + highest fd ever tracked; atomic */
+	uint32_t high; /* 1 + highest fd ever classified; atomic */
 };
 
 /* A consistent copy of one slot, as the ticker and close records see it. */

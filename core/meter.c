@@ -98,6 +98,7 @@ void meter_destroy(struct meter *m)
 	if (m->queue)
 		munmap(m->queue, METER_QUEUE_CAP * sizeof(*m->queue));
 	free(m->scratch);
+	free(m->closing);
 	fdtab_destroy(&m->tab);
 	memset(m, 0, sizeof(*m));
 }
@@ -265,20 +266,21 @@ static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
 	}
 }
 
-static bool grow_scratch(struct meter *m, uint32_t need)
+/* Make room for need entries in a summary_fd array grown by doubling. */
+static bool grow(struct summary_fd **arr, uint32_t *cap, uint32_t need)
 {
 	struct summary_fd *p;
-	uint32_t cap = m->scratch_cap ? m->scratch_cap : 64;
+	uint32_t n = *cap ? *cap : 64;
 
-	if (need <= m->scratch_cap)
+	if (need <= *cap)
 		return true;
-	while (cap < need)
-		cap *= 2;
-	p = realloc(m->scratch, (size_t)cap * sizeof(*p));
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, (size_t)n * sizeof(*p));
 	if (!p)
 		return false;
-	m->scratch = p;
-	m->scratch_cap = cap;
+	*arr = p;
+	*cap = n;
 	return true;
 }
 
@@ -293,77 +295,82 @@ static int by_rank(const void *a, const void *b)
 	return (x->s.fd > y->s.fd) - (x->s.fd < y->s.fd);
 }
 
-/* Drain ready close records into out (formatted) and the closed totals. */
-static void drain(struct meter *m, struct meter_time now, struct sbuf *out)
+/* When a retired connection was last active: the ticker's memory of it,
+ * or the close itself when it moved something since the last tick. */
+static uint64_t last_active_at_close(const struct meter *m,
+				     const struct meter_retired *e)
+{
+	const struct meter_fdstate *st;
+	uint64_t act = activity_of(&e->s.c);
+
+	if (e->s.fd < 0 || (uint32_t)e->s.fd >= m->tab.cap)
+		return 0;
+	st = &m->fds[e->s.fd];
+	if (st->known && st->gen == e->s.gen)
+		return act != st->activity ? e->closed_ns : st->last_active_ns;
+	return act ? e->closed_ns : 0;
+}
+
+/*
+ * Move the ready close records out of the queue into m->closing and their
+ * numbers into the closed totals.  Returns how many there were (records
+ * that did not fit in memory are counted as dropped).
+ */
+static uint32_t drain(struct meter *m)
 {
 	uint64_t tail = m->q_tail;
+	uint32_t n = 0;
 
 	for (;; tail++) {
 		struct meter_retired *e = &m->queue[tail % METER_QUEUE_CAP];
-		struct summary_fd f;
-		struct summary r;
+		struct summary_fd *f;
 
 		if (LOAD(&e->state) != SLOT_READY)
 			break;
-		memset(&f, 0, sizeof(f));
-		f.s = e->s;
-		f.closed_ns = e->closed_ns;
-		if (e->s.fd >= 0 && (uint32_t)e->s.fd < m->tab.cap) {
-			struct meter_fdstate *st = &m->fds[e->s.fd];
-
-			/* No window rates here: the last bucket is partial.
-			 * A close record gives the lifetime average. */
-			if (st->known && st->gen == e->s.gen) {
-				f.last_active_ns = st->last_active_ns;
-				if (activity_of(&e->s.c) != st->activity)
-					f.last_active_ns = e->closed_ns;
-			} else if (activity_of(&e->s.c)) {
-				f.last_active_ns = e->closed_ns;
-			}
-		}
 		fd_counters_add(&m->closed, &e->s.c);
+		if (grow(&m->closing, &m->closing_cap, n + 1)) {
+			f = &m->closing[n++];
+			memset(f, 0, sizeof(*f));
+			f->s = e->s;
+			f->closed_ns = e->closed_ns;
+			f->last_active_ns = last_active_at_close(m, e);
+		} else {
+			m->close_dropped++;
+		}
 		STORE(&e->state, SLOT_FREE);
 		STORE(&m->q_tail, tail + 1);
-
-		meter_build(m, SUMMARY_CLOSE, now, &r);
-		r.fds = &f;
-		r.nfds = 1;
-		summary_format(&r, &m->cfg, out);
 	}
-}
-
-static void totals(struct meter *m, struct fd_counters *t)
-{
-	uint64_t *d = (uint64_t *)t;
-	const uint64_t *s = (const uint64_t *)&m->dropped;
-	size_t i;
-
-	*t = m->closed;
-	for (i = 0; i < sizeof(*t) / sizeof(uint64_t); i++)
-		d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+	return n;
 }
 
 void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r)
 {
+	const uint64_t *s = (const uint64_t *)&m->dropped;
+	uint64_t *d = (uint64_t *)&r->totals;
+	size_t i;
+
 	memset(r, 0, sizeof(*r));
 	r->type = type;
 	r->ts_ns = now.real_ns;
 	r->pid = m->pid;
 	r->prog = m->prog;
 	r->start_ns = m->start.real_ns;
-	totals(m, &r->totals);
+	r->totals = m->closed;
+	for (i = 0; i < sizeof(r->totals) / sizeof(uint64_t); i++)
+		d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 	r->fds_closed = LOAD(&m->fds_closed);
 	r->close_dropped = LOAD(&m->close_dropped);
 }
 
 /*
- * Sample every tracked fd; collect into m->scratch those that belong in a
- * record (active since the last one, or all open ones for the exit
- * record) and add every live fd to r's totals.
+ * Sample every tracked fd into its window and add it to r's totals.  With
+ * collect, also gather into m->scratch the fds that belong in the record
+ * (all open ones, or those active since the last record).  Returns how
+ * many were gathered.
  */
 static uint32_t sample_all(struct meter *m, struct meter_time now,
-			   struct summary *r, bool all)
+			   struct summary *r, bool collect, bool all)
 {
 	uint32_t fd, high = LOAD(&m->tab.high), n = 0;
 	struct fd_snapshot s;
@@ -378,9 +385,9 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		sample_fd(m, &s, now);
 		fd_counters_add(&r->totals, &s.c);
 		r->fds_open++;
-		if (!all && st->activity == st->activity_recorded)
+		if (!collect || (!all && st->activity == st->activity_recorded))
 			continue;
-		if (!grow_scratch(m, n + 1))
+		if (!grow(&m->scratch, &m->scratch_cap, n + 1))
 			continue;
 		f = &m->scratch[n++];
 		memset(f, 0, sizeof(*f));
@@ -397,33 +404,39 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 	return n;
 }
 
-static void write_record(struct meter *m, enum summary_type type,
-			 struct meter_time now, struct sbuf *out, bool all)
+/*
+ * One tick's work: drain the close queue, sample every fd, then format the
+ * close records (whose totals are the process totals at this tick) and,
+ * unless type is SUMMARY_CLOSE (meaning "no record due"), an interval or
+ * exit record.
+ */
+static void run(struct meter *m, struct meter_time now, enum summary_type type,
+		struct sbuf *out)
 {
-	struct summary r;
-	uint32_t n;
+	bool record = type != SUMMARY_CLOSE;
+	uint32_t nclosed = drain(m), n, i;
+	struct summary r, rc;
 
 	meter_build(m, type, now, &r);
-	n = sample_all(m, now, &r, all);
+	n = sample_all(m, now, &r, record, type == SUMMARY_EXIT);
+	for (i = 0; i < nclosed; i++) {
+		rc = r;
+		rc.type = SUMMARY_CLOSE;
+		rc.fds = &m->closing[i];
+		rc.nfds = 1;
+		summary_format(&rc, &m->cfg, out);
+	}
 	/* A process that never had a tracked fd (a shell, ls...) leaves no
 	 * log behind at all. */
-	if (type == SUMMARY_EXIT && r.fds_open == 0 && r.fds_closed == 0)
+	if (!record || (type == SUMMARY_EXIT && r.fds_open == 0 &&
+			r.fds_closed == 0))
 		return;
-	qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
+	if (n > 1)
+		qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
 	r.fds = m->scratch;
 	r.nfds = (m->cfg.top && n > m->cfg.top) ? m->cfg.top : n;
 	r.omitted = n - r.nfds;
 	summary_format(&r, &m->cfg, out);
-}
-
-static void sample_only(struct meter *m, struct meter_time now)
-{
-	uint32_t fd, high = LOAD(&m->tab.high);
-	struct fd_snapshot s;
-
-	for (fd = 0; fd < high; fd++)
-		if (fdtab_snapshot(&m->tab, (int)fd, &s))
-			sample_fd(m, &s, now);
 }
 
 static void flush(struct meter *m, struct sbuf *out)
@@ -451,17 +464,13 @@ static uint64_t next_tick(const struct meter *m, uint64_t mono_ns)
 uint64_t meter_tick(struct meter *m, struct meter_time now)
 {
 	struct sbuf out = { 0 };
+	bool due = now.mono_ns >= m->next_record_mono;
 
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
-	drain(m, now, &out);
-	if (now.mono_ns >= m->next_record_mono) {
-		write_record(m, SUMMARY_INTERVAL, now, &out, false);
-		while (m->next_record_mono <= now.mono_ns)
-			m->next_record_mono += m->cfg.interval_ms * 1000000ull;
-	} else {
-		sample_only(m, now);
-	}
+	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, &out);
+	while (m->next_record_mono <= now.mono_ns)
+		m->next_record_mono += m->cfg.interval_ms * 1000000ull;
 	flush(m, &out);
 	m->next_tick_mono = next_tick(m, now.mono_ns);
 	return m->next_tick_mono;
@@ -473,8 +482,7 @@ void meter_exit(struct meter *m, struct meter_time now)
 
 	if (m->finished || !m->tab.cap)
 		return;
-	drain(m, now, &out);
-	write_record(m, SUMMARY_EXIT, now, &out, true);
+	run(m, now, SUMMARY_EXIT, &out);
 	flush(m, &out);
 	m->finished = true;
 }

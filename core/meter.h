@@ -74,8 +74,10 @@ struct meter {
 	struct fd_counters closed;  /* totals of drained close records */
 	uint64_t next_record_mono;
 	uint64_t next_tick_mono;
-	struct summary_fd *scratch;
+	struct summary_fd *scratch;  /* fds of the record being made */
 	uint32_t scratch_cap;
+	struct summary_fd *closing;  /* close records being made */
+	uint32_t closing_cap;
 	bool finished;
 	config_report_fn report;
 	void *ctx;

@@ -120,8 +120,11 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)getuid(), s->path,
 			sizeof(s->path));
 	if (r) {
+		/* Name the template in the one warning, then drop records:
+		 * never create a file literally named after it. */
 		snprintf(s->path, sizeof(s->path), "%s", tmpl);
 		say(s, "bad path template", -r);
+		s->path[0] = '\0';
 		return r;
 	}
 	if (strcmp(tmpl, CONFIG_DEFAULT_LOG) != 0)

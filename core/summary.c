@@ -67,9 +67,12 @@ static void sbuf_addc(struct sbuf *b, char ch)
 	b->p[b->len] = '\0';
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  Valid
+ * means well-formed per RFC 3629: no overlong forms, no surrogates, nothing
+ * above U+10FFFF. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
+	unsigned char lo = 0x80, hi = 0xbf;
 	size_t len, i;
 
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
@@ -82,7 +85,17 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 		return 0;
 	if (len > n)
 		return 0;
-	for (i = 1; i < len; i++)
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 	return len;
@@ -288,6 +301,22 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 		 tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000000u));
 }
 
+/* Text records are line-based: a control byte in a program name or a
+ * socket path must not start a fake line. */
+static void text_clean(char *str)
+{
+	for (; *str; str++)
+		if ((unsigned char)*str < 0x20 || *str == 0x7f)
+			*str = '?';
+}
+
+static const char *clean_copy(const char *in, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", in);
+	text_clean(buf);
+	return buf;
+}
+
 /* Human-readable byte rate or amount: 999B, 12.3K, 4.5M, 6.7G (powers of
  * 1024). */
 static void human(char *buf, size_t cap, double v)
@@ -371,6 +400,8 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, local, sizeof(local));
 		fd_addr_format(&f->s.peer, peer, sizeof(peer));
+		text_clean(local);
+		text_clean(peer);
 		sbuf_addf(b, " %-22s %-22s", local[0] ? local : "-",
 			  peer[0] ? peer : "-");
 	}
@@ -400,14 +431,17 @@ static void text_close(const struct summary *r, const struct config *c,
 		       struct sbuf *b, const char *when)
 {
 	const struct summary_fd *f = &r->fds[0];
-	char local[ADDR_TEXT], peer[ADDR_TEXT];
+	char local[ADDR_TEXT], peer[ADDR_TEXT], prog[CONFIG_NAME_MAX];
 	double secs = lifetime_s(f);
 
 	sbuf_addf(b, "%s sockmeter close pid=%ld prog=%s fd=%d kind=%s", when,
-		  r->pid, r->prog, f->s.fd, fd_kind_name(f->s.kind));
+		  r->pid, clean_copy(r->prog, prog, sizeof(prog)), f->s.fd,
+		  fd_kind_name(f->s.kind));
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, local, sizeof(local));
 		fd_addr_format(&f->s.peer, peer, sizeof(peer));
+		text_clean(local);
+		text_clean(peer);
 		sbuf_addf(b, " local=%s peer=%s", local[0] ? local : "-",
 			  peer[0] ? peer : "-");
 	}
@@ -420,7 +454,7 @@ static void text_close(const struct summary *r, const struct config *c,
 static void format_text(const struct summary *r, const struct config *c,
 			struct sbuf *b)
 {
-	char when[80];
+	char when[80], prog[CONFIG_NAME_MAX];
 	uint32_t i;
 
 	text_time(when, sizeof(when), r->ts_ns);
@@ -430,7 +464,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	}
 	sbuf_addf(b, "%s sockmeter %s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
-		  when, type_names[r->type], r->pid, r->prog, r->fds_open,
+		  when, type_names[r->type], r->pid,
+		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
 	sbuf_addf(b, "  totals:");
 	text_counters(b, &r->totals, c);

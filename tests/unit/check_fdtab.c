@@ -1,0 +1,758 @@
+/*
+ * check_fdtab.c - the per-fd slot table (core/fdtab.h): bounds, the
+ * hot-path counting, the lifecycle (open, classify, retire, reuse), and
+ * exact counts under threads, including a retirement racing with adders.
+ */
+#include "../../core/fdtab.h"
+#include "unit_util.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct fdtab tab;
+
+static void setup(void)
+{
+	ck_assert_int_eq(fdtab_init(&tab, 1024), 0);
+}
+
+static void teardown(void)
+{
+	fdtab_destroy(&tab);
+}
+
+static struct fd_addr addr4(const char *ip, unsigned port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
+	return a;
+}
+
+/* The slot of fd, which must exist (so the compiler knows it is not NULL
+ * where fd_account is inlined). */
+static struct fd_slot *slot_of(int fd)
+{
+	struct fd_slot *s = fdtab_slot(&tab, fd);
+
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+static int counters_zero(const struct fd_counters *c)
+{
+	static const struct fd_counters zero;
+
+	return memcmp(c, &zero, sizeof(zero)) == 0;
+}
+
+/* --- table bounds ---------------------------------------------------------- */
+
+START_TEST(test_fdtab_init_maps_cap_slots_and_lookup_beyond_cap_is_null)
+{
+	ck_assert_uint_eq(tab.cap, 1024);
+	ck_assert_uint_eq(tab.high, 0);
+	ck_assert_ptr_nonnull(fdtab_slot(&tab, 0));
+	ck_assert_ptr_eq(fdtab_slot(&tab, 1023), &tab.slots[1023]);
+	ck_assert_ptr_null(fdtab_slot(&tab, 1024));
+	ck_assert_ptr_null(fdtab_slot(&tab, 1 << 30));
+	ck_assert_ptr_null(fdtab_slot(&tab, -1));
+	ck_assert_ptr_null(fdtab_slot(&tab, -2147483647 - 1));
+	/* A fresh slot is unknown and empty. */
+	ck_assert_int_eq(fdtab_kind(fdtab_slot(&tab, 7)), KIND_UNKNOWN);
+	ck_assert(counters_zero(&fdtab_slot(&tab, 7)->c));
+}
+END_TEST
+
+START_TEST(test_fdtab_init_clamps_cap_and_rejects_zero)
+{
+	struct fdtab t;
+
+	ck_assert_int_eq(fdtab_init(&t, FDTAB_MAX_CAP + 5), 0);
+	ck_assert_uint_eq(t.cap, FDTAB_MAX_CAP);
+	/* Lazily mapped: touching the last slot works. */
+	fdtab_slot(&t, (int)FDTAB_MAX_CAP - 1)->c.bytes[DIR_IN] = 1;
+	fdtab_destroy(&t);
+	ck_assert_uint_eq(t.cap, 0);
+	ck_assert_ptr_null(fdtab_slot(&t, 0));
+
+	ck_assert_int_eq(fdtab_init(&t, 0), -EINVAL);
+	ck_assert_uint_eq(t.cap, 0);
+	ck_assert_ptr_null(fdtab_slot(&t, 0));
+}
+END_TEST
+
+START_TEST(test_fdtab_lifecycle_calls_beyond_cap_do_nothing)
+{
+	struct fd_snapshot snap;
+
+	ck_assert_int_eq(fdtab_open(&tab, 5000, KIND_TCP, 1, NULL, NULL, &snap),
+			 0);
+	ck_assert_int_eq(fdtab_open(&tab, -3, KIND_TCP, 1, NULL, NULL, &snap),
+			 0);
+	ck_assert_int_eq(fdtab_classify(&tab, 5000, KIND_TCP, NULL, NULL),
+			 KIND_UNTRACKED);
+	ck_assert_int_eq(fdtab_retire(&tab, 5000, &snap), 0);
+	ck_assert_int_eq(fdtab_retire(&tab, -1, &snap), 0);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 5000, &snap), 0);
+	ck_assert_int_eq(fdtab_snapshot(&tab, -1, &snap), 0);
+	fdtab_set_addrs(&tab, 5000, NULL, NULL);
+	ck_assert_uint_eq(tab.high, 0);
+}
+END_TEST
+
+static TCase *tc_bounds(void)
+{
+	TCase *tc = tcase_create("bounds");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_fdtab_init_maps_cap_slots_and_lookup_beyond_cap_is_null);
+	tcase_add_test(tc, test_fdtab_init_clamps_cap_and_rejects_zero);
+	tcase_add_test(tc, test_fdtab_lifecycle_calls_beyond_cap_do_nothing);
+	return tc;
+}
+
+/* --- the hot path ------------------------------------------------------- */
+
+START_TEST(test_fd_size_bucket_edges_are_log2)
+{
+	ck_assert_uint_eq(fd_size_bucket(0), 0);
+	ck_assert_uint_eq(fd_size_bucket(1), 1);
+	ck_assert_uint_eq(fd_size_bucket(2), 2);
+	ck_assert_uint_eq(fd_size_bucket(3), 2);
+	ck_assert_uint_eq(fd_size_bucket(4), 3);
+	ck_assert_uint_eq(fd_size_bucket(7), 3);
+	ck_assert_uint_eq(fd_size_bucket(8), 4);
+	ck_assert_uint_eq(fd_size_bucket(4096), 13);
+	ck_assert_uint_eq(fd_size_bucket((1u << 22) - 1), 22);
+	ck_assert_uint_eq(fd_size_bucket(1u << 22), 23);
+	ck_assert_uint_eq(fd_size_bucket((1u << 22) + 1), 23);
+	ck_assert_uint_eq(fd_size_bucket(UINT64_MAX), 23);
+	ck_assert_uint_eq(SIZE_BUCKETS, 24);
+}
+END_TEST
+
+START_TEST(test_fd_err_class_maps_again_intr_and_others)
+{
+	ck_assert_int_eq(fd_err_class(EAGAIN), ERR_AGAIN);
+	ck_assert_int_eq(fd_err_class(EWOULDBLOCK), ERR_AGAIN);
+	ck_assert_int_eq(fd_err_class(EINTR), ERR_INTR);
+	ck_assert_int_eq(fd_err_class(ECONNRESET), ERR_OTHER);
+	ck_assert_int_eq(fd_err_class(EPIPE), ERR_OTHER);
+	ck_assert_int_eq(fd_err_class(0), ERR_OTHER);
+}
+END_TEST
+
+#define ACCT_ALL (ACCT_BYTES | ACCT_CALLS | ACCT_ERRORS | ACCT_SIZES)
+
+START_TEST(test_fd_account_counts_bytes_calls_sizes_errors_per_direction)
+{
+	struct fd_slot *s = slot_of(9);
+	int saved;
+
+	fd_account(s, DIR_IN, 100, 0, ACCT_ALL);
+	fd_account(s, DIR_IN, 0, 0, ACCT_ALL); /* EOF: a call, 0 bytes */
+	fd_account(s, DIR_IN, 5, 0, ACCT_ALL);
+	fd_account(s, DIR_IN, -1, EAGAIN, ACCT_ALL);
+	fd_account(s, DIR_IN, -1, EAGAIN, ACCT_ALL);
+	fd_account(s, DIR_IN, -1, EINTR, ACCT_ALL);
+	fd_account(s, DIR_OUT, 1 << 22, 0, ACCT_ALL);
+	fd_account(s, DIR_OUT, 3, 0, ACCT_ALL);
+	errno = 4321;
+	saved = errno;
+	fd_account(s, DIR_OUT, -1, EPIPE, ACCT_ALL);
+	ck_assert_int_eq(errno, saved);
+
+	ck_assert_uint_eq(s->c.bytes[DIR_IN], 105);
+	ck_assert_uint_eq(s->c.bytes[DIR_OUT], (1u << 22) + 3);
+	ck_assert_uint_eq(s->c.calls[DIR_IN], 6);
+	ck_assert_uint_eq(s->c.calls[DIR_OUT], 3);
+	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_AGAIN], 2);
+	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_INTR], 1);
+	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_OTHER], 0);
+	ck_assert_uint_eq(s->c.errors[DIR_OUT][ERR_AGAIN], 0);
+	ck_assert_uint_eq(s->c.errors[DIR_OUT][ERR_OTHER], 1);
+	ck_assert_uint_eq(s->c.sizes[DIR_IN][0], 1);
+	ck_assert_uint_eq(s->c.sizes[DIR_IN][3], 1);  /* 5 */
+	ck_assert_uint_eq(s->c.sizes[DIR_IN][7], 1);  /* 100 */
+	ck_assert_uint_eq(s->c.sizes[DIR_OUT][2], 1); /* 3 */
+	ck_assert_uint_eq(s->c.sizes[DIR_OUT][23], 1);
+	ck_assert_uint_eq(s->c.latency_ns[DIR_IN], 0);
+	/* Failed calls are not a size. */
+	{
+		uint64_t n = 0;
+		unsigned b;
+
+		for (b = 0; b < SIZE_BUCKETS; b++)
+			n += s->c.sizes[DIR_IN][b] + s->c.sizes[DIR_OUT][b];
+		ck_assert_uint_eq(n, 5);
+	}
+}
+END_TEST
+
+START_TEST(test_fd_account_touches_only_categories_in_mask)
+{
+	struct fd_slot *s = slot_of(3);
+	struct fd_counters want;
+
+	fd_account(s, DIR_OUT, 10, 0, 0);
+	fd_account(s, DIR_OUT, -1, EINTR, 0);
+	ck_assert(counters_zero(&s->c));
+
+	fd_account(s, DIR_OUT, 10, 0, ACCT_BYTES);
+	fd_account(s, DIR_OUT, -1, EINTR, ACCT_BYTES);
+	memset(&want, 0, sizeof(want));
+	want.bytes[DIR_OUT] = 10;
+	ck_assert_mem_eq(&s->c, &want, sizeof(want));
+
+	fd_account(s, DIR_OUT, 10, 0, ACCT_CALLS);
+	fd_account(s, DIR_OUT, -1, EINTR, ACCT_CALLS);
+	want.calls[DIR_OUT] = 2;
+	ck_assert_mem_eq(&s->c, &want, sizeof(want));
+
+	fd_account(s, DIR_OUT, 10, 0, ACCT_ERRORS);
+	fd_account(s, DIR_OUT, -1, EINTR, ACCT_ERRORS);
+	want.errors[DIR_OUT][ERR_INTR] = 1;
+	ck_assert_mem_eq(&s->c, &want, sizeof(want));
+
+	fd_account(s, DIR_OUT, 10, 0, ACCT_SIZES);
+	fd_account(s, DIR_OUT, -1, EINTR, ACCT_SIZES);
+	want.sizes[DIR_OUT][4] = 1;
+	ck_assert_mem_eq(&s->c, &want, sizeof(want));
+}
+END_TEST
+
+static TCase *tc_account(void)
+{
+	TCase *tc = tcase_create("account");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_fd_size_bucket_edges_are_log2);
+	tcase_add_test(tc, test_fd_err_class_maps_again_intr_and_others);
+	tcase_add_test(tc, test_fd_account_counts_bytes_calls_sizes_errors_per_direction);
+	tcase_add_test(tc, test_fd_account_touches_only_categories_in_mask);
+	return tc;
+}
+
+/* --- lifecycle --------------------------------------------------------- */
+
+START_TEST(test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot)
+{
+	struct fd_addr l = addr4("10.0.0.1", 1234), p = addr4("10.0.0.2", 80);
+	struct fd_snapshot snap, out;
+	struct fd_slot *s = slot_of(12);
+	uint32_t gen;
+
+	ck_assert_int_eq(fdtab_open(&tab, 12, KIND_TCP, 777, &l, &p, &snap), 0);
+	ck_assert_int_eq(fdtab_kind(s), KIND_TCP);
+	gen = s->gen;
+	fd_account(s, DIR_IN, 1000, 0, ACCT_ALL);
+	fd_account(s, DIR_OUT, 50, 0, ACCT_ALL);
+	fd_account(s, DIR_OUT, -1, EAGAIN, ACCT_ALL);
+
+	memset(&out, 0xab, sizeof(out));
+	ck_assert_int_eq(fdtab_retire(&tab, 12, &out), 1);
+	ck_assert_int_eq(out.fd, 12);
+	ck_assert_int_eq(out.kind, KIND_TCP);
+	ck_assert_uint_eq(out.gen, gen);
+	ck_assert_uint_eq(out.opened_ns, 777);
+	ck_assert_uint_eq(out.c.bytes[DIR_IN], 1000);
+	ck_assert_uint_eq(out.c.bytes[DIR_OUT], 50);
+	ck_assert_uint_eq(out.c.calls[DIR_IN], 1);
+	ck_assert_uint_eq(out.c.calls[DIR_OUT], 2);
+	ck_assert_uint_eq(out.c.errors[DIR_OUT][ERR_AGAIN], 1);
+	ck_assert_uint_eq(out.c.sizes[DIR_IN][10], 1);
+	ck_assert_uint_eq(out.c.sizes[DIR_OUT][6], 1);
+	ck_assert_uint_eq(out.local.len, sizeof(l.u.in4));
+	ck_assert_mem_eq(&out.local.u.in4, &l.u.in4, sizeof(l.u.in4));
+	ck_assert_mem_eq(&out.peer.u.in4, &p.u.in4, sizeof(p.u.in4));
+
+	/* The slot is empty, unknown and one generation on. */
+	ck_assert_int_eq(fdtab_kind(s), KIND_UNKNOWN);
+	ck_assert(counters_zero(&s->c));
+	ck_assert_uint_eq(s->gen, gen + 1);
+	ck_assert_uint_eq(s->opened_ns, 0);
+	ck_assert_uint_eq(s->local.len, 0);
+	ck_assert_uint_eq(s->peer.len, 0);
+	ck_assert_uint_eq(s->seq % 2, 0);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 12, &snap), 0);
+	/* Retiring again finds nothing. */
+	ck_assert_int_eq(fdtab_retire(&tab, 12, &out), 0);
+	ck_assert_uint_eq(s->gen, gen + 1);
+}
+END_TEST
+
+START_TEST(test_fdtab_reused_fd_starts_from_zero_with_new_generation)
+{
+	struct fd_snapshot stale, a, b;
+	struct fd_slot *s = slot_of(5);
+
+	ck_assert_int_eq(fdtab_open(&tab, 5, KIND_TCP, 1, NULL, NULL, &stale), 0);
+	fd_account(s, DIR_IN, 4096, 0, ACCT_ALL);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 5, &a), 1);
+	ck_assert_uint_eq(a.c.bytes[DIR_IN], 4096);
+	ck_assert_int_eq(fdtab_retire(&tab, 5, &stale), 1);
+	ck_assert_int_eq(fdtab_open(&tab, 5, KIND_UDP, 2, NULL, NULL, &stale), 0);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 5, &b), 1);
+	ck_assert_int_eq(b.kind, KIND_UDP);
+	ck_assert_uint_ne(b.gen, a.gen);
+	ck_assert_uint_eq(b.opened_ns, 2);
+	ck_assert(counters_zero(&b.c));
+}
+END_TEST
+
+START_TEST(test_fdtab_open_on_live_slot_retires_it_into_stale)
+{
+	struct fd_addr p = addr4("192.168.1.1", 443);
+	struct fd_snapshot stale, now;
+	struct fd_slot *s = slot_of(8);
+	uint32_t gen;
+
+	ck_assert_int_eq(fdtab_open(&tab, 8, KIND_TCP, 10, NULL, &p, &stale), 0);
+	gen = s->gen;
+	fd_account(s, DIR_OUT, 321, 0, ACCT_ALL);
+	/* The close went unseen: a new connection lands on fd 8. */
+	memset(&stale, 0, sizeof(stale));
+	ck_assert_int_eq(fdtab_open(&tab, 8, KIND_UNIX_STREAM, 20, NULL, NULL,
+				    &stale),
+			 1);
+	ck_assert_int_eq(stale.fd, 8);
+	ck_assert_int_eq(stale.kind, KIND_TCP);
+	ck_assert_uint_eq(stale.gen, gen);
+	ck_assert_uint_eq(stale.opened_ns, 10);
+	ck_assert_uint_eq(stale.c.bytes[DIR_OUT], 321);
+	ck_assert_uint_eq(stale.c.calls[DIR_OUT], 1);
+	ck_assert_uint_eq(stale.peer.len, sizeof(p.u.in4));
+
+	ck_assert_int_eq(fdtab_snapshot(&tab, 8, &now), 1);
+	ck_assert_int_eq(now.kind, KIND_UNIX_STREAM);
+	ck_assert_uint_eq(now.gen, gen + 1);
+	ck_assert_uint_eq(now.opened_ns, 20);
+	ck_assert_uint_eq(now.peer.len, 0);
+	ck_assert(counters_zero(&now.c));
+}
+END_TEST
+
+START_TEST(test_fdtab_open_over_untracked_slot_reports_no_stale)
+{
+	struct fd_snapshot stale;
+
+	ck_assert_int_eq(fdtab_open(&tab, 4, KIND_UNTRACKED, 1, NULL, NULL,
+				    &stale),
+			 0);
+	ck_assert_int_eq(fdtab_kind(slot_of(4)), KIND_UNTRACKED);
+	ck_assert_int_eq(fdtab_open(&tab, 4, KIND_TCP, 2, NULL, NULL, &stale),
+			 0);
+	ck_assert_int_eq(fdtab_retire(&tab, 4, &stale), 1);
+	ck_assert_int_eq(fdtab_open(&tab, 4, KIND_UNTRACKED, 3, NULL, NULL,
+				    &stale),
+			 0);
+	ck_assert_int_eq(fdtab_retire(&tab, 4, &stale), 0);
+	ck_assert_int_eq(fdtab_kind(slot_of(4)), KIND_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_fdtab_classify_sets_kind_only_on_unknown_slot)
+{
+	struct fd_addr p = addr4("1.2.3.4", 5);
+	struct fd_snapshot snap;
+
+	ck_assert_int_eq(fdtab_classify(&tab, 30, KIND_UDP, NULL, &p), KIND_UDP);
+	/* A second classifier loses and learns the first one's answer. */
+	ck_assert_int_eq(fdtab_classify(&tab, 30, KIND_PIPE, NULL, NULL),
+			 KIND_UDP);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 30, &snap), 1);
+	ck_assert_int_eq(snap.kind, KIND_UDP);
+	ck_assert_uint_eq(snap.opened_ns, 0); /* inherited: open not seen */
+	ck_assert_uint_eq(snap.peer.len, sizeof(p.u.in4));
+	ck_assert_uint_eq(tab.high, 31);
+
+	/* An opened slot is not reclassified either. */
+	ck_assert_int_eq(fdtab_open(&tab, 31, KIND_TCP, 9, NULL, NULL, &snap), 0);
+	ck_assert_int_eq(fdtab_classify(&tab, 31, KIND_FILE, NULL, NULL),
+			 KIND_TCP);
+	ck_assert_int_eq(fdtab_classify(&tab, 32, KIND_UNTRACKED, NULL, NULL),
+			 KIND_UNTRACKED);
+	ck_assert_int_eq(fdtab_classify(&tab, 32, KIND_TCP, NULL, NULL),
+			 KIND_UNTRACKED);
+}
+END_TEST
+
+START_TEST(test_fdtab_snapshot_is_zero_for_unknown_and_untracked)
+{
+	struct fd_snapshot snap;
+
+	ck_assert_int_eq(fdtab_snapshot(&tab, 40, &snap), 0);
+	fdtab_open(&tab, 40, KIND_UNTRACKED, 1, NULL, NULL, &snap);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 40, &snap), 0);
+	fdtab_classify(&tab, 41, KIND_UNTRACKED, NULL, NULL);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 41, &snap), 0);
+	fdtab_open(&tab, 42, KIND_TTY, 1, NULL, NULL, &snap);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 42, &snap), 1);
+	ck_assert_int_eq(snap.fd, 42);
+	ck_assert_int_eq(snap.kind, KIND_TTY);
+}
+END_TEST
+
+START_TEST(test_fdtab_set_addrs_replaces_given_addresses_on_tracked_slot_only)
+{
+	struct fd_addr l = addr4("127.0.0.1", 1000), p = addr4("127.0.0.2", 2000);
+	struct fd_addr p2 = addr4("127.0.0.3", 3000), none;
+	struct fd_snapshot snap;
+	struct fd_slot *s;
+
+	fdtab_open(&tab, 50, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_set_addrs(&tab, 50, &l, NULL);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 50, &snap), 1);
+	ck_assert_uint_eq(snap.local.len, sizeof(l.u.in4));
+	ck_assert_uint_eq(snap.peer.len, 0);
+	fdtab_set_addrs(&tab, 50, NULL, &p);
+	fdtab_set_addrs(&tab, 50, NULL, &p2);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 50, &snap), 1);
+	ck_assert_mem_eq(&snap.local.u.in4, &l.u.in4, sizeof(l.u.in4));
+	ck_assert_mem_eq(&snap.peer.u.in4, &p2.u.in4, sizeof(p2.u.in4));
+	ck_assert_int_eq(snap.kind, KIND_TCP);
+	ck_assert_uint_eq(slot_of(50)->seq % 2, 0);
+
+	/* An address with len 0 (unknown) clears. */
+	memset(&none, 0, sizeof(none));
+	fdtab_set_addrs(&tab, 50, &none, NULL);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 50, &snap), 1);
+	ck_assert_uint_eq(snap.local.len, 0);
+
+	/* Untracked and unknown slots are left alone. */
+	fdtab_open(&tab, 51, KIND_UNTRACKED, 1, NULL, NULL, &snap);
+	fdtab_set_addrs(&tab, 51, &l, &p);
+	s = slot_of(51);
+	ck_assert_uint_eq(s->local.len, 0);
+	ck_assert_uint_eq(s->peer.len, 0);
+	ck_assert_int_eq(fdtab_kind(s), KIND_UNTRACKED);
+	fdtab_set_addrs(&tab, 52, &l, &p);
+	ck_assert_uint_eq(slot_of(52)->local.len, 0);
+	ck_assert_int_eq(fdtab_kind(slot_of(52)), KIND_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counters)
+{
+	struct fd_addr p = addr4("127.0.0.2", 2000);
+	struct fd_snapshot snap;
+	struct fd_slot *tcp = slot_of(60), *pipe_ = slot_of(61);
+	struct fd_slot *untracked = slot_of(59);
+	uint32_t gen_tcp, gen_pipe, gen_untracked, gen_unknown;
+
+	fdtab_open(&tab, 59, KIND_UNTRACKED, 97, NULL, NULL, &snap);
+	fdtab_open(&tab, 60, KIND_TCP, 99, NULL, &p, &snap);
+	fdtab_open(&tab, 61, KIND_PIPE, 98, NULL, NULL, &snap);
+	fd_account(tcp, DIR_IN, 10, 0, ACCT_ALL);
+	fd_account(pipe_, DIR_OUT, 20, 0, ACCT_ALL);
+	gen_tcp = tcp->gen;
+	gen_pipe = pipe_->gen;
+	gen_untracked = untracked->gen;
+	gen_unknown = slot_of(63)->gen;
+
+	fdtab_forget_all(&tab);
+	ck_assert_int_eq(fdtab_kind(tcp), KIND_UNKNOWN);
+	ck_assert_int_eq(fdtab_kind(pipe_), KIND_UNKNOWN);
+	ck_assert_int_eq(fdtab_kind(untracked), KIND_UNKNOWN);
+	ck_assert(counters_zero(&tcp->c));
+	ck_assert(counters_zero(&pipe_->c));
+	ck_assert_uint_eq(tcp->gen, gen_tcp + 1);
+	ck_assert_uint_eq(pipe_->gen, gen_pipe + 1);
+	ck_assert_uint_eq(untracked->gen, gen_untracked + 1);
+	ck_assert_uint_eq(slot_of(63)->gen, gen_unknown);
+	ck_assert_uint_eq(tcp->opened_ns, 0);
+	ck_assert_uint_eq(tcp->peer.len, 0);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 60, &snap), 0);
+	/* The next data call classifies afresh, as inherited. */
+	ck_assert_int_eq(fdtab_classify(&tab, 60, KIND_TCP, NULL, NULL),
+			 KIND_TCP);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 60, &snap), 1);
+	ck_assert_uint_eq(snap.opened_ns, 0);
+	ck_assert(counters_zero(&snap.c));
+}
+END_TEST
+
+/*
+ * After fork every slot returns to KIND_UNKNOWN, untracked ones above the
+ * highest tracked fd included.
+ */
+START_TEST(test_fdtab_forget_all_forgets_untracked_slot_above_highest_tracked_fd)
+{
+	struct fd_snapshot snap;
+
+	fdtab_open(&tab, 10, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 500, KIND_UNTRACKED, 1, NULL, NULL, &snap);
+	fdtab_forget_all(&tab);
+	ck_assert_int_eq(fdtab_kind(slot_of(10)), KIND_UNKNOWN);
+	ck_assert_int_eq(fdtab_kind(slot_of(500)), KIND_UNKNOWN);
+}
+END_TEST
+
+START_TEST(test_fdtab_high_grows_for_every_classified_fd_never_unknown)
+{
+	struct fd_snapshot snap;
+
+	fdtab_open(&tab, 100, KIND_UNKNOWN, 1, NULL, NULL, &snap);
+	ck_assert_uint_eq(tab.high, 0);
+	fdtab_open(&tab, 10, KIND_TCP, 1, NULL, NULL, &snap);
+	ck_assert_uint_eq(tab.high, 11);
+	/* Untracked slots count too, so fork can forget them all. */
+	fdtab_classify(&tab, 200, KIND_UNTRACKED, NULL, NULL);
+	ck_assert_uint_eq(tab.high, 201);
+	fdtab_classify(&tab, 300, KIND_FILE, NULL, NULL);
+	ck_assert_uint_eq(tab.high, 301);
+	/* Never shrinks: not on a lower fd, not on retirement. */
+	fdtab_open(&tab, 20, KIND_UDP, 1, NULL, NULL, &snap);
+	fdtab_retire(&tab, 300, &snap);
+	ck_assert_uint_eq(tab.high, 301);
+	fdtab_open(&tab, 1023, KIND_TCP, 1, NULL, NULL, &snap);
+	ck_assert_uint_eq(tab.high, 1024);
+}
+END_TEST
+
+START_TEST(test_fd_counters_add_adds_every_field)
+{
+	struct fd_counters a, b;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.bytes[DIR_IN] = 1;
+	b.bytes[DIR_IN] = 2;
+	b.sizes[DIR_OUT][SIZE_BUCKETS - 1] = 7;
+	b.latency_ns[DIR_OUT] = 9;
+	b.errors[DIR_IN][ERR_OTHER] = 3;
+	fd_counters_add(&a, &b);
+	fd_counters_add(&a, &b);
+	ck_assert_uint_eq(a.bytes[DIR_IN], 5);
+	ck_assert_uint_eq(a.sizes[DIR_OUT][SIZE_BUCKETS - 1], 14);
+	ck_assert_uint_eq(a.latency_ns[DIR_OUT], 18);
+	ck_assert_uint_eq(a.errors[DIR_IN][ERR_OTHER], 6);
+}
+END_TEST
+
+START_TEST(test_fd_kind_name_names_every_tracked_kind)
+{
+	ck_assert_str_eq(fd_kind_name(KIND_TCP), "tcp");
+	ck_assert_str_eq(fd_kind_name(KIND_UDP), "udp");
+	ck_assert_str_eq(fd_kind_name(KIND_UNIX_STREAM), "unix");
+	ck_assert_str_eq(fd_kind_name(KIND_UNIX_DGRAM), "unix_dgram");
+	ck_assert_str_eq(fd_kind_name(KIND_OTHER_SOCKET), "socket");
+	ck_assert_str_eq(fd_kind_name(KIND_PIPE), "pipe");
+	ck_assert_str_eq(fd_kind_name(KIND_FILE), "file");
+	ck_assert_str_eq(fd_kind_name(KIND_TTY), "tty");
+	ck_assert_str_eq(fd_kind_name(KIND_UNKNOWN), "unknown");
+	ck_assert_str_eq(fd_kind_name(KIND_UNTRACKED), "unknown");
+	ck_assert_str_eq(fd_kind_name(KIND_BUSY), "unknown");
+}
+END_TEST
+
+static TCase *tc_lifecycle(void)
+{
+	TCase *tc = tcase_create("lifecycle");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot);
+	tcase_add_test(tc, test_fdtab_reused_fd_starts_from_zero_with_new_generation);
+	tcase_add_test(tc, test_fdtab_open_on_live_slot_retires_it_into_stale);
+	tcase_add_test(tc, test_fdtab_open_over_untracked_slot_reports_no_stale);
+	tcase_add_test(tc, test_fdtab_classify_sets_kind_only_on_unknown_slot);
+	tcase_add_test(tc, test_fdtab_snapshot_is_zero_for_unknown_and_untracked);
+	tcase_add_test(tc, test_fdtab_set_addrs_replaces_given_addresses_on_tracked_slot_only);
+	tcase_add_test(tc, test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counters);
+	tcase_add_test(tc, test_fdtab_forget_all_forgets_untracked_slot_above_highest_tracked_fd);
+	tcase_add_test(tc, test_fdtab_high_grows_for_every_classified_fd_never_unknown);
+	tcase_add_test(tc, test_fd_counters_add_adds_every_field);
+	tcase_add_test(tc, test_fd_kind_name_names_every_tracked_kind);
+	return tc;
+}
+
+/* --- threads ----------------------------------------------------------------- */
+
+#define THREADS 4
+#define CALLS_PER_THREAD 1000000
+
+struct adder {
+	pthread_t th;
+	int fd;
+	unsigned n;
+	uint64_t bytes; /* bytes this thread added */
+	int *done;
+};
+
+/* Each call moves 1..8 bytes in, or fails with EAGAIN out (every 16th). */
+static void *add_loop(void *arg)
+{
+	struct adder *a = arg;
+	struct fd_slot *s = slot_of(a->fd);
+	unsigned i;
+
+	for (i = 0; i < a->n; i++) {
+		if (i % 16 == 15) {
+			fd_account(s, DIR_OUT, -1, EAGAIN, ACCT_ALL);
+		} else {
+			fd_account(s, DIR_IN, (int64_t)(i % 8 + 1), 0, ACCT_ALL);
+			a->bytes += i % 8 + 1;
+		}
+	}
+	if (a->done)
+		__atomic_fetch_add(a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void start_adders(struct adder *a, const int *fds, int *done)
+{
+	unsigned i;
+
+	for (i = 0; i < THREADS; i++) {
+		a[i].fd = fds[i];
+		a[i].n = CALLS_PER_THREAD;
+		a[i].bytes = 0;
+		a[i].done = done;
+		ck_assert_int_eq(pthread_create(&a[i].th, NULL, add_loop, &a[i]),
+				 0);
+	}
+}
+
+static void join_adders(struct adder *a)
+{
+	unsigned i;
+
+	for (i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_join(a[i].th, NULL), 0);
+}
+
+/* What one thread's loop must leave: per group of 16 calls, sizes 1..8
+ * then 1..7 in, and one EAGAIN out. */
+#define GROUPS (CALLS_PER_THREAD / 16)
+#define ERRS_PER_THREAD GROUPS
+#define OKS_PER_THREAD (CALLS_PER_THREAD - ERRS_PER_THREAD)
+
+START_TEST(test_fd_account_is_exact_with_four_threads_on_one_slot)
+{
+	const int fds[THREADS] = { 77, 77, 77, 77 };
+	struct adder a[THREADS];
+	struct fd_snapshot snap;
+	uint64_t bytes = 0;
+	unsigned i;
+
+	fdtab_open(&tab, 77, KIND_TCP, 1, NULL, NULL, &snap);
+	start_adders(a, fds, NULL);
+	join_adders(a);
+	for (i = 0; i < THREADS; i++)
+		bytes += a[i].bytes;
+	ck_assert_int_eq(fdtab_snapshot(&tab, 77, &snap), 1);
+	ck_assert_uint_eq(snap.c.bytes[DIR_IN], bytes);
+	ck_assert_uint_eq(snap.c.calls[DIR_IN], THREADS * OKS_PER_THREAD);
+	ck_assert_uint_eq(snap.c.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
+	ck_assert_uint_eq(snap.c.errors[DIR_OUT][ERR_AGAIN],
+			  THREADS * ERRS_PER_THREAD);
+	ck_assert_uint_eq(snap.c.sizes[DIR_IN][1], THREADS * 2 * GROUPS);
+	ck_assert_uint_eq(snap.c.sizes[DIR_IN][4], THREADS * GROUPS);
+}
+END_TEST
+
+START_TEST(test_fd_account_is_exact_with_four_threads_on_separate_slots)
+{
+	const int fds[THREADS] = { 90, 91, 92, 93 };
+	struct adder a[THREADS];
+	struct fd_snapshot snap;
+	unsigned i;
+
+	for (i = 0; i < THREADS; i++)
+		fdtab_open(&tab, fds[i], KIND_UDP, 1, NULL, NULL, &snap);
+	start_adders(a, fds, NULL);
+	join_adders(a);
+	for (i = 0; i < THREADS; i++) {
+		ck_assert_int_eq(fdtab_snapshot(&tab, fds[i], &snap), 1);
+		ck_assert_uint_eq(snap.c.bytes[DIR_IN], a[i].bytes);
+		ck_assert_uint_eq(snap.c.calls[DIR_IN], OKS_PER_THREAD);
+		ck_assert_uint_eq(snap.c.errors[DIR_OUT][ERR_AGAIN],
+				  ERRS_PER_THREAD);
+	}
+	/* Each group of 16 calls moves 1..8 + 1..7 = 64 bytes. */
+	ck_assert_uint_eq(a[0].bytes, GROUPS * 64);
+}
+END_TEST
+
+START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
+{
+	const int fds[THREADS] = { 66, 66, 66, 66 };
+	struct adder a[THREADS];
+	struct fd_counters got;
+	struct fd_snapshot snap;
+	uint64_t bytes = 0;
+	unsigned i, retired = 0;
+	int done = 0;
+
+	memset(&got, 0, sizeof(got));
+	fdtab_open(&tab, 66, KIND_TCP, 1, NULL, NULL, &snap);
+	start_adders(a, fds, &done);
+	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < THREADS) {
+		/* A close, then the fd number reused at once (with and without
+		 * a seen close). */
+		if (fdtab_retire(&tab, 66, &snap) == 1) {
+			fd_counters_add(&got, &snap.c);
+			retired++;
+		}
+		if (fdtab_open(&tab, 66, KIND_TCP, 2, NULL, NULL, &snap) == 1) {
+			fd_counters_add(&got, &snap.c);
+			retired++;
+		}
+		if (fdtab_open(&tab, 66, KIND_TCP, 3, NULL, NULL, &snap) == 1) {
+			fd_counters_add(&got, &snap.c);
+			retired++;
+		}
+	}
+	join_adders(a);
+	ck_assert_int_eq(fdtab_retire(&tab, 66, &snap), 1);
+	fd_counters_add(&got, &snap.c);
+	for (i = 0; i < THREADS; i++)
+		bytes += a[i].bytes;
+	ck_assert_uint_gt(retired, 1);
+	ck_assert_uint_eq(got.bytes[DIR_IN], bytes);
+	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD);
+	ck_assert_uint_eq(got.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
+	ck_assert_uint_eq(got.errors[DIR_OUT][ERR_AGAIN],
+			  THREADS * ERRS_PER_THREAD);
+	ck_assert_uint_eq(got.sizes[DIR_IN][1], THREADS * 2 * GROUPS);
+	ck_assert_uint_eq(got.sizes[DIR_IN][4], THREADS * GROUPS);
+}
+END_TEST
+
+static TCase *tc_threads(void)
+{
+	TCase *tc = tcase_create("threads");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_one_slot);
+	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_separate_slots);
+	tcase_add_test(tc, test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing);
+	return tc;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("fdtab");
+	SRunner *sr;
+	int failed;
+
+	suite_add_tcase(s, tc_bounds());
+	suite_add_tcase(s, tc_account());
+	suite_add_tcase(s, tc_lifecycle());
+	suite_add_tcase(s, tc_threads());
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}

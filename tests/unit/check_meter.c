@@ -1,0 +1,905 @@
+/*
+ * check_meter.c - the metering state of one process (core/meter.h), driven
+ * by hand: fake fd numbers, counts added straight into their slots, ticks
+ * at chosen times, and the JSON log read back.
+ */
+#include "../../core/meter.h"
+#include "unit_util.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FD_CAP 1024
+#define MONO0 (1000 * NS_PER_S)          /* monotonic time at start */
+#define REAL0 (1700000000ull * NS_PER_S) /* real time at start */
+
+struct reports {
+	unsigned n;
+	char last[1024];
+};
+
+static void on_report(void *ctx, const char *msg)
+{
+	struct reports *r = ctx;
+
+	r->n++;
+	snprintf(r->last, sizeof(r->last), "%s", msg);
+}
+
+static char dir[64];
+static char log_path[128];
+static struct config cfg;
+static struct meter m;
+static struct reports rep;
+
+/* Time ms milliseconds after start, both clocks. */
+static struct meter_time at_ms(uint64_t ms)
+{
+	struct meter_time t = { MONO0 + ms * 1000000ull,
+				REAL0 + ms * 1000000ull };
+
+	return t;
+}
+
+static struct meter_time at_s(uint64_t s)
+{
+	return at_ms(s * 1000);
+}
+
+static void setup(void)
+{
+	uu_tmpdir(dir, sizeof(dir));
+	snprintf(log_path, sizeof(log_path), "%s/meter.log", dir);
+	memset(&rep, 0, sizeof(rep));
+	config_defaults(&cfg);
+	cfg.format = FORMAT_JSON;
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", log_path);
+}
+
+static void teardown(void)
+{
+	meter_destroy(&m);
+	uu_rmtree(dir);
+}
+
+/* meter_init with cfg as the test left it. */
+static void start(void)
+{
+	ck_assert_int_eq(meter_init(&m, &cfg, "unitprog", 4242, FD_CAP,
+				    at_s(0), on_report, &rep),
+			 0);
+}
+
+static struct fd_addr addr4(const char *ip, unsigned port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
+	return a;
+}
+
+/* A TCP connection on fake fd number fd, opened at second s. */
+static void open_tcp(int fd, uint64_t s)
+{
+	struct fd_addr l = addr4("127.0.0.1", 40000 + (unsigned)fd);
+	struct fd_addr p = addr4("10.1.2.3", 443);
+
+	meter_opened(&m, fd, KIND_TCP, at_s(s).real_ns, &l, &p);
+}
+
+/* One successful data call moving n bytes, as a wrapper would count it. */
+static void move(int fd, enum fd_dir dir_, uint64_t n)
+{
+	struct fd_slot *s = fdtab_slot(&m.tab, fd);
+
+	ck_assert_ptr_nonnull(s);
+	fd_account(s, dir_, (int64_t)n, 0, m.acct);
+}
+
+/* One failed data call with errno err. */
+static void fail_call(int fd, enum fd_dir dir_, int err)
+{
+	struct fd_slot *s = fdtab_slot(&m.tab, fd);
+
+	ck_assert_ptr_nonnull(s);
+	fd_account(s, dir_, -1, err, m.acct);
+}
+
+static int starts_with(const char *s, const char *head)
+{
+	return strncmp(s, head, strlen(head)) == 0;
+}
+
+/* Ticks at every whole second from..to (inclusive). */
+static void tick_seconds(uint64_t from, uint64_t to)
+{
+	uint64_t s;
+
+	for (s = from; s <= to; s++)
+		meter_tick(&m, at_s(s));
+}
+
+/* The log so far (malloc'ed). */
+static char *log_text(void)
+{
+	return uu_slurp(log_path);
+}
+
+/* The rate of span label in direction "in"/"out" inside an fd object. */
+static double rate_of(const char *fdpart, const char *label, const char *d)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":{", label);
+	p = strstr(fdpart, pat);
+	ck_assert_msg(p != NULL, "no rate %s in %s", label, fdpart);
+	return uu_json_double(p, d);
+}
+
+/* --- interval records ------------------------------------------------------- */
+
+START_TEST(test_meter_interval_record_appears_at_interval_not_before)
+{
+	char *log;
+	uint64_t k, next;
+
+	start();
+	open_tcp(100, 0);
+	for (k = 1; k <= 9; k++) {
+		move(100, DIR_IN, 1000 * k);
+		move(100, DIR_OUT, 10 * k);
+		next = meter_tick(&m, at_s(k));
+		/* Windows on: the next tick is the next bucket boundary. */
+		ck_assert_uint_eq(next, at_s(k + 1).mono_ns);
+	}
+	log = log_text();
+	ck_assert_str_eq(log, ""); /* 9 s: nothing yet */
+	free(log);
+
+	move(100, DIR_IN, 10000);
+	move(100, DIR_OUT, 100);
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 1);
+	ck_assert(starts_with(log, "{\"type\":\"interval\",\"ts\":1700000010.000000,"
+				   "\"pid\":4242,\"prog\":\"unitprog\","
+				   "\"start\":1700000000.000000,\"totals\":{"));
+	ck_assert_uint_eq(uu_json_u64(log, "fds_open"), 1);
+	ck_assert_uint_eq(uu_json_u64(log, "fds_closed"), 0);
+	ck_assert_uint_eq(uu_json_u64(log, "bytes_in"), 55000); /* totals */
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(log, 100), "bytes_in"), 55000);
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(log, 100), "bytes_out"), 550);
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(log, 100), "calls_in"), 10);
+	ck_assert_ptr_nonnull(strstr(log, "\"kind\":\"tcp\",\"local\":\"127.0.0.1:40100\",\"peer\":\"10.1.2.3:443\""));
+	/* 1s: the last completed bucket, [9 s, 10 s). */
+	ck_assert_double_eq(rate_of(uu_json_fd(log, 100), "1s", "in"), 10000.0);
+	ck_assert_double_eq(rate_of(uu_json_fd(log, 100), "1s", "out"), 100.0);
+	/* 10s and 60s: everything over the 10 s the connection lived. */
+	ck_assert_double_eq(rate_of(uu_json_fd(log, 100), "10s", "in"), 5500.0);
+	ck_assert_double_eq(rate_of(uu_json_fd(log, 100), "60s", "in"), 5500.0);
+	ck_assert_double_eq(rate_of(uu_json_fd(log, 100), "60s", "out"), 55.0);
+	ck_assert_ptr_nonnull(strstr(log, "\"opened\":1700000000.000000,\"last_active\":1700000010.000000}"));
+	ck_assert_ptr_nonnull(strstr(log, "\"fds_omitted\":0}\n"));
+	ck_assert(uu_python_json_lines_ok(log_path));
+	free(log);
+
+	/* The next one is due 10 s later, not before. */
+	tick_seconds(11, 19);
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 1);
+	free(log);
+	move(100, DIR_IN, 1);
+	meter_tick(&m, at_s(20));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	free(log);
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
+START_TEST(test_meter_young_connection_rates_divide_by_the_buckets_it_lived)
+{
+	char *log;
+	const char *f;
+
+	start();
+	tick_seconds(1, 8);
+	/* Opened between the ticks at 8 s and 9 s. */
+	open_tcp(100, 8);
+	move(100, DIR_IN, 3000); /* bucket [8 s, 9 s) */
+	meter_tick(&m, at_s(9));
+	move(100, DIR_IN, 500);  /* bucket [9 s, 10 s) */
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	f = uu_json_fd(log, 100);
+	ck_assert_double_eq(rate_of(f, "1s", "in"), 500.0);
+	ck_assert_double_eq(rate_of(f, "10s", "in"), 1750.0);
+	ck_assert_double_eq(rate_of(f, "60s", "in"), 1750.0);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_steady_traffic_gives_exact_rates_on_every_span_after_a_minute)
+{
+	char *log;
+	const char *f;
+	uint64_t k;
+
+	start();
+	open_tcp(100, 0);
+	for (k = 1; k <= 75; k++) {
+		move(100, DIR_OUT, 2048);
+		meter_tick(&m, at_s(k));
+	}
+	meter_exit(&m, at_s(75));
+	log = log_text();
+	f = uu_json_fd(strstr(log, "{\"type\":\"exit\""), 100);
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_out"), 75 * 2048);
+	ck_assert_double_eq(rate_of(f, "1s", "out"), 2048.0);
+	ck_assert_double_eq(rate_of(f, "10s", "out"), 2048.0);
+	ck_assert_double_eq(rate_of(f, "60s", "out"), 2048.0);
+	ck_assert_double_eq(rate_of(f, "60s", "in"), 0.0);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_burst_in_first_second_leaves_every_span_after_it_passes)
+{
+	char *log;
+	const char *f;
+
+	/* A burst in bucket 0, then silence: each span's sum must fall to
+	 * exactly 0 once the burst has left it, never wrap below 0 (the
+	 * meter numbers buckets from 0, where window.c once wrapped). */
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 1000);
+	tick_seconds(1, 59);
+	meter_exit(&m, at_s(60));
+	log = log_text();
+	f = uu_json_fd(strstr(log, "{\"type\":\"exit\""), 100);
+	ck_assert_double_eq(rate_of(f, "1s", "in"), 0.0);
+	ck_assert_double_eq(rate_of(f, "10s", "in"), 0.0);
+	/* 60 s: buckets 0..59 still hold the burst. */
+	ck_assert_double_eq_tol(rate_of(f, "60s", "in"), 1000.0 / 60, 0.05);
+	free(log);
+
+	meter_destroy(&m);
+	unlink(log_path);
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 1000);
+	tick_seconds(1, 70);
+	meter_exit(&m, at_s(71));
+	log = log_text();
+	f = uu_json_fd(strstr(log, "{\"type\":\"exit\""), 100);
+	ck_assert_double_eq(rate_of(f, "60s", "in"), 0.0);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_top_n_lists_busiest_first_and_counts_omitted)
+{
+	static const uint64_t bytes[5] = { 100, 500, 300, 400, 200 };
+	char *log;
+	int fd;
+
+	cfg.top = 2;
+	start();
+	for (fd = 100; fd < 105; fd++)
+		open_tcp(fd, 0);
+	tick_seconds(1, 9);
+	for (fd = 100; fd < 105; fd++)
+		move(fd, DIR_IN, bytes[fd - 100]);
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 1);
+	ck_assert_uint_eq(uu_count(log, "{\"fd\":"), 2);
+	ck_assert(uu_json_has_fd(log, 101));
+	ck_assert(uu_json_has_fd(log, 103));
+	ck_assert(strstr(log, "{\"fd\":101,") < strstr(log, "{\"fd\":103,"));
+	ck_assert_uint_eq(uu_json_u64(log, "fds_omitted"), 3);
+	ck_assert_uint_eq(uu_json_u64(log, "fds_open"), 5);
+	ck_assert_uint_eq(uu_json_u64(log, "bytes_in"), 1500);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_top_n_with_windows_off_ranks_by_bytes_since_last_record)
+{
+	char *log;
+	char *second;
+
+	cfg.top = 1;
+	cfg.category[CAT_WINDOWS] = false;
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 5000);
+	move(101, DIR_IN, 10);
+	/* Without windows the ticker only wakes for drains and records. */
+	ck_assert_uint_eq(meter_tick(&m, at_s(1)), at_s(2).mono_ns);
+	meter_tick(&m, at_s(10));
+	/* Since the first record, 101 moved more than 100. */
+	move(100, DIR_IN, 100);
+	move(101, DIR_IN, 200);
+	meter_tick(&m, at_s(20));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	ck_assert_ptr_null(strstr(log, "\"rates\""));
+	ck_assert(uu_json_has_fd(log, 100));
+	ck_assert(!uu_json_has_fd(strchr(log, '\n'), 100));
+	second = uu_line(log, 1);
+	ck_assert(uu_json_has_fd(second, 101));
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(second, 101), "bytes_in"), 210);
+	ck_assert_uint_eq(uu_json_u64(second, "fds_omitted"), 1);
+	free(second);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_fd_idle_since_last_record_is_not_listed)
+{
+	char *log, *second;
+
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 10);
+	move(101, DIR_IN, 20);
+	tick_seconds(1, 10);
+	move(101, DIR_OUT, 5);
+	tick_seconds(11, 20);
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	ck_assert(uu_json_has_fd(log, 100));
+	second = uu_line(log, 1);
+	ck_assert(!uu_json_has_fd(second, 100));
+	ck_assert(uu_json_has_fd(second, 101));
+	ck_assert_uint_eq(uu_json_u64(second, "fds_open"), 2);
+	ck_assert_uint_eq(uu_json_u64(second, "bytes_in"), 30);
+	ck_assert_uint_eq(uu_json_u64(second, "fds_omitted"), 0);
+	free(second);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_only_failed_calls_count_as_activity)
+{
+	char *log;
+
+	start();
+	open_tcp(100, 0);
+	tick_seconds(1, 9);
+	fail_call(100, DIR_IN, EAGAIN);
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	ck_assert(uu_json_has_fd(log, 100));
+	ck_assert_ptr_nonnull(strstr(log, "\"errors_in\":{\"again\":1,"));
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_set_addrs_shows_new_peer)
+{
+	struct fd_addr p = addr4("192.0.2.9", 8080);
+	char *log;
+
+	start();
+	meter_opened(&m, 100, KIND_TCP, at_s(0).real_ns, NULL, NULL);
+	meter_set_addrs(&m, 100, NULL, &p);
+	move(100, DIR_OUT, 1);
+	tick_seconds(1, 10);
+	log = log_text();
+	ck_assert_ptr_nonnull(strstr(log, "\"local\":\"\",\"peer\":\"192.0.2.9:8080\""));
+	free(log);
+}
+END_TEST
+
+static TCase *tc_interval(void)
+{
+	TCase *tc = tcase_create("interval");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_meter_interval_record_appears_at_interval_not_before);
+	tcase_add_test(tc, test_meter_young_connection_rates_divide_by_the_buckets_it_lived);
+	tcase_add_test(tc, test_meter_steady_traffic_gives_exact_rates_on_every_span_after_a_minute);
+	tcase_add_test(tc, test_meter_burst_in_first_second_leaves_every_span_after_it_passes);
+	tcase_add_test(tc, test_meter_top_n_lists_busiest_first_and_counts_omitted);
+	tcase_add_test(tc, test_meter_top_n_with_windows_off_ranks_by_bytes_since_last_record);
+	tcase_add_test(tc, test_meter_fd_idle_since_last_record_is_not_listed);
+	tcase_add_test(tc, test_meter_only_failed_calls_count_as_activity);
+	tcase_add_test(tc, test_meter_set_addrs_shows_new_peer);
+	return tc;
+}
+
+/* --- close and exit records ------------------------------------------------- */
+
+START_TEST(test_meter_close_record_has_exact_lifetime_totals)
+{
+	char *log, *line;
+	const char *f;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 700);
+	tick_seconds(1, 2);
+	move(100, DIR_IN, 300);
+	move(100, DIR_OUT, 42);
+	meter_closed(&m, 100, at_ms(2500).real_ns);
+	/* Nothing is written by the close itself: the ticker drains. */
+	log = log_text();
+	ck_assert_str_eq(log, "");
+	free(log);
+	meter_tick(&m, at_s(3));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 1);
+	line = uu_line(log, 0);
+	ck_assert(starts_with(line, "{\"type\":\"close\",\"ts\":1700000003.000000,"));
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	f = uu_json_fd(line, 100);
+	ck_assert_uint_eq(uu_count(line, "{\"fd\":"), 1);
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_in"), 1000);
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_out"), 42);
+	ck_assert_uint_eq(uu_json_u64(f, "calls_in"), 2);
+	ck_assert_ptr_null(strstr(f, "\"rates\""));
+	ck_assert_ptr_nonnull(strstr(f, "\"opened\":1700000000.000000,"));
+	ck_assert_ptr_nonnull(strstr(f, "\"last_active\":1700000002.500000,"));
+	ck_assert_ptr_nonnull(strstr(f, "\"closed\":1700000002.500000,\"duration\":2.500000,\"avg_rate\":{\"in\":400.0,\"out\":16.8}}"));
+	free(line);
+	free(log);
+
+	/* The closed fd is in no later interval record, but in the totals. */
+	tick_seconds(4, 10);
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	line = uu_line(log, 1);
+	ck_assert(starts_with(line, "{\"type\":\"interval\""));
+	ck_assert(!uu_json_has_fd(line, 100));
+	ck_assert_uint_eq(uu_json_u64(line, "fds_open"), 0);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 1000);
+	free(line);
+	free(log);
+	ck_assert(uu_python_json_lines_ok(log_path));
+}
+END_TEST
+
+START_TEST(test_meter_close_of_untracked_or_unknown_fd_writes_nothing)
+{
+	char *log;
+
+	start();
+	meter_opened(&m, 100, KIND_PIPE, at_s(0).real_ns, NULL, NULL);
+	meter_closed(&m, 100, at_s(1).real_ns);
+	meter_closed(&m, 101, at_s(1).real_ns);
+	meter_closed(&m, 5000, at_s(1).real_ns);
+	meter_closed(&m, -1, at_s(1).real_ns);
+	meter_tick(&m, at_s(1));
+	log = log_text();
+	ck_assert_str_eq(log, "");
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_reopen_over_unseen_close_writes_stale_close_record)
+{
+	char *log;
+	const char *f;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 64);
+	tick_seconds(1, 3);
+	/* fd 100 reused without a close we saw. */
+	meter_opened(&m, 100, KIND_UDP, at_s(3).real_ns, NULL, NULL);
+	move(100, DIR_IN, 8);
+	meter_tick(&m, at_s(4));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 1);
+	f = uu_json_fd(log, 100);
+	ck_assert(starts_with(log, "{\"type\":\"close\""));
+	ck_assert_ptr_nonnull(strstr(f, "\"kind\":\"tcp\""));
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_in"), 64);
+	free(log);
+	tick_seconds(5, 10);
+	log = log_text();
+	f = uu_json_fd(strstr(log, "{\"type\":\"interval\""), 100);
+	ck_assert_ptr_nonnull(strstr(f, "\"kind\":\"udp\""));
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_in"), 8);
+	/* 8 bytes over the 7 buckets 3..9 it lived, printed as 1.1 */
+	ck_assert_double_eq_tol(rate_of(f, "10s", "in"), 8.0 / 7, 0.05);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_exit_record_totals_include_closed_fds)
+{
+	char *log, *line;
+
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 1000);
+	move(101, DIR_IN, 234);
+	move(101, DIR_OUT, 5);
+	tick_seconds(1, 3);
+	meter_closed(&m, 100, at_s(3).real_ns);
+	meter_exit(&m, at_s(4));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	line = uu_line(log, 1);
+	ck_assert(starts_with(line, "{\"type\":\"exit\",\"ts\":1700000004.000000,"));
+	ck_assert_ptr_nonnull(strstr(line, "\"totals\":{\"fds_open\":1,\"fds_closed\":1,\"bytes_in\":1234,\"calls_in\":2,\"bytes_out\":5,\"calls_out\":1,"));
+	/* Lists the open fds, idle ones included; not the closed one. */
+	ck_assert(!uu_json_has_fd(line, 100));
+	ck_assert(uu_json_has_fd(line, 101));
+	free(line);
+	free(log);
+
+	/* Finished: later ticks and exits write nothing. */
+	move(101, DIR_IN, 1);
+	meter_tick(&m, at_s(10));
+	meter_exit(&m, at_s(11));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	free(log);
+	ck_assert(uu_python_json_lines_ok(log_path));
+}
+END_TEST
+
+START_TEST(test_meter_exit_without_any_tracked_fd_writes_no_log)
+{
+	start();
+	meter_opened(&m, 100, KIND_FILE, at_s(0).real_ns, NULL, NULL);
+	tick_seconds(1, 9);
+	meter_exit(&m, at_s(9));
+	ck_assert_int_ne(access(log_path, F_OK), 0);
+}
+END_TEST
+
+/*
+ * A close record's totals are the process totals at that tick: open fds
+ * included, so totals never fall from one record to the next.
+ */
+START_TEST(test_meter_close_record_totals_count_open_fds_too)
+{
+	char *log, *line;
+
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 1000);
+	move(101, DIR_IN, 1000);
+	tick_seconds(1, 10);
+	meter_closed(&m, 100, at_s(10).real_ns);
+	meter_tick(&m, at_s(11));
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"close\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_open"), 1);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 2000);
+	free(line);
+	free(log);
+}
+END_TEST
+
+static TCase *tc_close(void)
+{
+	TCase *tc = tcase_create("close_and_exit");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_totals);
+	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
+	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
+	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
+	tcase_add_test(tc, test_meter_exit_without_any_tracked_fd_writes_no_log);
+	tcase_add_test(tc, test_meter_close_record_totals_count_open_fds_too);
+	return tc;
+}
+
+/* --- the close queue ---------------------------------------------------------- */
+
+#define BURST (METER_QUEUE_CAP + 904)
+
+START_TEST(test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropped)
+{
+	uint64_t i, sum_listed = 0;
+	unsigned n_close = 0;
+	char *log, *line, *p;
+
+	start();
+	for (i = 0; i < BURST; i++) {
+		open_tcp(200, 0);
+		move(200, DIR_IN, i + 1);
+		meter_closed(&m, 200, at_s(0).real_ns + i);
+	}
+	meter_tick(&m, at_s(1));
+	meter_exit(&m, at_s(2));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), METER_QUEUE_CAP + 1);
+	for (p = log; (p = strstr(p, "{\"type\":\"close\"")) != NULL; p++) {
+		sum_listed += uu_json_u64(uu_json_fd(p, 200), "bytes_in");
+		n_close++;
+	}
+	ck_assert_uint_eq(n_close, METER_QUEUE_CAP);
+	/* The first METER_QUEUE_CAP closes got records: 1 + ... + CAP. */
+	ck_assert_uint_eq(sum_listed,
+			  (uint64_t)METER_QUEUE_CAP * (METER_QUEUE_CAP + 1) / 2);
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), BURST);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"),
+			  (uint64_t)BURST * (BURST + 1) / 2);
+	ck_assert_uint_eq(uu_json_u64(line, "calls_in"), BURST);
+	ck_assert_uint_eq(uu_json_u64(line, "close_records_dropped"), 904);
+	free(line);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_queue_is_reusable_after_drain)
+{
+	uint64_t i;
+	char *log, *line;
+
+	start();
+	for (i = 0; i < 3 * METER_QUEUE_CAP; i++) {
+		open_tcp(200, 0);
+		move(200, DIR_OUT, 2);
+		meter_closed(&m, 200, at_s(0).real_ns);
+		if (i % 1000 == 999)
+			meter_tick(&m, at_ms(i));
+	}
+	meter_exit(&m, at_s(20));
+	log = log_text();
+	ck_assert_uint_eq(uu_count(log, "{\"type\":\"close\""),
+			  3 * METER_QUEUE_CAP);
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 6 * METER_QUEUE_CAP);
+	ck_assert_ptr_null(strstr(log, "close_records_dropped"));
+	free(line);
+	free(log);
+}
+END_TEST
+
+static TCase *tc_queue(void)
+{
+	TCase *tc = tcase_create("close_queue");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropped);
+	tcase_add_test(tc, test_meter_queue_is_reusable_after_drain);
+	return tc;
+}
+
+/* --- configuration and fork -------------------------------------------------- */
+
+START_TEST(test_meter_track_kind_follows_track_config)
+{
+	start();
+	ck_assert_int_eq(meter_track_kind(&m, KIND_TCP), KIND_TCP);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UDP), KIND_UDP);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UNIX_STREAM), KIND_UNIX_STREAM);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UNIX_DGRAM), KIND_UNIX_DGRAM);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_OTHER_SOCKET), KIND_OTHER_SOCKET);
+	/* Off by default. */
+	ck_assert_int_eq(meter_track_kind(&m, KIND_PIPE), KIND_UNTRACKED);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_FILE), KIND_UNTRACKED);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_TTY), KIND_UNTRACKED);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UNKNOWN), KIND_UNKNOWN);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UNTRACKED), KIND_UNTRACKED);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_BUSY), KIND_UNTRACKED);
+	meter_destroy(&m);
+
+	cfg.track[TRACK_PIPES] = true;
+	cfg.track[TRACK_TCP] = false;
+	start();
+	ck_assert_int_eq(meter_track_kind(&m, KIND_PIPE), KIND_PIPE);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_TCP), KIND_UNTRACKED);
+	ck_assert_int_eq(meter_track_kind(&m, KIND_UDP), KIND_UDP);
+}
+END_TEST
+
+START_TEST(test_meter_opened_with_untracked_kind_is_not_metered)
+{
+	struct fd_snapshot snap;
+
+	start();
+	meter_opened(&m, 100, KIND_PIPE, at_s(0).real_ns, NULL, NULL);
+	ck_assert_int_eq(fdtab_kind(fdtab_slot(&m.tab, 100)), KIND_UNTRACKED);
+	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 0);
+	meter_exit(&m, at_s(1));
+	ck_assert_int_eq(access(log_path, F_OK), -1); /* no tracked fd: no log */
+}
+END_TEST
+
+START_TEST(test_meter_bytes_off_windows_on_still_gives_rates)
+{
+	char *log;
+	const char *f;
+
+	cfg.category[CAT_BYTES] = false;
+	start();
+	ck_assert(m.acct & ACCT_BYTES);
+	open_tcp(100, 0);
+	tick_seconds(1, 9);
+	move(100, DIR_IN, 4096);
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	ck_assert_ptr_null(strstr(log, "\"bytes_"));
+	f = uu_json_fd(log, 100);
+	ck_assert_double_eq(rate_of(f, "1s", "in"), 4096.0);
+	free(log);
+}
+END_TEST
+
+START_TEST(test_meter_categories_off_are_not_counted)
+{
+	struct fd_snapshot snap;
+
+	cfg.category[CAT_CALLS] = false;
+	cfg.category[CAT_SIZES] = false;
+	cfg.category[CAT_ERRORS] = false;
+	cfg.category[CAT_WINDOWS] = false;
+	cfg.category[CAT_BYTES] = false;
+	start();
+	ck_assert_uint_eq(m.acct, 0);
+	open_tcp(100, 0);
+	move(100, DIR_IN, 4096);
+	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 1);
+	ck_assert_uint_eq(snap.c.bytes[DIR_IN], 0);
+	ck_assert_uint_eq(snap.c.calls[DIR_IN], 0);
+}
+END_TEST
+
+START_TEST(test_meter_after_fork_starts_from_zero_with_child_log)
+{
+	char child_log[160], *log;
+	char *parent_before, *parent_after;
+	struct fd_snapshot snap;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/m.%%p.log", dir);
+	snprintf(log_path, sizeof(log_path), "%s/m.4242.log", dir);
+	snprintf(child_log, sizeof(child_log), "%s/m.4243.log", dir);
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 5000);
+	move(101, DIR_IN, 7000);
+	meter_closed(&m, 101, at_s(1).real_ns);
+	tick_seconds(1, 10);
+	open_tcp(102, 10);
+	move(102, DIR_IN, 1);
+	meter_closed(&m, 102, at_s(11).real_ns); /* still queued at fork */
+	parent_before = uu_slurp(log_path);
+	ck_assert_uint_eq(uu_count_lines(parent_before), 2);
+
+	meter_after_fork(&m, 4243, at_s(20));
+	ck_assert_int_eq(fdtab_kind(fdtab_slot(&m.tab, 100)), KIND_UNKNOWN);
+	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 0);
+	/* The child's first call on the inherited fd classifies it. */
+	ck_assert_int_eq(fdtab_classify(&m.tab, 100, KIND_TCP, NULL, NULL),
+			 KIND_TCP);
+	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 1);
+	ck_assert_uint_eq(snap.c.bytes[DIR_IN], 0);
+	move(100, DIR_IN, 7);
+	tick_seconds(21, 30);
+	meter_exit(&m, at_s(31));
+
+	log = uu_slurp(child_log);
+	ck_assert_uint_eq(uu_count_lines(log), 2); /* interval at 30, exit */
+	ck_assert_ptr_nonnull(strstr(log, "\"pid\":4243,"));
+	ck_assert_ptr_nonnull(strstr(log, "\"start\":1700000020.000000,"));
+	ck_assert_ptr_null(strstr(log, "\"type\":\"close\""));
+	ck_assert_ptr_nonnull(strstr(log, "\"totals\":{\"fds_open\":1,\"fds_closed\":0,\"bytes_in\":7,"));
+	ck_assert_ptr_nonnull(strstr(log, "\"opened\":null"));
+	free(log);
+	/* The parent's log is untouched by the child. */
+	parent_after = uu_slurp(log_path);
+	ck_assert_str_eq(parent_after, parent_before);
+	free(parent_before);
+	free(parent_after);
+}
+END_TEST
+
+START_TEST(test_meter_unwritable_log_is_reported_once_and_metering_goes_on)
+{
+	struct fd_snapshot snap;
+	char missing[128];
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/missing/x.log", dir);
+	snprintf(missing, sizeof(missing), "%s/missing", dir);
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 9);
+	tick_seconds(1, 30);
+	meter_exit(&m, at_s(31));
+	ck_assert_uint_eq(rep.n, 1);
+	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 1);
+	ck_assert_uint_eq(snap.c.bytes[DIR_IN], 9);
+	ck_assert_ptr_nonnull(strstr(rep.last, "x.log"));
+	ck_assert_int_ne(access(missing, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_meter_init_with_zero_fd_cap_fails_and_meters_nothing)
+{
+	ck_assert_int_lt(meter_init(&m, &cfg, "p", 1, 0, at_s(0), on_report,
+				    &rep),
+			 0);
+	ck_assert_ptr_null(fdtab_slot(&m.tab, 0));
+	meter_opened(&m, 3, KIND_TCP, 0, NULL, NULL);
+	meter_closed(&m, 3, 0);
+	meter_tick(&m, at_s(10));
+	meter_exit(&m, at_s(11));
+	ck_assert_int_ne(access(log_path, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_meter_build_fills_header_and_totals_without_writing)
+{
+	struct summary r;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 3);
+	meter_closed(&m, 100, at_s(1).real_ns);
+	meter_tick(&m, at_s(1));
+	meter_build(&m, SUMMARY_INTERVAL, at_s(2), &r);
+	ck_assert_int_eq(r.type, SUMMARY_INTERVAL);
+	ck_assert_uint_eq(r.ts_ns, at_s(2).real_ns);
+	ck_assert_int_eq(r.pid, 4242);
+	ck_assert_str_eq(r.prog, "unitprog");
+	ck_assert_uint_eq(r.start_ns, REAL0);
+	ck_assert_uint_eq(r.fds_closed, 1);
+	ck_assert_uint_eq(r.totals.bytes[DIR_IN], 3);
+	ck_assert_uint_eq(r.nfds, 0);
+}
+END_TEST
+
+static TCase *tc_config(void)
+{
+	TCase *tc = tcase_create("config_and_fork");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_meter_track_kind_follows_track_config);
+	tcase_add_test(tc, test_meter_opened_with_untracked_kind_is_not_metered);
+	tcase_add_test(tc, test_meter_bytes_off_windows_on_still_gives_rates);
+	tcase_add_test(tc, test_meter_categories_off_are_not_counted);
+	tcase_add_test(tc, test_meter_after_fork_starts_from_zero_with_child_log);
+	tcase_add_test(tc, test_meter_unwritable_log_is_reported_once_and_metering_goes_on);
+	tcase_add_test(tc, test_meter_init_with_zero_fd_cap_fails_and_meters_nothing);
+	tcase_add_test(tc, test_meter_build_fills_header_and_totals_without_writing);
+	return tc;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("meter");
+	SRunner *sr;
+	int failed;
+
+	suite_add_tcase(s, tc_interval());
+	suite_add_tcase(s, tc_close());
+	suite_add_tcase(s, tc_queue());
+	suite_add_tcase(s, tc_config());
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}

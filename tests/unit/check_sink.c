@@ -1,0 +1,434 @@
+/*
+ * check_sink.c - the log destination (core/sink.h): path templates, file
+ * creation and appending, refusal of symlinks and FIFOs, one warning per
+ * failure streak, and a host that survives SIGPIPE and SIGXFSZ from our own
+ * writes.
+ */
+#include "../../core/sink.h"
+#include "unit_util.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What the report callback saw. */
+struct reports {
+	unsigned n;
+	char last[1024];
+};
+
+static void on_report(void *ctx, const char *msg)
+{
+	struct reports *r = ctx;
+
+	r->n++;
+	snprintf(r->last, sizeof(r->last), "%s", msg);
+}
+
+static char dir[64];
+static struct reports rep;
+static struct sink sk;
+
+static void setup(void)
+{
+	uu_tmpdir(dir, sizeof(dir));
+	memset(&rep, 0, sizeof(rep));
+	umask(0); /* so the mode we see is the one the sink asked for */
+}
+
+static void teardown(void)
+{
+	uu_rmtree(dir);
+}
+
+/* --- templates -------------------------------------------------------- */
+
+START_TEST(test_sink_expand_replaces_pid_name_time_uid_and_percent)
+{
+	char out[128];
+
+	ck_assert_int_eq(sink_expand("/x/%n.%p.%t.%u.%%.log", 42, "a/b/c",
+				     1700000000, 1000, out, sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "/x/a_b_c.42.1700000000.1000.%.log");
+	ck_assert_int_eq(sink_expand("plain", 1, "p", 2, 3, out, sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "plain");
+	ck_assert_int_eq(sink_expand("", 1, "p", 2, 3, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(sink_expand("%p%p", -1, "p", 2, 3, out, sizeof(out)),
+			 0);
+	ck_assert_str_eq(out, "-1-1");
+}
+END_TEST
+
+START_TEST(test_sink_expand_unknown_or_trailing_escape_is_einval_with_empty_out)
+{
+	char out[64];
+
+	memset(out, 'x', sizeof(out));
+	ck_assert_int_eq(sink_expand("/x/%q", 1, "p", 2, 3, out, sizeof(out)),
+			 -EINVAL);
+	ck_assert_str_eq(out, "");
+	memset(out, 'x', sizeof(out));
+	ck_assert_int_eq(sink_expand("/x/log%", 1, "p", 2, 3, out, sizeof(out)),
+			 -EINVAL);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_sink_expand_too_long_is_enametoolong_with_empty_out)
+{
+	char out[8];
+
+	ck_assert_int_eq(sink_expand("abcdefg", 1, "p", 2, 3, out, sizeof(out)),
+			 0); /* 7 bytes and the NUL fit exactly */
+	ck_assert_str_eq(out, "abcdefg");
+	ck_assert_int_eq(sink_expand("abcdefgh", 1, "p", 2, 3, out, sizeof(out)),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(sink_expand("l.%n", 1, "program", 2, 3, out,
+				     sizeof(out)),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(sink_expand("%t", 1, "p", 123456789, 3, out,
+				     sizeof(out)),
+			 -ENAMETOOLONG);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+static TCase *tc_expand(void)
+{
+	TCase *tc = tcase_create("expand");
+
+	tcase_add_test(tc, test_sink_expand_replaces_pid_name_time_uid_and_percent);
+	tcase_add_test(tc, test_sink_expand_unknown_or_trailing_escape_is_einval_with_empty_out);
+	tcase_add_test(tc, test_sink_expand_too_long_is_enametoolong_with_empty_out);
+	return tc;
+}
+
+/* --- files ---------------------------------------------------------------- */
+
+START_TEST(test_sink_write_creates_file_0600_and_appends)
+{
+	char tmpl[128], path[128];
+	struct stat st;
+	char *text;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/%%n.%%p.log", dir);
+	snprintf(path, sizeof(path), "%s/my_prog.77.log", dir);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 77, "my/prog", 5, on_report, &rep),
+			 0);
+	ck_assert_str_eq(sk.path, path);
+	ck_assert(!sk.to_stderr);
+	/* Nothing is created before there is something to write. */
+	ck_assert_int_eq(sink_write(&sk, "", 0), 0);
+	ck_assert_int_ne(access(path, F_OK), 0);
+
+	ck_assert_int_eq(sink_write(&sk, "one\n", 4), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(sink_write(&sk, "two\n", 4), 0);
+	text = uu_slurp(path);
+	ck_assert_str_eq(text, "one\ntwo\n");
+	free(text);
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
+START_TEST(test_sink_write_preserves_errno)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log", dir);
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	errno = 999;
+	ck_assert_int_eq(sink_write(&sk, "x", 1), 0);
+	ck_assert_int_eq(errno, 999);
+	snprintf(tmpl, sizeof(tmpl), "%s/missing/log", dir);
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	errno = 998;
+	ck_assert_int_lt(sink_write(&sk, "x", 1), 0);
+	ck_assert_int_eq(errno, 998);
+}
+END_TEST
+
+START_TEST(test_sink_write_refuses_planted_symlink_and_reports_once)
+{
+	char tmpl[128], target[128];
+	char *text;
+	struct stat st;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log", dir);
+	snprintf(target, sizeof(target), "%s/victim", dir);
+	{
+		FILE *f = fopen(target, "w");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("keep", f);
+		fclose(f);
+	}
+	ck_assert_int_eq(symlink(target, tmpl), 0);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep), 0);
+	ck_assert_int_eq(sink_write(&sk, "evil\n", 5), -ELOOP);
+	ck_assert_int_eq(sink_write(&sk, "evil\n", 5), -ELOOP);
+	text = uu_slurp(target);
+	ck_assert_str_eq(text, "keep");
+	free(text);
+	ck_assert_int_eq(lstat(tmpl, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_uint_eq(rep.n, 1);
+	ck_assert_ptr_nonnull(strstr(rep.last, tmpl));
+	ck_assert(sk.failing);
+}
+END_TEST
+
+START_TEST(test_sink_write_to_missing_directory_fails_with_enoent_and_reports_once)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/no/such/dir/%%p.log", dir);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep), 0);
+	ck_assert_uint_eq(rep.n, 0);
+	ck_assert_int_eq(sink_write(&sk, "a\n", 2), -ENOENT);
+	ck_assert_int_eq(sink_write(&sk, "b\n", 2), -ENOENT);
+	ck_assert_int_eq(sink_write(&sk, "c\n", 2), -ENOENT);
+	ck_assert_uint_eq(rep.n, 1);
+	ck_assert_ptr_nonnull(strstr(rep.last, "/no/such/dir/5.log"));
+}
+END_TEST
+
+START_TEST(test_sink_recovers_when_directory_appears_and_warns_only_once_ever)
+{
+	char tmpl[160], sub[96], path[160];
+	char *text;
+
+	snprintf(sub, sizeof(sub), "%s/later", dir);
+	snprintf(tmpl, sizeof(tmpl), "%s/log", sub);
+	sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep);
+	ck_assert_int_eq(sink_write(&sk, "lost\n", 5), -ENOENT);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(sink_write(&sk, "kept\n", 5), 0);
+	ck_assert(!sk.failing);
+	snprintf(path, sizeof(path), "%s/log", sub);
+	text = uu_slurp(path);
+	ck_assert_str_eq(text, "kept\n");
+	free(text);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(rmdir(sub), 0);
+	ck_assert_int_eq(sink_write(&sk, "lost\n", 5), -ENOENT);
+	ck_assert_uint_eq(rep.n, 1);
+}
+END_TEST
+
+START_TEST(test_sink_write_to_fifo_without_reader_fails_at_once)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(tmpl, 0600), 0);
+	sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep);
+	/* O_NONBLOCK: no reader gives ENXIO instead of hanging the host. */
+	ck_assert_int_eq(sink_write(&sk, "x\n", 2), -ENXIO);
+	ck_assert_uint_eq(rep.n, 1);
+}
+END_TEST
+
+/* In a child of its own (Check's own writes must not meet the limit):
+ * 0 when both writes failed with EFBIG after 10 bytes, one warning, and no
+ * SIGXFSZ left pending. */
+static int write_over_fsize_limit(const char *path)
+{
+	struct rlimit rl = { 10, 10 };
+	char buf[100];
+	struct stat st;
+	sigset_t pending;
+
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 1;
+	memset(buf, 'z', sizeof(buf));
+	/* The default action of SIGXFSZ would kill us here. */
+	if (sink_write(&sk, buf, sizeof(buf)) != -EFBIG)
+		return 2;
+	if (stat(path, &st) != 0 || st.st_size != 10)
+		return 3;
+	if (sink_write(&sk, buf, sizeof(buf)) != -EFBIG)
+		return 4;
+	if (rep.n != 1)
+		return 5;
+	sigpending(&pending);
+	if (sigismember(&pending, SIGXFSZ))
+		return 6;
+	return 0;
+}
+
+START_TEST(test_sink_write_survives_file_size_limit_sigxfsz)
+{
+	char tmpl[128];
+	pid_t pid;
+	int status;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log", dir);
+	sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(write_over_fsize_limit(tmpl));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(!WIFSIGNALED(status), "killed by signal %d",
+		      WTERMSIG(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+START_TEST(test_sink_init_with_bad_template_reports_once_and_fails)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log.%%q", dir);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep),
+			 -EINVAL);
+	ck_assert_uint_eq(rep.n, 1);
+	ck_assert_ptr_nonnull(strstr(rep.last, "bad path template"));
+}
+END_TEST
+
+/*
+ * A template that does not expand gives its one warning and drops records:
+ * no file named after the raw template is created.
+ */
+START_TEST(test_sink_with_bad_template_drops_records_instead_of_creating_literal_file)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log.%%q", dir);
+	sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep);
+	sink_write(&sk, "x\n", 2);
+	ck_assert_msg(access(tmpl, F_OK) != 0, "%s was created", tmpl);
+	ck_assert_uint_eq(rep.n, 1);
+}
+END_TEST
+
+START_TEST(test_sink_default_template_makes_private_per_user_directory)
+{
+	char want[128], udir[64];
+	struct stat st;
+
+	snprintf(udir, sizeof(udir), "/tmp/sockmeter-%u", (unsigned)getuid());
+	snprintf(want, sizeof(want), "%s/unit_prog.31337.log", udir);
+	umask(022);
+	ck_assert_int_eq(sink_init(&sk, CONFIG_DEFAULT_LOG, 31337, "unit/prog",
+				   0, on_report, &rep),
+			 0);
+	ck_assert_str_eq(sk.path, want);
+	ck_assert_int_eq(lstat(udir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	ck_assert_uint_eq(st.st_mode & 022, 0);
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
+static TCase *tc_files(void)
+{
+	TCase *tc = tcase_create("files");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_sink_write_creates_file_0600_and_appends);
+	tcase_add_test(tc, test_sink_write_preserves_errno);
+	tcase_add_test(tc, test_sink_write_refuses_planted_symlink_and_reports_once);
+	tcase_add_test(tc, test_sink_write_to_missing_directory_fails_with_enoent_and_reports_once);
+	tcase_add_test(tc, test_sink_recovers_when_directory_appears_and_warns_only_once_ever);
+	tcase_add_test(tc, test_sink_write_to_fifo_without_reader_fails_at_once);
+	tcase_add_test(tc, test_sink_write_survives_file_size_limit_sigxfsz);
+	tcase_add_test(tc, test_sink_init_with_bad_template_reports_once_and_fails);
+	tcase_add_test(tc, test_sink_with_bad_template_drops_records_instead_of_creating_literal_file);
+	tcase_add_test(tc, test_sink_default_template_makes_private_per_user_directory);
+	return tc;
+}
+
+/* --- stderr ------------------------------------------------------------ */
+
+START_TEST(test_sink_stderr_writes_to_fd_2)
+{
+	char path[128];
+	char *text;
+	int fd, saved = dup(2);
+
+	snprintf(path, sizeof(path), "%s/err", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	close(fd);
+	ck_assert_int_eq(sink_init(&sk, "stderr", 1, "p", 0, on_report, &rep),
+			 0);
+	ck_assert(sk.to_stderr);
+	ck_assert_int_eq(sink_write(&sk, "record\n", 7), 0);
+	dup2(saved, 2);
+	close(saved);
+	text = uu_slurp(path);
+	ck_assert_str_eq(text, "record\n");
+	free(text);
+	/* fd 2 is still open afterwards: the sink never closes it. */
+	ck_assert_int_ne(fcntl(2, F_GETFD), -1);
+}
+END_TEST
+
+START_TEST(test_sink_stderr_to_closed_pipe_survives_sigpipe)
+{
+	int p[2], saved = dup(2);
+	sigset_t pending;
+	int r;
+
+	ck_assert_int_eq(pipe(p), 0);
+	close(p[0]);
+	ck_assert_int_eq(dup2(p[1], 2), 2);
+	close(p[1]);
+	sink_init(&sk, "stderr", 1, "p", 0, on_report, &rep);
+	/* The default action of SIGPIPE would kill us here. */
+	r = sink_write(&sk, "record\n", 7);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(r, -EPIPE);
+	ck_assert_uint_eq(rep.n, 1);
+	sigpending(&pending);
+	ck_assert(!sigismember(&pending, SIGPIPE));
+}
+END_TEST
+
+static TCase *tc_stderr(void)
+{
+	TCase *tc = tcase_create("stderr");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_sink_stderr_writes_to_fd_2);
+	tcase_add_test(tc, test_sink_stderr_to_closed_pipe_survives_sigpipe);
+	return tc;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("sink");
+	SRunner *sr;
+	int failed;
+
+	suite_add_tcase(s, tc_expand());
+	suite_add_tcase(s, tc_files());
+	suite_add_tcase(s, tc_stderr());
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}

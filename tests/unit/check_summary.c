@@ -1,0 +1,626 @@
+/*
+ * check_summary.c - log records (core/summary.h): JSON Lines with exact
+ * numbers, fields removed with their category, string escaping, the text
+ * format, span labels and the output buffer.
+ */
+#include "../../core/summary.h"
+#include "unit_util.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct config cfg;
+static struct summary_fd fds[2];
+static struct summary rec;
+static struct sbuf out;
+
+static struct fd_addr addr4(const char *ip, unsigned port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
+	return a;
+}
+
+/*
+ * An interval record by hand: fd 7 (tcp, addresses, rates) and fd 9 (udp,
+ * inherited, no addresses, no rates), 3 more fds omitted.
+ */
+static void setup(void)
+{
+	struct summary_fd *a = &fds[0], *b = &fds[1];
+
+	config_defaults(&cfg);
+	cfg.format = FORMAT_JSON;
+	memset(fds, 0, sizeof(fds));
+	memset(&rec, 0, sizeof(rec));
+	memset(&out, 0, sizeof(out));
+
+	a->s.fd = 7;
+	a->s.kind = KIND_TCP;
+	a->s.gen = 3;
+	a->s.opened_ns = 1700000000123456789ull;
+	a->s.local = addr4("10.0.0.1", 1234);
+	a->s.peer = addr4("10.0.0.2", 80);
+	a->s.c.bytes[DIR_IN] = 12345;
+	a->s.c.bytes[DIR_OUT] = 678;
+	a->s.c.calls[DIR_IN] = 3;
+	a->s.c.calls[DIR_OUT] = 4;
+	a->s.c.errors[DIR_IN][ERR_AGAIN] = 2;
+	a->s.c.errors[DIR_OUT][ERR_OTHER] = 1;
+	a->s.c.sizes[DIR_IN][14] = 1;
+	a->s.c.sizes[DIR_OUT][10] = 2;
+	a->s.c.latency_ns[DIR_IN] = 5555;
+	a->last_active_ns = 1700000009500000000ull;
+	a->have_rates = true;
+	a->rate[0][DIR_IN] = 1000.5;
+	a->rate[0][DIR_OUT] = 20;
+	a->rate[1][DIR_IN] = 100.25;
+	a->rate[1][DIR_OUT] = 2;
+	a->rate[2][DIR_IN] = 16.75;
+	a->rate[2][DIR_OUT] = 0;
+
+	b->s.fd = 9;
+	b->s.kind = KIND_UDP;
+	b->s.c.bytes[DIR_OUT] = 1000000;
+	b->s.c.calls[DIR_OUT] = 1;
+	b->s.c.sizes[DIR_OUT][20] = 1;
+	b->last_active_ns = 1700000009000000000ull;
+
+	rec.type = SUMMARY_INTERVAL;
+	rec.ts_ns = 1700000010000001000ull;
+	rec.pid = 4242;
+	rec.prog = "demo";
+	rec.start_ns = 1700000000000000000ull;
+	rec.totals = a->s.c;
+	fd_counters_add(&rec.totals, &b->s.c);
+	rec.totals.bytes[DIR_IN] += 100; /* from closed fds */
+	rec.fds_open = 2;
+	rec.fds_closed = 5;
+	rec.nfds = 2;
+	rec.omitted = 3;
+	rec.fds = fds;
+}
+
+static void teardown(void)
+{
+	sbuf_free(&out);
+}
+
+/* Format rec into out (from empty) and return the text. */
+static const char *format(void)
+{
+	sbuf_free(&out);
+	summary_format(&rec, &cfg, &out);
+	ck_assert(!out.failed);
+	ck_assert_ptr_nonnull(out.p);
+	ck_assert_uint_eq(strlen(out.p), out.len);
+	return out.p;
+}
+
+/* The text of fd's object up to the next fd object (a malloc'ed copy). */
+static char *fd_part(const char *line, int fd)
+{
+	const char *p = uu_json_fd(line, fd), *end = strstr(p + 1, "{\"fd\":");
+
+	return strndup(p, end ? (size_t)(end - p) : strlen(p));
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* Whether python3 parses s as one JSON value (true when it is missing). */
+static int python_parses(const char *s)
+{
+	char dir[64], path[96];
+	FILE *f;
+	int ok;
+
+	uu_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/line.json", dir);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs(s, f);
+	fclose(f);
+	ok = uu_python_json_lines_ok(path);
+	uu_rmtree(dir);
+	return ok;
+}
+
+/* --- JSON -------------------------------------------------------------- */
+
+START_TEST(test_summary_json_interval_is_one_valid_line_with_exact_numbers)
+{
+	const char *s = format();
+	char *a, *b;
+
+	ck_assert_uint_eq(uu_count_lines(s), 1);
+	ck_assert_int_eq(s[out.len - 1], '\n');
+	ck_assert(strncmp(s, "{\"type\":\"interval\",", 19) == 0);
+	ck_assert_ptr_nonnull(strstr(s, "\"ts\":1700000010.000001,"));
+	ck_assert_ptr_nonnull(strstr(s, "\"pid\":4242,\"prog\":\"demo\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"start\":1700000000.000000,"));
+	ck_assert_ptr_nonnull(strstr(s, "\"totals\":{\"fds_open\":2,\"fds_closed\":5,"));
+	/* The first bytes_in is the totals'. */
+	ck_assert_uint_eq(uu_json_u64(s, "bytes_in"), 12445);
+	ck_assert_uint_eq(uu_json_u64(s, "bytes_out"), 1000678);
+	ck_assert_uint_eq(uu_json_u64(s, "calls_out"), 5);
+	ck_assert_ptr_nonnull(strstr(s, "\"errors_in\":{\"again\":2,\"intr\":0,\"other\":0}"));
+	ck_assert_ptr_null(strstr(s, "close_records_dropped"));
+	ck_assert_uint_eq(uu_count(s, "{\"fd\":"), 2);
+	ck_assert(strstr(s, "{\"fd\":7,") < strstr(s, "{\"fd\":9,"));
+	ck_assert(ends_with(s, "],\"fds_omitted\":3}\n"));
+
+	a = fd_part(s, 7);
+	ck_assert_ptr_nonnull(strstr(a, "\"kind\":\"tcp\",\"local\":\"10.0.0.1:1234\",\"peer\":\"10.0.0.2:80\""));
+	ck_assert_uint_eq(uu_json_u64(a, "bytes_in"), 12345);
+	ck_assert_uint_eq(uu_json_u64(a, "bytes_out"), 678);
+	ck_assert_uint_eq(uu_json_u64(a, "calls_in"), 3);
+	ck_assert_uint_eq(uu_json_u64(a, "calls_out"), 4);
+	ck_assert_ptr_nonnull(strstr(a, "\"errors_out\":{\"again\":0,\"intr\":0,\"other\":1}"));
+	ck_assert_ptr_nonnull(strstr(a, "\"sizes_in\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0]"));
+	ck_assert_ptr_nonnull(strstr(a, "\"sizes_out\":[0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0]"));
+	ck_assert_ptr_nonnull(strstr(a, "\"rates\":{\"1s\":{\"in\":1000.5,\"out\":20.0},\"10s\":{\"in\":100.2,\"out\":2.0},\"60s\":{\"in\":16.8,\"out\":0.0}}"));
+	ck_assert_ptr_nonnull(strstr(a, "\"opened\":1700000000.123456,"));
+	ck_assert_ptr_nonnull(strstr(a, "\"last_active\":1700000009.500000}"));
+	/* Latency is off by default; close fields only in close records. */
+	ck_assert_ptr_null(strstr(s, "latency"));
+	ck_assert_ptr_null(strstr(s, "\"closed\""));
+	ck_assert_ptr_null(strstr(s, "\"duration\""));
+
+	b = fd_part(s, 9);
+	ck_assert_ptr_nonnull(strstr(b, "\"kind\":\"udp\",\"local\":\"\",\"peer\":\"\""));
+	ck_assert_uint_eq(uu_json_u64(b, "bytes_out"), 1000000);
+	ck_assert_ptr_null(strstr(b, "\"rates\""));
+	ck_assert_ptr_nonnull(strstr(b, "\"opened\":null"));
+	free(a);
+	free(b);
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_appends_to_what_the_buffer_holds)
+{
+	sbuf_addf(&out, "x");
+	summary_format(&rec, &cfg, &out);
+	summary_format(&rec, &cfg, &out);
+	ck_assert_int_eq(out.p[0], 'x');
+	ck_assert_uint_eq(uu_count_lines(out.p), 2);
+	ck_assert_uint_eq(uu_count(out.p, "{\"type\":\"interval\""), 2);
+}
+END_TEST
+
+START_TEST(test_summary_json_reports_dropped_close_records_in_totals)
+{
+	const char *s;
+
+	rec.close_dropped = 17;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, ",\"close_records_dropped\":17},\"fds\":["));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_empty_record_has_empty_fds_array)
+{
+	const char *s;
+
+	rec.type = SUMMARY_EXIT;
+	rec.nfds = 0;
+	rec.omitted = 0;
+	s = format();
+	ck_assert(strncmp(s, "{\"type\":\"exit\",", 15) == 0);
+	ck_assert_ptr_nonnull(strstr(s, "\"fds\":[],\"fds_omitted\":0}\n"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_close_record_has_closed_duration_and_average)
+{
+	const char *s;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	rec.omitted = 0;
+	/* Opened at ...0.123456789, closed 2.5 s later. */
+	fds[0].closed_ns = fds[0].s.opened_ns + 2500000000ull;
+	s = format();
+	ck_assert(strncmp(s, "{\"type\":\"close\",", 16) == 0);
+	ck_assert_uint_eq(uu_count(s, "{\"fd\":"), 1);
+	ck_assert_ptr_nonnull(strstr(s, "\"closed\":1700000002.623456,"));
+	ck_assert_ptr_nonnull(strstr(s, "\"duration\":2.500000,"));
+	/* 12345 / 2.5 and 678 / 2.5 */
+	ck_assert_ptr_nonnull(strstr(s, "\"avg_rate\":{\"in\":4938.0,\"out\":271.2}"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_close_of_inherited_fd_has_no_duration)
+{
+	const char *s;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.fds = &fds[1];
+	rec.nfds = 1;
+	rec.omitted = 0;
+	fds[1].closed_ns = 1700000011000000000ull;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, "\"opened\":null"));
+	ck_assert_ptr_nonnull(strstr(s, "\"closed\":1700000011.000000"));
+	ck_assert_ptr_null(strstr(s, "duration"));
+	ck_assert_ptr_null(strstr(s, "avg_rate"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+static TCase *tc_json(void)
+{
+	TCase *tc = tcase_create("json");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_summary_json_interval_is_one_valid_line_with_exact_numbers);
+	tcase_add_test(tc, test_summary_json_appends_to_what_the_buffer_holds);
+	tcase_add_test(tc, test_summary_json_reports_dropped_close_records_in_totals);
+	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
+	tcase_add_test(tc, test_summary_json_close_record_has_closed_duration_and_average);
+	tcase_add_test(tc, test_summary_json_close_of_inherited_fd_has_no_duration);
+	return tc;
+}
+
+/* --- categories ---------------------------------------------------------- */
+
+START_TEST(test_summary_json_sizes_off_removes_sizes_keeps_bytes)
+{
+	const char *s;
+
+	cfg.category[CAT_SIZES] = false;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "sizes_"));
+	ck_assert_uint_eq(uu_json_u64(s, "bytes_in"), 12445);
+	ck_assert_uint_eq(uu_count(s, "\"bytes_in\":"), 3);
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_peers_off_removes_local_and_peer)
+{
+	const char *s;
+
+	cfg.category[CAT_PEERS] = false;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "\"local\""));
+	ck_assert_ptr_null(strstr(s, "\"peer\""));
+	ck_assert_ptr_null(strstr(s, "10.0.0.2"));
+	ck_assert_ptr_nonnull(strstr(s, "{\"fd\":7,\"kind\":\"tcp\",\"bytes_in\":12345,"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_each_category_off_removes_only_its_fields)
+{
+	static const struct {
+		enum config_category cat;
+		const char *gone;
+	} cases[] = {
+		{ CAT_BYTES, "\"bytes_" },   { CAT_CALLS, "\"calls_" },
+		{ CAT_ERRORS, "\"errors_" }, { CAT_SIZES, "\"sizes_" },
+		{ CAT_WINDOWS, "\"rates\"" }, { CAT_PEERS, "\"peer\"" },
+	};
+	size_t i, j;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *s;
+
+		config_defaults(&cfg);
+		cfg.format = FORMAT_JSON;
+		cfg.category[cases[i].cat] = false;
+		s = format();
+		ck_assert_msg(strstr(s, cases[i].gone) == NULL,
+			      "%s still present", cases[i].gone);
+		for (j = 0; j < sizeof(cases) / sizeof(cases[0]); j++)
+			if (j != i)
+				ck_assert_msg(strstr(s, cases[j].gone) != NULL,
+					      "%s gone with %s off",
+					      cases[j].gone, cases[i].gone);
+		ck_assert(python_parses(s));
+	}
+}
+END_TEST
+
+START_TEST(test_summary_json_latency_on_adds_latency_fields)
+{
+	const char *s;
+
+	cfg.category[CAT_LATENCY] = true;
+	s = format();
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(s, 7), "latency_ns_in"), 5555);
+	ck_assert_uint_eq(uu_json_u64(s, "latency_ns_in"), 5555); /* totals */
+	ck_assert_uint_eq(uu_count(s, "\"latency_ns_out\":0"), 3);
+}
+END_TEST
+
+START_TEST(test_summary_json_every_category_off_is_still_valid)
+{
+	unsigned c;
+	const char *s;
+
+	for (c = 0; c < CAT_COUNT; c++)
+		cfg.category[c] = false;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, "\"totals\":{\"fds_open\":2,\"fds_closed\":5},"));
+	ck_assert_ptr_nonnull(strstr(s, "{\"fd\":7,\"kind\":\"tcp\",\"opened\":"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+static TCase *tc_categories(void)
+{
+	TCase *tc = tcase_create("categories");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_summary_json_sizes_off_removes_sizes_keeps_bytes);
+	tcase_add_test(tc, test_summary_json_peers_off_removes_local_and_peer);
+	tcase_add_test(tc, test_summary_json_each_category_off_removes_only_its_fields);
+	tcase_add_test(tc, test_summary_json_latency_on_adds_latency_fields);
+	tcase_add_test(tc, test_summary_json_every_category_off_is_still_valid);
+	return tc;
+}
+
+/* --- escaping ----------------------------------------------------------- */
+
+START_TEST(test_summary_json_escapes_quote_backslash_control_and_invalid_utf8)
+{
+	const char *s;
+
+	/* quote, backslash, ^A, DEL, a lone 0xff, a valid e-acute, a
+	 * truncated 2-byte sequence at the end */
+	rec.prog = "a\"b\\c\x01" "d\x7f" "e\xff" "f\xc3\xa9" "g\n\xc3";
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, "\"prog\":\"a\\\"b\\\\c\\u0001d\\u007fe\\ufffdf\xc3\xa9g\\u000a\\ufffd\","));
+	ck_assert_uint_eq(uu_count_lines(s), 1);
+	ck_assert(uu_utf8_valid((const unsigned char *)s, out.len));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+START_TEST(test_summary_json_escapes_unix_path_peer)
+{
+	const char *s;
+	struct fd_addr *p = &fds[0].s.peer;
+	static const char path[] = "/tmp/we\"ird\\\x02\xfe";
+
+	memset(p, 0, sizeof(*p));
+	p->u.un.sun_family = AF_UNIX;
+	memcpy(p->u.un.sun_path, path, sizeof(path));
+	p->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			     sizeof(path));
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, "\"peer\":\"/tmp/we\\\"ird\\\\\\u0002\\ufffd\""));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+/*
+ * Overlong forms, UTF-16 surrogates and code points above U+10FFFF become
+ * U+FFFD: every JSON line is strictly valid UTF-8.
+ */
+START_TEST(test_summary_json_replaces_overlong_surrogate_and_out_of_range_utf8)
+{
+	const char *s;
+
+	rec.prog = "x\xe0\x80\x80y\xed\xa0\x80z\xf4\x90\x80\x80w";
+	s = format();
+	ck_assert_msg(uu_utf8_valid((const unsigned char *)s, out.len),
+		      "the line is not valid UTF-8");
+	ck_assert_ptr_nonnull(strstr(s, "\\ufffd"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+static TCase *tc_escaping(void)
+{
+	TCase *tc = tcase_create("escaping");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_summary_json_escapes_quote_backslash_control_and_invalid_utf8);
+	tcase_add_test(tc, test_summary_json_escapes_unix_path_peer);
+	tcase_add_test(tc, test_summary_json_replaces_overlong_surrogate_and_out_of_range_utf8);
+	return tc;
+}
+
+/* --- text --------------------------------------------------------------- */
+
+START_TEST(test_summary_text_interval_has_header_totals_and_fd_rows)
+{
+	const char *s;
+	char *line;
+
+	cfg.format = FORMAT_TEXT;
+	s = format();
+	/* header, totals, table header, 2 fds, omitted note */
+	ck_assert_uint_eq(uu_count_lines(s), 6);
+	ck_assert_int_eq(s[out.len - 1], '\n');
+	line = uu_line(s, 0);
+	ck_assert_str_eq(line, "2023-11-14T22:13:30.000Z sockmeter interval "
+			       "pid=4242 prog=demo fds_open=2 fds_closed=5");
+	free(line);
+	line = uu_line(s, 1);
+	ck_assert_ptr_nonnull(strstr(line, "totals:"));
+	ck_assert_ptr_nonnull(strstr(line, " bytes_in=12445"));
+	ck_assert_ptr_nonnull(strstr(line, " bytes_out=1000678"));
+	ck_assert_ptr_nonnull(strstr(line, " errors_in=again:2,intr:0,other:0"));
+	free(line);
+	line = uu_line(s, 2);
+	ck_assert_ptr_nonnull(strstr(line, "bytes_in"));
+	ck_assert_ptr_nonnull(strstr(line, "in/1s"));
+	free(line);
+	line = uu_line(s, 3);
+	ck_assert_ptr_nonnull(strstr(line, "    7 tcp "));
+	ck_assert_ptr_nonnull(strstr(line, "10.0.0.1:1234"));
+	ck_assert_ptr_nonnull(strstr(line, "10.0.0.2:80"));
+	ck_assert_ptr_nonnull(strstr(line, " 12345 "));
+	ck_assert_ptr_nonnull(strstr(line, " 678 "));
+	ck_assert_ptr_nonnull(strstr(line, " 20B/s"));
+	ck_assert_ptr_nonnull(strstr(line, " 100B/s"));
+	free(line);
+	line = uu_line(s, 4);
+	ck_assert_ptr_nonnull(strstr(line, "    9 udp "));
+	ck_assert_ptr_nonnull(strstr(line, " 1000000 "));
+	ck_assert_ptr_nonnull(strstr(line, " -/s"));
+	free(line);
+	line = uu_line(s, 5);
+	ck_assert_str_eq(line, "  (3 more active fds not shown: top = 20)");
+	free(line);
+}
+END_TEST
+
+START_TEST(test_summary_text_close_is_one_line_with_peer_and_bytes)
+{
+	const char *s;
+
+	cfg.format = FORMAT_TEXT;
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	fds[0].closed_ns = fds[0].s.opened_ns + 1500000000ull;
+	s = format();
+	ck_assert_uint_eq(uu_count_lines(s), 1);
+	ck_assert_ptr_nonnull(strstr(s, " sockmeter close pid=4242 prog=demo fd=7 kind=tcp local=10.0.0.1:1234 peer=10.0.0.2:80 bytes_in=12345 calls_in=3 errors_in=again:2,intr:0,other:0 bytes_out=678 calls_out=4 errors_out=again:0,intr:0,other:1 duration=1.500s\n"));
+}
+END_TEST
+
+START_TEST(test_summary_text_hides_zero_errors_and_dashes_unknown_addresses)
+{
+	const char *s;
+
+	cfg.format = FORMAT_TEXT;
+	rec.type = SUMMARY_CLOSE;
+	rec.fds = &fds[1];
+	rec.nfds = 1;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, " local=- peer=- "));
+	ck_assert_ptr_null(strstr(s, "errors_"));
+	ck_assert_ptr_null(strstr(s, "duration"));
+}
+END_TEST
+
+/*
+ * A newline in a peer path (chosen by whoever bound the socket) cannot forge
+ * a log line: a text close record stays one line.
+ */
+START_TEST(test_summary_text_close_stays_one_line_with_newline_in_peer_path)
+{
+	static const char path[] = "/tmp/evil\n2030-01-01T00:00:00.000Z sockmeter close";
+	struct fd_addr *p = &fds[0].s.peer;
+	const char *s;
+
+	cfg.format = FORMAT_TEXT;
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	memset(p, 0, sizeof(*p));
+	p->u.un.sun_family = AF_UNIX;
+	memcpy(p->u.un.sun_path, path, sizeof(path));
+	p->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			     sizeof(path));
+	s = format();
+	ck_assert_uint_eq(uu_count_lines(s), 1);
+}
+END_TEST
+
+static TCase *tc_text(void)
+{
+	TCase *tc = tcase_create("text");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_summary_text_interval_has_header_totals_and_fd_rows);
+	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
+	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
+	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
+	return tc;
+}
+
+/* --- labels and the buffer ------------------------------------------------- */
+
+START_TEST(test_summary_span_label_in_seconds)
+{
+	static const struct {
+		uint64_t bucket_ms;
+		uint32_t buckets;
+		const char *want;
+	} cases[] = {
+		{ 1000, 1, "1s" },	{ 500, 1, "0.5s" },
+		{ 1000, 60, "60s" },	{ 1000, 10, "10s" },
+		{ 100, 3, "0.3s" },	{ 250, 3, "0.75s" },
+		{ 3600000, 24, "86400s" }, { 3600000, 86400, "311040000s" },
+	};
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cfg.bucket_ms = cases[i].bucket_ms;
+		cfg.span_buckets[1] = cases[i].buckets;
+		summary_span_label(&cfg, 1, buf, sizeof(buf));
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+}
+END_TEST
+
+START_TEST(test_sbuf_addf_grows_past_first_allocation_and_keeps_everything)
+{
+	struct sbuf b = { 0 };
+	unsigned i;
+
+	for (i = 0; i < 3000; i++)
+		sbuf_addf(&b, "%04u,", i);
+	ck_assert(!b.failed);
+	ck_assert_uint_eq(b.len, 15000);
+	ck_assert_uint_eq(strlen(b.p), 15000);
+	ck_assert(strncmp(b.p, "0000,0001,", 10) == 0);
+	ck_assert(strcmp(b.p + b.len - 5, "2999,") == 0);
+	sbuf_free(&b);
+	ck_assert_ptr_null(b.p);
+	ck_assert_uint_eq(b.len, 0);
+}
+END_TEST
+
+static TCase *tc_misc(void)
+{
+	TCase *tc = tcase_create("labels_and_buffer");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_summary_span_label_in_seconds);
+	tcase_add_test(tc, test_sbuf_addf_grows_past_first_allocation_and_keeps_everything);
+	return tc;
+}
+
+int main(void)
+{
+	Suite *s = suite_create("summary");
+	SRunner *sr;
+	int failed;
+
+	suite_add_tcase(s, tc_json());
+	suite_add_tcase(s, tc_categories());
+	suite_add_tcase(s, tc_escaping());
+	suite_add_tcase(s, tc_text());
+	suite_add_tcase(s, tc_misc());
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}
