@@ -87,3 +87,5 @@ clean:
 .PHONY: demo
 demo: $(BUILD)/libsockmeter.so
 	$(Q)scripts/demo.sh
+
+include tests/bench/bench.mk
