@@ -1,0 +1,32 @@
+# A vfork() child shares the parent's memory: its close()/dup2() before
+# exec must not retire the parent's connection, whose one close record
+# holds all 3000 bytes (1000 before the vfork, 2000 after).  A
+# posix_spawn()ed program is metered in its own log, with its own bytes.
+. "$(dirname "$0")/lib.sh"
+
+need_prog spawner
+need_prog pairxfer
+mkdir -p "$T/logs"
+SOCKMETER_LOG=$T/logs/%n.%p.log SOCKMETER_FORMAT=json \
+	sm "$PROGS/spawner" "$PROGS/pairxfer" 5000 >"$T/out" 2>"$T/err" ||
+	fail "spawner failed: $(cat "$T/out" "$T/err")"
+sfd=$(field send_fd "$T/out")
+rfd=$(field recv_fd "$T/out")
+bytes=$(field bytes "$T/out")
+kid=$(field spawned_pid "$T/out")
+expect_eq "spawned program's status" "$(field spawned_status "$T/out")" 0
+plog=$(one_log "$T/logs/spawner.*.log")
+expect_eq "parent: close records of fd $sfd [bytes_out]" \
+	"$(q "$plog" "[f['bytes_out'] for f in closes(fd=$sfd)]")" "[$bytes]"
+expect_eq "parent: close records of fd $rfd [bytes_in]" \
+	"$(q "$plog" "[f['bytes_in'] for f in closes(fd=$rfd)]")" "[$bytes]"
+expect_eq "parent: exit bytes_out" "$(q "$plog" "tot('bytes_out')")" "$bytes"
+expect_eq "parent: pids in its log" "$(q "$plog" "len(set(r['pid'] for r in R))")" 1
+klog=$T/logs/pairxfer.$kid.log
+[ -f "$klog" ] || fail "no log for the spawned pairxfer ($klog)"
+expect_eq "spawned: exit bytes_out" "$(q "$klog" "tot('bytes_out')")" 5000
+expect_eq "spawned: exit bytes_in" "$(q "$klog" "tot('bytes_in')")" 5000
+# /bin/true, exec'd by the vfork child, tracked nothing.
+n=$(find "$T/logs" -type f ! -name 'spawner.*' ! -name 'pairxfer.*' | wc -l)
+expect_eq "other logs" "$n" 0
+exit 0
