@@ -5,6 +5,7 @@
 #include "fdtab.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -29,6 +30,17 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 	if (p == MAP_FAILED)
 		return -errno;
 	t->slots = p;
+	p = mmap(NULL, (size_t)cap * sizeof(struct fd_unix_paths),
+		 PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		munmap(t->slots, (size_t)cap * sizeof(struct fd_slot));
+		t->slots = NULL;
+		return err;
+	}
+	t->unix_paths = p;
 	t->cap = cap;
 	return 0;
 }
@@ -37,7 +49,11 @@ void fdtab_destroy(struct fdtab *t)
 {
 	if (t->slots)
 		munmap(t->slots, (size_t)t->cap * sizeof(struct fd_slot));
+	if (t->unix_paths)
+		munmap(t->unix_paths,
+		       (size_t)t->cap * sizeof(struct fd_unix_paths));
 	t->slots = NULL;
+	t->unix_paths = NULL;
 	t->cap = 0;
 	t->high = 0;
 }
@@ -53,43 +69,127 @@ static void raise_high(struct fdtab *t, int fd)
 		;
 }
 
-/* Move every counter of s into out, leaving zeros (see header). */
-static void take_counters(struct fd_slot *s, struct fd_counters *out)
+/* Widen n counters into dst; with take, each is exchanged with zero. */
+static void move64(uint64_t *src, uint64_t *dst, size_t n, bool take)
 {
-	uint64_t *src = (uint64_t *)&s->c;
-	uint64_t *dst = (uint64_t *)out;
 	size_t i;
 
-	for (i = 0; i < sizeof(s->c) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL);
+	for (i = 0; i < n; i++)
+		dst[i] = take ? __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL)
+			      : __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-static void copy_identity(const struct fd_slot *s, int fd,
-			  struct fd_snapshot *out, enum fd_kind kind)
+static void move32(uint32_t *src, uint64_t *dst, size_t n, bool take)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = take ? __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL)
+			      : __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* Read (or, with take, move out leaving zeros: see header) every counter. */
+static void read_counters(const struct fd_slot *s, struct fd_counters *out,
+			  bool take)
+{
+	struct fd_hot *h = (struct fd_hot *)&s->c;
+
+	move64(h->bytes, out->bytes, DIR_COUNT, take);
+	move64(h->calls, out->calls, DIR_COUNT, take);
+	move64(h->latency, out->latency_ns, DIR_COUNT, take);
+	move32(&h->errors[0][0], &out->errors[0][0], DIR_COUNT * ERR_COUNT,
+	       take);
+	move32(&h->sizes[0][0], &out->sizes[0][0], DIR_COUNT * SIZE_BUCKETS,
+	       take);
+}
+
+#define PATH_MAX_LEN sizeof(((struct sockaddr_un *)0)->sun_path)
+
+/* Slot form -> API form; which is 0 (local) or 1 (peer). */
+static void load_addr(const struct fdtab *t, int fd, unsigned which,
+		      const union fd_slot_addr *a, struct fd_addr *out)
+{
+	const struct fd_unix_paths *up = &t->unix_paths[fd];
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	switch (a->family) {
+	case AF_INET:
+		out->u.in4 = a->in4;
+		out->len = sizeof(a->in4);
+		break;
+	case AF_INET6:
+		out->u.in6 = a->in6;
+		out->len = sizeof(a->in6);
+		break;
+	case AF_UNIX:
+		n = up->len[which] <= PATH_MAX_LEN ? up->len[which] : 0;
+		out->u.un.sun_family = AF_UNIX;
+		memcpy(out->u.un.sun_path, up->path[which], n);
+		out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+		break;
+	case 0:
+		break;
+	default:
+		out->u.sa.sa_family = a->family;
+		out->len = sizeof(sa_family_t);
+		break;
+	}
+}
+
+/* API form -> slot form (NULL or len 0: unknown). */
+static void store_addr(struct fdtab *t, int fd, unsigned which,
+		       union fd_slot_addr *dst, const struct fd_addr *src)
+{
+	size_t base = offsetof(struct sockaddr_un, sun_path);
+
+	memset(dst, 0, sizeof(*dst));
+	if (!src || src->len < sizeof(sa_family_t) || src->len > sizeof(src->u))
+		return;
+	dst->family = src->u.sa.sa_family;
+	if (dst->family == AF_INET && src->len >= sizeof(dst->in4)) {
+		dst->in4 = src->u.in4;
+	} else if (dst->family == AF_INET6 && src->len >= sizeof(dst->in6)) {
+		dst->in6 = src->u.in6;
+	} else if (dst->family == AF_UNIX) {
+		struct fd_unix_paths *up = &t->unix_paths[fd];
+		size_t n = src->len > base ? src->len - base : 0;
+
+		if (n > PATH_MAX_LEN)
+			n = PATH_MAX_LEN;
+		memcpy(up->path[which], src->u.un.sun_path, n);
+		up->len[which] = (uint8_t)n;
+	} else if (dst->family == AF_INET || dst->family == AF_INET6) {
+		dst->family = 0; /* truncated: unknown */
+	}
+}
+
+static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
+			  int fd, struct fd_snapshot *out, enum fd_kind kind)
 {
 	out->fd = fd;
 	out->kind = kind;
 	out->gen = s->gen;
 	out->opened_ns = s->opened_ns;
-	out->local = s->local;
-	out->peer = s->peer;
+	load_addr(t, fd, 0, &s->local, &out->local);
+	load_addr(t, fd, 1, &s->peer, &out->peer);
 }
 
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
-static int retire_owned(struct fd_slot *s, int fd, enum fd_kind old,
-			struct fd_snapshot *out)
+static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
+			enum fd_kind old, struct fd_snapshot *out)
 {
 	int tracked = old >= KIND_FIRST_TRACKED && old != KIND_BUSY;
 
 	STORE(&s->seq, s->seq + 1);
 	if (tracked) {
-		copy_identity(s, fd, out, old);
-		take_counters(s, &out->c);
+		copy_identity(t, s, fd, out, old);
+		read_counters(s, &out->c, true);
 	}
 	s->gen++;
 	s->opened_ns = 0;
-	s->local.len = 0;
-	s->peer.len = 0;
+	s->local.family = 0;
+	s->peer.family = 0;
 	STORE(&s->seq, s->seq + 1);
 	return tracked;
 }
@@ -113,14 +213,6 @@ static enum fd_kind own_slot(struct fd_slot *s)
 	}
 }
 
-static void set_addr(struct fd_addr *dst, const struct fd_addr *src)
-{
-	if (src && src->len > 0 && src->len <= sizeof(dst->u))
-		*dst = *src;
-	else
-		dst->len = 0;
-}
-
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale)
@@ -132,11 +224,11 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	if (!s)
 		return 0;
 	old = own_slot(s);
-	had = retire_owned(s, fd, old, stale);
+	had = retire_owned(t, s, fd, old, stale);
 	STORE(&s->seq, s->seq + 1);
 	s->opened_ns = now_ns;
-	set_addr(&s->local, local);
-	set_addr(&s->peer, peer);
+	store_addr(t, fd, 0, &s->local, local);
+	store_addr(t, fd, 1, &s->peer, peer);
 	STORE(&s->seq, s->seq + 1);
 	if (kind != KIND_UNKNOWN)
 		raise_high(t, fd);
@@ -155,9 +247,9 @@ void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 	old = own_slot(s);
 	STORE(&s->seq, s->seq + 1);
 	if (local)
-		set_addr(&s->local, local);
+		store_addr(t, fd, 0, &s->local, local);
 	if (peer)
-		set_addr(&s->peer, peer);
+		store_addr(t, fd, 1, &s->peer, peer);
 	STORE(&s->seq, s->seq + 1);
 	STORE(&s->kind, (uint8_t)old);
 }
@@ -176,8 +268,8 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 		return (enum fd_kind)expect;
 	STORE(&s->seq, s->seq + 1);
 	s->opened_ns = 0; /* inherited: we did not see it open */
-	set_addr(&s->local, local);
-	set_addr(&s->peer, peer);
+	store_addr(t, fd, 0, &s->local, local);
+	store_addr(t, fd, 1, &s->peer, peer);
 	STORE(&s->seq, s->seq + 1);
 	if (kind != KIND_UNKNOWN)
 		raise_high(t, fd);
@@ -194,7 +286,7 @@ int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
 	old = own_slot(s);
-	had = retire_owned(s, fd, old, out);
+	had = retire_owned(t, s, fd, old, out);
 	STORE(&s->kind, (uint8_t)KIND_UNKNOWN);
 	return had;
 }
@@ -204,9 +296,6 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	const struct fd_slot *s = fdtab_slot(t, fd);
 	uint32_t seq0, seq1;
 	enum fd_kind kind;
-	size_t i;
-	const uint64_t *src;
-	uint64_t *dst;
 
 	if (!s)
 		return 0;
@@ -216,14 +305,48 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	seq0 = LOAD(&s->seq);
 	if (seq0 & 1)
 		return 0;
-	copy_identity(s, fd, out, kind);
-	src = (const uint64_t *)&s->c;
-	dst = (uint64_t *)&out->c;
-	for (i = 0; i < sizeof(s->c) / sizeof(uint64_t); i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	copy_identity(t, s, fd, out, kind);
+	read_counters(s, &out->c, false);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	seq1 = LOAD(&s->seq);
 	return seq0 == seq1 && LOAD(&s->kind) == kind;
+}
+
+/* Move 2^31 from *v to *carry if *v reached it; a CAS, so a concurrent
+ * retirement (which exchanges *v with zero) is never undone. */
+static int fold_one(uint32_t *v, uint64_t *carry)
+{
+	uint32_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
+
+	while (cur >= (1u << 31)) {
+		if (__atomic_compare_exchange_n(v, &cur, cur - (1u << 31), true,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			*carry += 1u << 31;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int fdtab_fold(struct fdtab *t, int fd, uint32_t gen,
+	       struct fd_counters *carry)
+{
+	struct fd_slot *s = fdtab_slot(t, fd);
+	int moved = 0;
+	unsigned d, i;
+
+	if (!s || LOAD(&s->gen) != gen)
+		return 0;
+	for (d = 0; d < DIR_COUNT; d++) {
+		for (i = 0; i < ERR_COUNT; i++)
+			moved |= fold_one(&s->c.errors[d][i],
+					  &carry->errors[d][i]);
+		for (i = 0; i < SIZE_BUCKETS; i++)
+			moved |= fold_one(&s->c.sizes[d][i],
+					  &carry->sizes[d][i]);
+	}
+	return moved;
 }
 
 void fdtab_forget_all(struct fdtab *t)
@@ -238,9 +361,22 @@ void fdtab_forget_all(struct fdtab *t)
 		memset(&s->c, 0, sizeof(s->c));
 		s->gen++;
 		s->opened_ns = 0;
-		s->local.len = 0;
-		s->peer.len = 0;
+		s->local.family = 0;
+		s->peer.family = 0;
 		s->kind = KIND_UNKNOWN;
+	}
+}
+
+void fd_derive_calls(struct fd_counters *c)
+{
+	unsigned d, i;
+
+	for (d = 0; d < DIR_COUNT; d++) {
+		c->calls[d] = 0;
+		for (i = 0; i < ERR_COUNT; i++)
+			c->calls[d] += c->errors[d][i];
+		for (i = 0; i < SIZE_BUCKETS; i++)
+			c->calls[d] += c->sizes[d][i];
 	}
 }
 

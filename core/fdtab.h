@@ -63,7 +63,24 @@ struct fd_counters {
 	uint64_t latency_ns[DIR_COUNT];
 };
 
-/* An address as the sockets API gave it; len 0 when unknown. */
+/*
+ * Counters as wrapped calls write them into a slot.  Event counts that can
+ * never grow by 2^31 within one tick (errors, sizes) are 32-bit, which
+ * keeps a slot small; the ticker moves them into 64-bit carries long before
+ * they could wrap (fdtab_fold).  Bytes, calls and latency stay 64-bit.
+ * Latency is kept in whatever clock ticks the caller reads (the preload
+ * uses the CPU's cycle counter: no function call on the hot path); the
+ * meter turns them into nanoseconds (struct meter's ns_per_tick).
+ */
+struct fd_hot {
+	uint64_t bytes[DIR_COUNT];
+	uint64_t calls[DIR_COUNT];
+	uint64_t latency[DIR_COUNT]; /* in the caller's clock ticks */
+	uint32_t errors[DIR_COUNT][ERR_COUNT];
+	uint32_t sizes[DIR_COUNT][SIZE_BUCKETS];
+};
+
+/* An address as the sockets API gives it; len 0 when unknown. */
 struct fd_addr {
 	socklen_t len;
 	union {
@@ -74,18 +91,33 @@ struct fd_addr {
 	} u;
 };
 
+/* An address as a slot keeps it: inet ones in place (28 bytes); a unix
+ * socket's path lives in the table's side array, touched only by unix
+ * sockets.  family 0 means unknown. */
+union fd_slot_addr {
+	sa_family_t family;
+	struct sockaddr_in in4;
+	struct sockaddr_in6 in6;
+};
+
+struct fd_unix_paths {
+	uint8_t len[2]; /* path bytes used: local, peer */
+	char path[2][sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
 struct fd_slot {
 	uint8_t kind;        /* enum fd_kind; atomic */
 	uint32_t seq;        /* odd while identity is being written */
 	uint32_t gen;        /* bumped at every retirement */
 	uint64_t opened_ns;  /* CLOCK_REALTIME, 0 when inherited/unknown */
-	struct fd_counters c;
-	struct fd_addr local;
-	struct fd_addr peer;
+	struct fd_hot c;
+	union fd_slot_addr local;
+	union fd_slot_addr peer;
 };
 
 struct fdtab {
 	struct fd_slot *slots;
+	struct fd_unix_paths *unix_paths; /* side array, same index */
 	uint32_t cap;  /* slots mapped; fds >= cap are not metered */
 	uint32_t high; /* 1 + highest fd ever classified; atomic */
 };
@@ -152,6 +184,15 @@ int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out);
 int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out);
 
 /*
+ * fdtab_fold - the ticker's guard against 32-bit wrap: every 32-bit counter
+ * of fd's connection generation gen that reached 2^31 gives 2^31 to the
+ * matching field of *carry.  Returns 1 when something moved.  Lock-free;
+ * a counter retired meanwhile is left alone.
+ */
+int fdtab_fold(struct fdtab *t, int fd, uint32_t gen,
+	       struct fd_counters *carry);
+
+/*
  * fdtab_forget_all - in a fresh child after fork: every slot returns to
  * KIND_UNKNOWN with zero counters and a new generation, so the child's
  * first call on an inherited fd classifies it afresh (as inherited).
@@ -161,6 +202,10 @@ void fdtab_forget_all(struct fdtab *t);
 
 /* Add every counter of b into a. */
 void fd_counters_add(struct fd_counters *a, const struct fd_counters *b);
+
+/* fd_derive_calls - calls = sizes + errors, per direction (see
+ * fd_calls_derived). */
+void fd_derive_calls(struct fd_counters *c);
 
 /* fd_kind_name - "tcp", "udp", "unix", "unix_dgram", "socket", "pipe",
  * "file", "tty" (or "unknown"). */
@@ -189,7 +234,10 @@ static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
 
 static inline unsigned fd_size_bucket(uint64_t n)
 {
-	unsigned b = n ? 64u - (unsigned)__builtin_clzll(n) : 0u;
+	/* floor(log2(2n + 1)): 0 for 0, i for [2^(i-1), 2^i), no branch.
+	 * n is a byte count of one call, far below 2^63. */
+	unsigned b = 63u - (unsigned)__builtin_clzll(2 * n + 1);
+
 	return b < SIZE_BUCKETS - 1 ? b : SIZE_BUCKETS - 1;
 }
 
@@ -198,6 +246,14 @@ static inline enum fd_err fd_err_class(int err)
 	if (err == EAGAIN || err == EWOULDBLOCK)
 		return ERR_AGAIN;
 	return err == EINTR ? ERR_INTR : ERR_OTHER;
+}
+
+/* With sizes and errors both counted, every call lands in exactly one of
+ * them: calls is their sum, and is not counted separately (one atomic add
+ * less per call).  fd_calls_derived() says when; fd_derive_calls() sums. */
+static inline int fd_calls_derived(unsigned acct)
+{
+	return (acct & ACCT_SIZES) && (acct & ACCT_ERRORS);
 }
 
 /*
@@ -209,9 +265,9 @@ static inline __attribute__((always_inline)) void
 fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,
 			      int err, unsigned acct)
 {
-	struct fd_counters *c = &s->c;
+	struct fd_hot *c = &s->c;
 
-	if (acct & ACCT_CALLS)
+	if ((acct & ACCT_CALLS) && !fd_calls_derived(acct))
 		__atomic_fetch_add(&c->calls[dir], 1, __ATOMIC_RELAXED);
 	if (r < 0) {
 		if (acct & ACCT_ERRORS)

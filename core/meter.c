@@ -54,6 +54,7 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	m->acct = acct_bits(cfg);
 	m->pid = pid;
 	m->start = now;
+	m->ns_per_tick = 1.0;
 	m->report = report;
 	m->ctx = ctx;
 	snprintf(m->prog, sizeof(m->prog), "%s", prog);
@@ -86,7 +87,9 @@ static void free_windows(struct meter *m)
 		return;
 	for (fd = 0; fd < m->tab.cap && fd < LOAD(&m->tab.high); fd++) {
 		free(m->fds[fd].win);
+		free(m->fds[fd].carry);
 		m->fds[fd].win = NULL;
+		m->fds[fd].carry = NULL;
 	}
 }
 
@@ -210,7 +213,62 @@ static uint64_t activity_of(const struct fd_counters *c)
 
 /* Bring the ticker's memory of fd up to date with snapshot s.  Without
  * memory for its window, an fd simply has no rates. */
-static void sample_fd(struct meter *m, const struct fd_snapshot *s,
+/* What a slot holds, made into what a record shows (carries already in):
+ * latency from clock ticks to nanoseconds, calls derived when they are. */
+static void finish_counters(const struct meter *m, struct fd_counters *c)
+{
+	unsigned d;
+
+	if (fd_calls_derived(m->acct))
+		fd_derive_calls(c);
+	if (m->ns_per_tick == 1.0)
+		return;
+	for (d = 0; d < DIR_COUNT; d++)
+		c->latency_ns[d] =
+			(uint64_t)((double)c->latency_ns[d] * m->ns_per_tick);
+}
+
+/* True when a 32-bit slot counter (errors, sizes) has reached 2^31. */
+static bool needs_fold(const struct fd_counters *c)
+{
+	const uint64_t *e = &c->errors[0][0], *z = &c->sizes[0][0];
+	unsigned i;
+
+	for (i = 0; i < DIR_COUNT * ERR_COUNT; i++)
+		if (e[i] >= (1u << 31))
+			return true;
+	for (i = 0; i < DIR_COUNT * SIZE_BUCKETS; i++)
+		if (z[i] >= (1u << 31))
+			return true;
+	return false;
+}
+
+/* Move what fdtab_fold takes out of the 32-bit slot counters into the
+ * fd's carry, keeping the snapshot s (taken before) equal to the truth. */
+static void fold(struct meter *m, struct meter_fdstate *st,
+		 struct fd_snapshot *s)
+{
+	struct fd_counters moved;
+	uint64_t *a = (uint64_t *)&moved, *b = (uint64_t *)&s->c;
+	size_t i;
+
+	if (!st->carry)
+		st->carry = calloc(1, sizeof(*st->carry));
+	if (!st->carry)
+		return;
+	memset(&moved, 0, sizeof(moved));
+	fdtab_fold(&m->tab, s->fd, s->gen, &moved);
+	fd_counters_add(st->carry, &moved);
+	for (i = 0; i < sizeof(moved) / sizeof(uint64_t); i++)
+		b[i] -= a[i];
+}
+
+/*
+ * Bring the ticker's memory of fd up to date with snapshot s, and make s
+ * whole: the carries of its 32-bit counters are added in.  Without memory
+ * for its window, an fd simply has no rates.
+ */
+static void sample_fd(struct meter *m, struct fd_snapshot *s,
 		      struct meter_time now)
 {
 	struct meter_fdstate *st = &m->fds[s->fd];
@@ -218,19 +276,28 @@ static void sample_fd(struct meter *m, const struct fd_snapshot *s,
 	/* Ticks fall on bucket boundaries: the bytes since the last tick
 	 * belong to the bucket that just ended. */
 	uint64_t done = bucket ? bucket - 1 : 0;
-	uint64_t act = activity_of(&s->c);
+	uint64_t act;
 
 	if (!st->known || st->gen != s->gen) {
 		/* A connection we have not seen before on this fd. */
 		struct window *win = st->win;
+		struct fd_counters *carry = st->carry;
 
 		memset(st, 0, sizeof(*st));
 		st->win = win;
+		st->carry = carry;
+		if (carry)
+			memset(carry, 0, sizeof(*carry));
 		st->known = true;
 		st->gen = s->gen;
 		if (st->win)
 			window_reset(st->win, &m->shape, done);
 	}
+	if (needs_fold(&s->c))
+		fold(m, st, s);
+	if (st->carry)
+		fd_counters_add(&s->c, st->carry);
+	finish_counters(m, &s->c);
 	if (m->cfg.category[CAT_WINDOWS] && !st->win) {
 		st->win = malloc(window_bytes(&m->shape));
 		if (st->win)
@@ -240,6 +307,7 @@ static void sample_fd(struct meter *m, const struct fd_snapshot *s,
 		window_add(st->win, &m->shape, done,
 			   s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
 			   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
+	act = activity_of(&s->c);
 	if (act != st->activity)
 		st->last_active_ns = now.real_ns;
 	st->activity = act;
@@ -311,6 +379,21 @@ static uint64_t last_active_at_close(const struct meter *m,
 	return act ? e->closed_ns : 0;
 }
 
+/* A retired connection's numbers are only whole with the carries its
+ * 32-bit counters gave the ticker; they leave with it. */
+static void add_carry(struct meter *m, struct fd_snapshot *s)
+{
+	struct meter_fdstate *st;
+
+	if (s->fd < 0 || (uint32_t)s->fd >= m->tab.cap)
+		return;
+	st = &m->fds[s->fd];
+	if (!st->carry || !st->known || st->gen != s->gen)
+		return;
+	fd_counters_add(&s->c, st->carry);
+	memset(st->carry, 0, sizeof(*st->carry));
+}
+
 /*
  * Move the ready close records out of the queue into m->closing and their
  * numbers into the closed totals.  Returns how many there were (records
@@ -327,6 +410,8 @@ static uint32_t drain(struct meter *m)
 
 		if (LOAD(&e->state) != SLOT_READY)
 			break;
+		add_carry(m, &e->s);
+		finish_counters(m, &e->s.c);
 		fd_counters_add(&m->closed, &e->s.c);
 		if (grow(&m->closing, &m->closing_cap, n + 1)) {
 			f = &m->closing[n++];
@@ -347,7 +432,8 @@ void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r)
 {
 	const uint64_t *s = (const uint64_t *)&m->dropped;
-	uint64_t *d = (uint64_t *)&r->totals;
+	struct fd_counters dropped;
+	uint64_t *d = (uint64_t *)&dropped;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
@@ -356,9 +442,12 @@ void meter_build(struct meter *m, enum summary_type type,
 	r->pid = m->pid;
 	r->prog = m->prog;
 	r->start_ns = m->start.real_ns;
+	/* Dropped close records left raw slot numbers behind. */
+	for (i = 0; i < sizeof(dropped) / sizeof(uint64_t); i++)
+		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+	finish_counters(m, &dropped);
 	r->totals = m->closed;
-	for (i = 0; i < sizeof(r->totals) / sizeof(uint64_t); i++)
-		d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+	fd_counters_add(&r->totals, &dropped);
 	r->fds_closed = LOAD(&m->fds_closed);
 	r->close_dropped = LOAD(&m->close_dropped);
 }
@@ -369,38 +458,103 @@ void meter_build(struct meter *m, enum summary_type type,
  * (all open ones, or those active since the last record).  Returns how
  * many were gathered.
  */
+/* a ranks below b: lower rate, or equal rate and higher fd. */
+static bool ranks_below(const struct summary_fd *a, const struct summary_fd *b)
+{
+	return a->rank < b->rank || (a->rank == b->rank && a->s.fd > b->s.fd);
+}
+
+static void swap_fd(struct summary_fd *a, struct summary_fd *b)
+{
+	struct summary_fd t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Restore the min-heap (lowest rank at the root) below index i. */
+static void sift_down(struct summary_fd *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, low = i;
+
+		if (l < n && ranks_below(&h[l], &h[low]))
+			low = l;
+		if (r < n && ranks_below(&h[r], &h[low]))
+			low = r;
+		if (low == i)
+			return;
+		swap_fd(&h[i], &h[low]);
+		i = low;
+	}
+}
+
+/*
+ * The slot in m->scratch for a record entry of the given rank, keeping
+ * only the `limit` busiest (0: all) as a min-heap, so memory stays bounded
+ * by the top-N limit however many fds are active.  NULL: not kept.
+ */
+static struct summary_fd *keep(struct meter *m, uint32_t *n, uint32_t limit,
+			       const struct summary_fd *cand)
+{
+	struct summary_fd *h;
+	uint32_t i;
+
+	if (limit && *n == limit) {
+		if (!ranks_below(&m->scratch[0], cand))
+			return NULL;
+		m->scratch[0] = *cand;
+		sift_down(m->scratch, *n, 0);
+		return m->scratch;
+	}
+	if (!grow(&m->scratch, &m->scratch_cap, *n + 1))
+		return NULL;
+	h = m->scratch;
+	i = (*n)++;
+	h[i] = *cand;
+	while (i > 0 && ranks_below(&h[i], &h[(i - 1) / 2])) {
+		swap_fd(&h[i], &h[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return h;
+}
+
+/*
+ * Sample every tracked fd into its window and add it to r's totals.  With
+ * collect, also gather into m->scratch the busiest of the fds that belong
+ * in the record (all open ones, or those active since the last record);
+ * r->omitted counts the others.  Returns how many were gathered.
+ */
 static uint32_t sample_all(struct meter *m, struct meter_time now,
 			   struct summary *r, bool collect, bool all)
 {
-	uint32_t fd, high = LOAD(&m->tab.high), n = 0;
-	struct fd_snapshot s;
+	uint32_t fd, high = LOAD(&m->tab.high), n = 0, seen = 0;
+	struct summary_fd cand;
 
 	for (fd = 0; fd < high; fd++) {
 		struct meter_fdstate *st = &m->fds[fd];
-		struct summary_fd *f;
 		uint64_t moved;
 
-		if (!fdtab_snapshot(&m->tab, (int)fd, &s))
+		if (!fdtab_snapshot(&m->tab, (int)fd, &cand.s))
 			continue;
-		sample_fd(m, &s, now);
-		fd_counters_add(&r->totals, &s.c);
+		sample_fd(m, &cand.s, now);
+		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
 		if (!collect || (!all && st->activity == st->activity_recorded))
 			continue;
-		if (!grow(&m->scratch, &m->scratch_cap, n + 1))
-			continue;
-		f = &m->scratch[n++];
-		memset(f, 0, sizeof(*f));
-		f->s = s;
-		f->last_active_ns = st->last_active_ns;
-		fill_rates(m, st, f);
-		moved = s.c.bytes[DIR_IN] + s.c.bytes[DIR_OUT];
-		f->rank = f->have_rates
-				  ? f->rate[0][DIR_IN] + f->rate[0][DIR_OUT]
-				  : (double)(moved - st->bytes_recorded);
+		cand.closed_ns = 0;
+		cand.last_active_ns = st->last_active_ns;
+		fill_rates(m, st, &cand);
+		moved = cand.s.c.bytes[DIR_IN] + cand.s.c.bytes[DIR_OUT];
+		cand.rank = cand.have_rates
+				    ? cand.rate[0][DIR_IN] + cand.rate[0][DIR_OUT]
+				    : (double)(moved - st->bytes_recorded);
 		st->activity_recorded = st->activity;
 		st->bytes_recorded = moved;
+		seen++;
+		keep(m, &n, m->cfg.top, &cand);
 	}
+	r->omitted = seen - n;
 	return n;
 }
 
@@ -434,8 +588,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	if (n > 1)
 		qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
 	r.fds = m->scratch;
-	r.nfds = (m->cfg.top && n > m->cfg.top) ? m->cfg.top : n;
-	r.omitted = n - r.nfds;
+	r.nfds = n;
 	summary_format(&r, &m->cfg, out);
 }
 

@@ -50,6 +50,7 @@ struct meter_fdstate {
 	uint64_t bytes_recorded;    /* bytes in+out at the last record */
 	uint64_t last_active_ns;
 	struct window *win;
+	struct fd_counters *carry;  /* folded 32-bit counters, when any */
 };
 
 struct meter {
@@ -61,6 +62,7 @@ struct meter {
 	long pid;
 	char prog[CONFIG_NAME_MAX];
 	struct meter_time start;
+	double ns_per_tick;  /* latency clock: ns per tick (1 by default) */
 
 	/* written by any thread (atomics) */
 	struct meter_retired *queue;

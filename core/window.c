@@ -7,7 +7,7 @@
 
 size_t window_bytes(const struct window_shape *s)
 {
-	return sizeof(struct window) + (size_t)s->nbuckets * 2 * sizeof(uint64_t);
+	return sizeof(struct window) + (size_t)s->nbuckets * 2 * sizeof(uint32_t);
 }
 
 void window_reset(struct window *w, const struct window_shape *s,
@@ -22,11 +22,11 @@ void window_reset(struct window *w, const struct window_shape *s,
 static void step(struct window *w, const struct window_shape *s)
 {
 	uint64_t next = w->head + 1;
-	uint64_t *slot;
+	uint32_t *slot;
 	unsigned k;
 
 	for (k = 0; k < s->nspans; k++) {
-		const uint64_t *gone;
+		const uint32_t *gone;
 
 		/* The bucket leaving span k.  One from before the first
 		 * bucket held nothing (and its number may not even exist). */
@@ -59,16 +59,27 @@ void window_advance(struct window *w, const struct window_shape *s,
 		step(w, s);
 }
 
+/* Add v to a bucket value, saturating; returns what was really added. */
+static uint64_t sat_add(uint32_t *slot, uint64_t v)
+{
+	uint64_t room = WINDOW_BUCKET_MAX - *slot;
+
+	if (v > room)
+		v = room;
+	*slot += (uint32_t)v;
+	return v;
+}
+
 void window_add(struct window *w, const struct window_shape *s,
 		uint64_t bucket, uint64_t in, uint64_t out)
 {
-	uint64_t *slot;
+	uint32_t *slot;
 	unsigned k;
 
 	window_advance(w, s, bucket);
 	slot = &w->ring[2 * (w->head % s->nbuckets)];
-	slot[0] += in;
-	slot[1] += out;
+	in = sat_add(&slot[0], in);
+	out = sat_add(&slot[1], out);
 	for (k = 0; k < s->nspans; k++) {
 		w->sum[k][0] += in;
 		w->sum[k][1] += out;

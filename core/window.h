@@ -28,11 +28,19 @@ struct window_shape {
 	uint32_t span[WINDOW_MAX_SPANS];  /* buckets per span, 1 .. nbuckets */
 };
 
+/*
+ * A bucket holds at most WINDOW_BUCKET_MAX bytes per direction (4 GiB - 1:
+ * 32 bits keep a default ring at 480 bytes); more is left out of the rates,
+ * never out of the sums' consistency.  The byte counters themselves are
+ * exact and 64-bit elsewhere.
+ */
+#define WINDOW_BUCKET_MAX UINT32_MAX
+
 struct window {
 	uint64_t head;    /* bucket number of the newest bucket */
 	uint64_t first;   /* bucket number of the first bucket since reset */
 	uint64_t sum[WINDOW_MAX_SPANS][2];
-	uint64_t ring[];  /* nbuckets pairs: ring[2 * (b % nbuckets) + dir] */
+	uint32_t ring[];  /* nbuckets pairs: ring[2 * (b % nbuckets) + dir] */
 };
 
 /* window_bytes - bytes a window of this shape needs (header and ring). */
@@ -50,7 +58,8 @@ void window_reset(struct window *w, const struct window_shape *s,
 void window_advance(struct window *w, const struct window_shape *s,
 		    uint64_t bucket);
 
-/* window_add - add in/out bytes to bucket (advancing to it first). */
+/* window_add - add in/out bytes to bucket (advancing to it first); a
+ * bucket saturates at WINDOW_BUCKET_MAX. */
 void window_add(struct window *w, const struct window_shape *s,
 		uint64_t bucket, uint64_t in, uint64_t out);
 

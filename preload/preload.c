@@ -19,9 +19,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct sm_real sm_real;
 struct meter sm_meter;
 bool sm_latency;
+bool sm_slow;
 
 static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
@@ -42,7 +42,8 @@ static void bind_all(void)
 
 #define X(name, ret, args)                                                     \
 	u.p = dlsym(RTLD_NEXT, #name);                                         \
-	__atomic_store_n(&sm_real.name, u.name, __ATOMIC_RELEASE);
+	if (u.p)                                                               \
+		__atomic_store_n(&sm_real.name, u.name, __ATOMIC_RELEASE);
 	SM_REAL_FUNCS(X)
 #undef X
 }
@@ -203,6 +204,7 @@ __attribute__((constructor)) static void sm_init(void)
 		goto out;
 	}
 	sm_latency = cfg.category[CAT_LATENCY];
+	sm_slow = sm_latency || sm_meter.acct != SM_ACCT_DEFAULT;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 out:
 	errno = saved;
@@ -339,6 +341,20 @@ void sm_closing_range(unsigned first, unsigned last)
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++)
 		meter_closed(&sm_meter, (int)fd, now);
+}
+
+void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
+{
+	int fd = (int)(s - sm_meter.tab.slots);
+	int err = r < 0 ? errno : 0;
+
+	if (fdtab_kind(s) == KIND_UNKNOWN &&
+	    sm_classify_slow(fd) < KIND_FIRST_TRACKED)
+		return;
+	fd_account(s, dir, r, err, sm_meter.acct);
+	if (sm_latency)
+		__atomic_fetch_add(&s->c.latency[dir], sm_ticks() - t0,
+				   __ATOMIC_RELAXED);
 }
 
 enum fd_kind sm_classify_slow(int fd)

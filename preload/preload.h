@@ -69,9 +69,15 @@ struct sm_real {
 #undef X
 };
 
+/* Hidden, so the hot path reaches them PC-relative, without the GOT. */
+#pragma GCC visibility push(hidden)
 extern struct sm_real sm_real;
 extern struct meter sm_meter;
+/* The metered path must leave the inline default counting: latency is on,
+ * or the categories are not the default set. */
+extern bool sm_slow;
 extern bool sm_latency; /* the latency category is on */
+#pragma GCC visibility pop
 
 /*
  * sm_bind - look every real function up, once.  Returns false only when
@@ -90,47 +96,90 @@ void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
 
 /* The first data call on an fd nobody classified: returns the kind the
- * slot now holds.  Cold. */
-enum fd_kind sm_classify_slow(int fd);
+ * slot now holds. */
+__attribute__((cold)) enum fd_kind sm_classify_slow(int fd);
 
-static inline uint64_t sm_now_ns(void)
+/*
+ * sm_ticks - the latency clock: the CPU's cycle counter where there is one
+ * readable from user space (a single instruction, so the metered half of a
+ * wrapper makes no extra call and keeps a small frame), else
+ * CLOCK_MONOTONIC in ns.  The ticker calibrates ticks against
+ * CLOCK_MONOTONIC (meter.ns_per_tick).
+ */
+static inline uint64_t sm_ticks(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+	uint64_t v;
+
+	__asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Read the clock before a data call only when latency is metered. */
-static inline uint64_t sm_start(void)
-{
-	return SM_UNLIKELY(sm_latency) ? sm_now_ns() : 0;
+#endif
 }
 
 /*
- * sm_data - account one finished data call on fd: r is its return value,
- * t0 what sm_start() gave.  No lock, no allocation, no system call (but for
- * the once-per-fd classification), errno left as the call left it.
+ * sm_start - before a metered call: 0 on the default configuration, else
+ * non-zero (the latency clock with its low bit set), which sends sm_data
+ * down the out-of-line path.
+ */
+static inline __attribute__((always_inline)) uint64_t sm_start(void)
+{
+	return SM_UNLIKELY(sm_slow) ? sm_ticks() | 1 : 0;
+}
+
+/*
+ * sm_metered - whether a data call on fd is metered, and in which slot.
+ * False is the fast path (metering off, fd beyond the table, or an fd
+ * classified as not metered): the wrapper then tail-calls the real function
+ * and adds only these few instructions.  An fd nobody classified yet is
+ * metered: sm_data() classifies it, once.
+ */
+static inline __attribute__((always_inline)) bool sm_metered(int fd,
+							       struct fd_slot **s)
+{
+	if ((unsigned)fd >= sm_meter.tab.cap)
+		return false;
+	*s = &sm_meter.tab.slots[fd];
+	return __atomic_load_n(&(*s)->kind, __ATOMIC_RELAXED) != KIND_UNTRACKED;
+}
+
+/* The metered half of a data wrapper: out of line, so that the fast path
+ * needs no stack frame. */
+#define SM_METERED __attribute__((noinline))
+
+/* The category set most programs run with, given its own copy of the
+ * counting code with every test folded away. */
+#define SM_ACCT_DEFAULT (ACCT_BYTES | ACCT_CALLS | ACCT_ERRORS | ACCT_SIZES)
+
+/*
+ * sm_count_slow - sm_data's out-of-line half: an fd seen for the first time
+ * (classified here, once: a few system calls), categories other than the
+ * default set, latency.
+ */
+void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r,
+		   uint64_t t0);
+
+/*
+ * sm_data - account one finished data call in slot s: r is its return
+ * value, t0 what sm_start() gave.  No lock, no allocation, no system call,
+ * errno left as the call left it.  Only s and t0 live across the real
+ * call, so the metered half of a wrapper keeps a small frame; the default
+ * configuration is counted inline with every category test folded away.
  */
 static inline __attribute__((always_inline)) void
-sm_data(int fd, enum fd_dir dir, int64_t r, uint64_t t0)
+sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
-	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
-	enum fd_kind k;
-
-	if (!s)
-		return;
-	k = fdtab_kind(s);
-	if (SM_UNLIKELY(k < KIND_FIRST_TRACKED)) {
-		if (k != KIND_UNKNOWN)
-			return;
-		if (sm_classify_slow(fd) < KIND_FIRST_TRACKED)
-			return;
-	}
-	fd_account(s, dir, r, r < 0 ? errno : 0, sm_meter.acct);
-	if (SM_UNLIKELY(t0))
-		__atomic_fetch_add(&s->c.latency_ns[dir], sm_now_ns() - t0,
-				   __ATOMIC_RELAXED);
+	if (SM_LIKELY(!t0 && __atomic_load_n(&s->kind, __ATOMIC_RELAXED) >=
+				     KIND_FIRST_TRACKED))
+		fd_account(s, dir, r, r < 0 ? errno : 0, SM_ACCT_DEFAULT);
+	else
+		sm_count_slow(s, dir, r, t0);
 }
 
 #endif

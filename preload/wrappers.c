@@ -2,9 +2,9 @@
  * wrappers.c - the interposed calls.
  *
  * Every wrapper has the same shape (after cwrap's socket_wrapper): the
- * exported name calls the real function through sm_real (falling back to a
- * raw system call if dlsym is re-entered while binding), then accounts with
- * sm_data() or tells the runtime about a lifecycle change.  The return
+ * exported name calls the real function through sm_real (see unbound.c for
+ * the time before binding), then accounts with sm_data() or tells the
+ * runtime about a lifecycle change.  The return
  * value and errno reach the program as the real call left them: sm_data
  * and the lifecycle hooks never change errno.
  */
@@ -22,117 +22,204 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *from, socklen_t *fromlen);
 
-/* Make sure sm_real.name is bound; false means "use the raw syscall". */
-#define BOUND(name) (SM_LIKELY(sm_real.name != NULL) || (sm_bind() && sm_real.name))
 
-/* --- data calls ---------------------------------------------------------- */
+/* --- data calls ----------------------------------------------------------
+ *
+ * Three layers, after socket_wrapper: the exported name decides between the
+ * fast path (a tail call to the real function when the fd is not metered)
+ * and the metered path (real call, then sm_data); sm_real.NAME() is the real
+ * function, or the raw system call while dlsym is being re-entered.
+ */
+
+static SM_METERED ssize_t metered_read(int fd, void *buf, size_t n, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.read(fd, buf, n);
+
+	sm_data(s, DIR_IN, r, t0);
+	return r;
+}
 
 SM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(read) ? sm_real.read(fd, buf, n)
-				: syscall(SYS_read, fd, buf, n);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.read(fd, buf, n);
+	return metered_read(fd, buf, n, s);
+}
+
+static SM_METERED ssize_t metered_read_chk(int fd, void *buf, size_t n, size_t buflen, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.__read_chk(fd, buf, n, buflen);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(__read_chk) ? sm_real.__read_chk(fd, buf, n, buflen)
-				      : syscall(SYS_read, fd, buf, n);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.__read_chk(fd, buf, n, buflen);
+	return metered_read_chk(fd, buf, n, buflen, s);
+}
+
+static SM_METERED ssize_t metered_write(int fd, const void *buf, size_t n, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.write(fd, buf, n);
+
+	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(write) ? sm_real.write(fd, buf, n)
-				 : syscall(SYS_write, fd, buf, n);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_OUT, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.write(fd, buf, n);
+	return metered_write(fd, buf, n, s);
+}
+
+static SM_METERED ssize_t metered_readv(int fd, const struct iovec *iov, int cnt, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.readv(fd, iov, cnt);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(readv) ? sm_real.readv(fd, iov, cnt)
-				 : syscall(SYS_readv, fd, iov, cnt);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.readv(fd, iov, cnt);
+	return metered_readv(fd, iov, cnt, s);
+}
+
+static SM_METERED ssize_t metered_writev(int fd, const struct iovec *iov, int cnt, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.writev(fd, iov, cnt);
+
+	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(writev) ? sm_real.writev(fd, iov, cnt)
-				  : syscall(SYS_writev, fd, iov, cnt);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_OUT, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.writev(fd, iov, cnt);
+	return metered_writev(fd, iov, cnt, s);
+}
+
+static SM_METERED ssize_t metered_send(int fd, const void *buf, size_t n, int flags, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.send(fd, buf, n, flags);
+
+	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(send) ? sm_real.send(fd, buf, n, flags)
-				: syscall(SYS_sendto, fd, buf, n, flags, NULL, 0);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_OUT, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.send(fd, buf, n, flags);
+	return metered_send(fd, buf, n, flags, s);
+}
+
+static SM_METERED ssize_t metered_recv(int fd, void *buf, size_t n, int flags, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.recv(fd, buf, n, flags);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(recv) ? sm_real.recv(fd, buf, n, flags)
-				: syscall(SYS_recvfrom, fd, buf, n, flags, NULL,
-					  NULL);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.recv(fd, buf, n, flags);
+	return metered_recv(fd, buf, n, flags, s);
+}
+
+static SM_METERED ssize_t metered_recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.__recv_chk(fd, buf, n, buflen, flags);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 			     int flags)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(__recv_chk)
-			    ? sm_real.__recv_chk(fd, buf, n, buflen, flags)
-			    : syscall(SYS_recvfrom, fd, buf, n, flags, NULL,
-				      NULL);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.__recv_chk(fd, buf, n, buflen, flags);
+	return metered_recv_chk(fd, buf, n, buflen, flags, s);
+}
+
+static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t tolen, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.sendto(fd, buf, n, flags, to, tolen);
+
+	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 const struct sockaddr *to, socklen_t tolen)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(sendto)
-			    ? sm_real.sendto(fd, buf, n, flags, to, tolen)
-			    : syscall(SYS_sendto, fd, buf, n, flags, to, tolen);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_OUT, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.sendto(fd, buf, n, flags, to, tolen);
+	return metered_sendto(fd, buf, n, flags, to, tolen, s);
+}
+
+static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 			   struct sockaddr *from, socklen_t *fromlen)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(recvfrom)
-			    ? sm_real.recvfrom(fd, buf, n, flags, from, fromlen)
-			    : syscall(SYS_recvfrom, fd, buf, n, flags, from,
-				      fromlen);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
+	return metered_recvfrom(fd, buf, n, flags, from, fromlen, s);
+}
+
+static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *from, socklen_t *fromlen, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
@@ -140,35 +227,47 @@ SM_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 				 int flags, struct sockaddr *from,
 				 socklen_t *fromlen)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(__recvfrom_chk)
-			    ? sm_real.__recvfrom_chk(fd, buf, n, buflen, flags,
-						     from, fromlen)
-			    : syscall(SYS_recvfrom, fd, buf, n, flags, from,
-				      fromlen);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
+	return metered_recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen, s);
+}
+
+static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg, int flags, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.sendmsg(fd, msg, flags);
+
+	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(sendmsg) ? sm_real.sendmsg(fd, msg, flags)
-				   : syscall(SYS_sendmsg, fd, msg, flags);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_OUT, r, t0);
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.sendmsg(fd, msg, flags);
+	return metered_sendmsg(fd, msg, flags, s);
+}
+
+static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	ssize_t r = sm_real.recvmsg(fd, msg, flags);
+
+	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
 
 SM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(recvmsg) ? sm_real.recvmsg(fd, msg, flags)
-				   : syscall(SYS_recvmsg, fd, msg, flags);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, r, t0);
-	return r;
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.recvmsg(fd, msg, flags);
+	return metered_recvmsg(fd, msg, flags, s);
 }
 
 /* The bytes an *mmsg call moved: msg_len of each message it handled. */
@@ -184,47 +283,88 @@ static int64_t mmsg_bytes(const struct mmsghdr *v, int r)
 	return sum;
 }
 
-SM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	int r = BOUND(sendmmsg) ? sm_real.sendmmsg(fd, v, n, flags)
-				: (int)syscall(SYS_sendmmsg, fd, v, n, flags);
+	int r = sm_real.sendmmsg(fd, v, n, flags);
 
-	sm_data(fd, DIR_OUT, mmsg_bytes(v, r), t0);
+	sm_data(s, DIR_OUT, mmsg_bytes(v, r), t0);
+	return r;
+}
+
+SM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.sendmmsg(fd, v, n, flags);
+	return metered_sendmmsg(fd, v, n, flags, s);
+}
+
+static SM_METERED int metered_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *timeout, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	int r = sm_real.recvmmsg(fd, v, n, flags, timeout);
+
+	sm_data(s, DIR_IN, mmsg_bytes(v, r), t0);
 	return r;
 }
 
 SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 		       struct timespec *timeout)
 {
-	uint64_t t0 = sm_start();
-	int r = BOUND(recvmmsg)
-			? sm_real.recvmmsg(fd, v, n, flags, timeout)
-			: (int)syscall(SYS_recvmmsg, fd, v, n, flags, timeout);
+	struct fd_slot *s;
 
-	sm_data(fd, DIR_IN, mmsg_bytes(v, r), t0);
-	return r;
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return sm_real.recvmmsg(fd, v, n, flags, timeout);
+	return metered_recvmmsg(fd, v, n, flags, timeout, s);
+}
+
+/*
+ * sendfile moves bytes out of `in` into `out`: both ends are accounted
+ * (in_t0/out_t0 from sm_start, or UINT64_MAX for an end not metered).
+ */
+struct sendfile_ends {
+	struct fd_slot *out, *in;
+	uint64_t out_t0, in_t0;
+};
+
+static bool sendfile_start(int out, int in, struct sendfile_ends *e)
+{
+	e->out_t0 = sm_metered(out, &e->out) ? sm_start() : UINT64_MAX;
+	e->in_t0 = sm_metered(in, &e->in) ? sm_start() : UINT64_MAX;
+	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
+}
+
+static void sendfile_account(const struct sendfile_ends *e, ssize_t r)
+{
+	if (e->out_t0 != UINT64_MAX)
+		sm_data(e->out, DIR_OUT, r, e->out_t0);
+	if (e->in_t0 != UINT64_MAX)
+		sm_data(e->in, DIR_IN, r, e->in_t0);
 }
 
 SM_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(sendfile) ? sm_real.sendfile(out, in, off, n)
-				    : syscall(SYS_sendfile, out, in, off, n);
+	struct sendfile_ends e;
+	ssize_t r;
 
-	sm_data(out, DIR_OUT, r, t0);
-	sm_data(in, DIR_IN, r, 0);
+	if (SM_LIKELY(!sendfile_start(out, in, &e)))
+		return sm_real.sendfile(out, in, off, n);
+	r = sm_real.sendfile(out, in, off, n);
+	sendfile_account(&e, r);
 	return r;
 }
 
 SM_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
-	uint64_t t0 = sm_start();
-	ssize_t r = BOUND(sendfile64) ? sm_real.sendfile64(out, in, off, n)
-				      : syscall(SYS_sendfile, out, in, off, n);
+	struct sendfile_ends e;
+	ssize_t r;
 
-	sm_data(out, DIR_OUT, r, t0);
-	sm_data(in, DIR_IN, r, 0);
+	if (SM_LIKELY(!sendfile_start(out, in, &e)))
+		return sm_real.sendfile64(out, in, off, n);
+	r = sm_real.sendfile64(out, in, off, n);
+	sendfile_account(&e, r);
 	return r;
 }
 
@@ -232,8 +372,7 @@ SM_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 
 SM_EXPORT int socket(int domain, int type, int protocol)
 {
-	int fd = BOUND(socket) ? sm_real.socket(domain, type, protocol)
-			       : (int)syscall(SYS_socket, domain, type, protocol);
+	int fd = sm_real.socket(domain, type, protocol);
 
 	if (fd >= 0)
 		sm_opened_socket(fd, domain, type, protocol);
@@ -242,10 +381,7 @@ SM_EXPORT int socket(int domain, int type, int protocol)
 
 SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
-	int r = BOUND(socketpair)
-			? sm_real.socketpair(domain, type, protocol, sv)
-			: (int)syscall(SYS_socketpair, domain, type, protocol,
-				       sv);
+	int r = sm_real.socketpair(domain, type, protocol, sv);
 
 	if (r == 0) {
 		sm_opened_socket(sv[0], domain, type, protocol);
@@ -256,8 +392,7 @@ SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 
 SM_EXPORT int accept(int lfd, struct sockaddr *addr, socklen_t *len)
 {
-	int fd = BOUND(accept) ? sm_real.accept(lfd, addr, len)
-			       : (int)syscall(SYS_accept4, lfd, addr, len, 0);
+	int fd = sm_real.accept(lfd, addr, len);
 
 	if (fd >= 0)
 		sm_opened_accept(lfd, fd);
@@ -267,9 +402,7 @@ SM_EXPORT int accept(int lfd, struct sockaddr *addr, socklen_t *len)
 SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len,
 		      int flags)
 {
-	int fd = BOUND(accept4)
-			 ? sm_real.accept4(lfd, addr, len, flags)
-			 : (int)syscall(SYS_accept4, lfd, addr, len, flags);
+	int fd = sm_real.accept4(lfd, addr, len, flags);
 
 	if (fd >= 0)
 		sm_opened_accept(lfd, fd);
@@ -278,8 +411,7 @@ SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len,
 
 SM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	int r = BOUND(connect) ? sm_real.connect(fd, addr, len)
-			       : (int)syscall(SYS_connect, fd, addr, len);
+	int r = sm_real.connect(fd, addr, len);
 	int saved = errno;
 
 	/* A non-blocking connect in progress has its peer all the same. */
@@ -291,8 +423,7 @@ SM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 SM_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	int r = BOUND(bind) ? sm_real.bind(fd, addr, len)
-			    : (int)syscall(SYS_bind, fd, addr, len);
+	int r = sm_real.bind(fd, addr, len);
 
 	if (r == 0)
 		sm_bound(fd);
@@ -304,18 +435,13 @@ SM_EXPORT int close(int fd)
 	/* Retire first: once the real close returns, another thread may
 	 * already hold a new fd with this number. */
 	sm_closing(fd);
-	return BOUND(close) ? sm_real.close(fd) : (int)syscall(SYS_close, fd);
+	return sm_real.close(fd);
 }
 
 SM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
-	int r;
+	int r = sm_real.close_range(first, last, flags);
 
-	if (!BOUND(close_range)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	r = sm_real.close_range(first, last, flags);
 	/* CLOSE_RANGE_CLOEXEC only marks the fds: they stay open. */
 	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
 		sm_closing_range(first, last);
@@ -327,13 +453,12 @@ SM_EXPORT void closefrom(int first)
 	if (first < 0)
 		first = 0;
 	sm_closing_range((unsigned)first, ~0u);
-	if (BOUND(closefrom))
-		sm_real.closefrom(first);
+	sm_real.closefrom(first);
 }
 
 SM_EXPORT int dup(int oldfd)
 {
-	int fd = BOUND(dup) ? sm_real.dup(oldfd) : (int)syscall(SYS_dup, oldfd);
+	int fd = sm_real.dup(oldfd);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
@@ -342,8 +467,7 @@ SM_EXPORT int dup(int oldfd)
 
 SM_EXPORT int dup2(int oldfd, int newfd)
 {
-	int fd = BOUND(dup2) ? sm_real.dup2(oldfd, newfd)
-			     : (int)syscall(SYS_dup3, oldfd, newfd, 0);
+	int fd = sm_real.dup2(oldfd, newfd);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
@@ -352,8 +476,7 @@ SM_EXPORT int dup2(int oldfd, int newfd)
 
 SM_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	int fd = BOUND(dup3) ? sm_real.dup3(oldfd, newfd, flags)
-			     : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+	int fd = sm_real.dup3(oldfd, newfd, flags);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
@@ -364,8 +487,7 @@ SM_EXPORT int dup3(int oldfd, int newfd, int flags)
  * like glibc itself, pass it on as a pointer-sized value. */
 static int fcntl_common(sm_fcntl_fn real, int fd, int cmd, void *arg)
 {
-	int r = real ? real(fd, cmd, arg)
-		     : (int)syscall(SYS_fcntl, fd, cmd, arg);
+	int r = real(fd, cmd, arg);
 
 	if (r >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
 		sm_opened_dup(fd, r);
@@ -380,7 +502,7 @@ SM_EXPORT int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return fcntl_common(BOUND(fcntl) ? sm_real.fcntl : NULL, fd, cmd, arg);
+	return fcntl_common(sm_real.fcntl, fd, cmd, arg);
 }
 
 SM_EXPORT int fcntl64(int fd, int cmd, ...)
@@ -391,6 +513,5 @@ SM_EXPORT int fcntl64(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return fcntl_common(BOUND(fcntl64) ? sm_real.fcntl64 : NULL, fd, cmd,
-			    arg);
+	return fcntl_common(sm_real.fcntl64, fd, cmd, arg);
 }

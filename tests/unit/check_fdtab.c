@@ -54,6 +54,13 @@ static int counters_zero(const struct fd_counters *c)
 	return memcmp(c, &zero, sizeof(zero)) == 0;
 }
 
+static int hot_zero(const struct fd_hot *c)
+{
+	static const struct fd_hot zero;
+
+	return memcmp(c, &zero, sizeof(zero)) == 0;
+}
+
 /* --- table bounds ---------------------------------------------------------- */
 
 START_TEST(test_fdtab_init_maps_cap_slots_and_lookup_beyond_cap_is_null)
@@ -68,7 +75,7 @@ START_TEST(test_fdtab_init_maps_cap_slots_and_lookup_beyond_cap_is_null)
 	ck_assert_ptr_null(fdtab_slot(&tab, -2147483647 - 1));
 	/* A fresh slot is unknown and empty. */
 	ck_assert_int_eq(fdtab_kind(fdtab_slot(&tab, 7)), KIND_UNKNOWN);
-	ck_assert(counters_zero(&fdtab_slot(&tab, 7)->c));
+	ck_assert(hot_zero(&fdtab_slot(&tab, 7)->c));
 }
 END_TEST
 
@@ -173,8 +180,23 @@ START_TEST(test_fd_account_counts_bytes_calls_sizes_errors_per_direction)
 
 	ck_assert_uint_eq(s->c.bytes[DIR_IN], 105);
 	ck_assert_uint_eq(s->c.bytes[DIR_OUT], (1u << 22) + 3);
-	ck_assert_uint_eq(s->c.calls[DIR_IN], 6);
-	ck_assert_uint_eq(s->c.calls[DIR_OUT], 3);
+	/* Sizes and errors both counted: calls is their sum, not counted. */
+	ck_assert_uint_eq(s->c.calls[DIR_IN], 0);
+	{
+		struct fd_counters c;
+		unsigned d, i;
+
+		memset(&c, 0, sizeof(c));
+		for (d = 0; d < DIR_COUNT; d++) {
+			for (i = 0; i < ERR_COUNT; i++)
+				c.errors[d][i] = s->c.errors[d][i];
+			for (i = 0; i < SIZE_BUCKETS; i++)
+				c.sizes[d][i] = s->c.sizes[d][i];
+		}
+		fd_derive_calls(&c);
+		ck_assert_uint_eq(c.calls[DIR_IN], 6);
+		ck_assert_uint_eq(c.calls[DIR_OUT], 3);
+	}
 	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_AGAIN], 2);
 	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_INTR], 1);
 	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_OTHER], 0);
@@ -185,7 +207,7 @@ START_TEST(test_fd_account_counts_bytes_calls_sizes_errors_per_direction)
 	ck_assert_uint_eq(s->c.sizes[DIR_IN][7], 1);  /* 100 */
 	ck_assert_uint_eq(s->c.sizes[DIR_OUT][2], 1); /* 3 */
 	ck_assert_uint_eq(s->c.sizes[DIR_OUT][23], 1);
-	ck_assert_uint_eq(s->c.latency_ns[DIR_IN], 0);
+	ck_assert_uint_eq(s->c.latency[DIR_IN], 0);
 	/* Failed calls are not a size. */
 	{
 		uint64_t n = 0;
@@ -201,11 +223,11 @@ END_TEST
 START_TEST(test_fd_account_touches_only_categories_in_mask)
 {
 	struct fd_slot *s = slot_of(3);
-	struct fd_counters want;
+	struct fd_hot want;
 
 	fd_account(s, DIR_OUT, 10, 0, 0);
 	fd_account(s, DIR_OUT, -1, EINTR, 0);
-	ck_assert(counters_zero(&s->c));
+	ck_assert(hot_zero(&s->c));
 
 	fd_account(s, DIR_OUT, 10, 0, ACCT_BYTES);
 	fd_account(s, DIR_OUT, -1, EINTR, ACCT_BYTES);
@@ -266,6 +288,7 @@ START_TEST(test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot)
 	ck_assert_uint_eq(out.opened_ns, 777);
 	ck_assert_uint_eq(out.c.bytes[DIR_IN], 1000);
 	ck_assert_uint_eq(out.c.bytes[DIR_OUT], 50);
+	fd_derive_calls(&out.c); /* calls = sizes + errors */
 	ck_assert_uint_eq(out.c.calls[DIR_IN], 1);
 	ck_assert_uint_eq(out.c.calls[DIR_OUT], 2);
 	ck_assert_uint_eq(out.c.errors[DIR_OUT][ERR_AGAIN], 1);
@@ -277,11 +300,11 @@ START_TEST(test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot)
 
 	/* The slot is empty, unknown and one generation on. */
 	ck_assert_int_eq(fdtab_kind(s), KIND_UNKNOWN);
-	ck_assert(counters_zero(&s->c));
+	ck_assert(hot_zero(&s->c));
 	ck_assert_uint_eq(s->gen, gen + 1);
 	ck_assert_uint_eq(s->opened_ns, 0);
-	ck_assert_uint_eq(s->local.len, 0);
-	ck_assert_uint_eq(s->peer.len, 0);
+	ck_assert_uint_eq(s->local.family, 0);
+	ck_assert_uint_eq(s->peer.family, 0);
 	ck_assert_uint_eq(s->seq % 2, 0);
 	ck_assert_int_eq(fdtab_snapshot(&tab, 12, &snap), 0);
 	/* Retiring again finds nothing. */
@@ -329,6 +352,7 @@ START_TEST(test_fdtab_open_on_live_slot_retires_it_into_stale)
 	ck_assert_uint_eq(stale.gen, gen);
 	ck_assert_uint_eq(stale.opened_ns, 10);
 	ck_assert_uint_eq(stale.c.bytes[DIR_OUT], 321);
+	fd_derive_calls(&stale.c); /* calls = sizes + errors */
 	ck_assert_uint_eq(stale.c.calls[DIR_OUT], 1);
 	ck_assert_uint_eq(stale.peer.len, sizeof(p.u.in4));
 
@@ -432,11 +456,11 @@ START_TEST(test_fdtab_set_addrs_replaces_given_addresses_on_tracked_slot_only)
 	fdtab_open(&tab, 51, KIND_UNTRACKED, 1, NULL, NULL, &snap);
 	fdtab_set_addrs(&tab, 51, &l, &p);
 	s = slot_of(51);
-	ck_assert_uint_eq(s->local.len, 0);
-	ck_assert_uint_eq(s->peer.len, 0);
+	ck_assert_uint_eq(s->local.family, 0);
+	ck_assert_uint_eq(s->peer.family, 0);
 	ck_assert_int_eq(fdtab_kind(s), KIND_UNTRACKED);
 	fdtab_set_addrs(&tab, 52, &l, &p);
-	ck_assert_uint_eq(slot_of(52)->local.len, 0);
+	ck_assert_uint_eq(slot_of(52)->local.family, 0);
 	ck_assert_int_eq(fdtab_kind(slot_of(52)), KIND_UNKNOWN);
 }
 END_TEST
@@ -463,14 +487,14 @@ START_TEST(test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counter
 	ck_assert_int_eq(fdtab_kind(tcp), KIND_UNKNOWN);
 	ck_assert_int_eq(fdtab_kind(pipe_), KIND_UNKNOWN);
 	ck_assert_int_eq(fdtab_kind(untracked), KIND_UNKNOWN);
-	ck_assert(counters_zero(&tcp->c));
-	ck_assert(counters_zero(&pipe_->c));
+	ck_assert(hot_zero(&tcp->c));
+	ck_assert(hot_zero(&pipe_->c));
 	ck_assert_uint_eq(tcp->gen, gen_tcp + 1);
 	ck_assert_uint_eq(pipe_->gen, gen_pipe + 1);
 	ck_assert_uint_eq(untracked->gen, gen_untracked + 1);
 	ck_assert_uint_eq(slot_of(63)->gen, gen_unknown);
 	ck_assert_uint_eq(tcp->opened_ns, 0);
-	ck_assert_uint_eq(tcp->peer.len, 0);
+	ck_assert_uint_eq(tcp->peer.family, 0);
 	ck_assert_int_eq(fdtab_snapshot(&tab, 60, &snap), 0);
 	/* The next data call classifies afresh, as inherited. */
 	ck_assert_int_eq(fdtab_classify(&tab, 60, KIND_TCP, NULL, NULL),
@@ -555,6 +579,30 @@ START_TEST(test_fd_kind_name_names_every_tracked_kind)
 }
 END_TEST
 
+START_TEST(test_fdtab_fold_moves_2_pow_31_to_carry_only_for_its_generation)
+{
+	struct fd_snapshot snap;
+	struct fd_counters carry;
+	struct fd_slot *s;
+	uint32_t gen;
+
+	fdtab_open(&tab, 9, KIND_TCP, 1, NULL, NULL, &snap);
+	s = slot_of(9);
+	gen = s->gen;
+	s->c.sizes[DIR_OUT][5] = (1u << 31) + 3;
+	s->c.errors[DIR_IN][ERR_OTHER] = (1u << 31) - 1;
+	memset(&carry, 0, sizeof(carry));
+	ck_assert_int_eq(fdtab_fold(&tab, 9, gen + 1, &carry), 0);
+	ck_assert_uint_eq(s->c.sizes[DIR_OUT][5], (1u << 31) + 3);
+	ck_assert_int_eq(fdtab_fold(&tab, 9, gen, &carry), 1);
+	ck_assert_uint_eq(s->c.sizes[DIR_OUT][5], 3);
+	ck_assert_uint_eq(carry.sizes[DIR_OUT][5], 1u << 31);
+	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_OTHER], (1u << 31) - 1);
+	ck_assert_uint_eq(carry.errors[DIR_IN][ERR_OTHER], 0);
+	ck_assert_int_eq(fdtab_fold(&tab, 9, gen, &carry), 0);
+}
+END_TEST
+
 static TCase *tc_lifecycle(void)
 {
 	TCase *tc = tcase_create("lifecycle");
@@ -568,6 +616,7 @@ static TCase *tc_lifecycle(void)
 	tcase_add_test(tc, test_fdtab_snapshot_is_zero_for_unknown_and_untracked);
 	tcase_add_test(tc, test_fdtab_set_addrs_replaces_given_addresses_on_tracked_slot_only);
 	tcase_add_test(tc, test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counters);
+	tcase_add_test(tc, test_fdtab_fold_moves_2_pow_31_to_carry_only_for_its_generation);
 	tcase_add_test(tc, test_fdtab_forget_all_forgets_untracked_slot_above_highest_tracked_fd);
 	tcase_add_test(tc, test_fdtab_high_grows_for_every_classified_fd_never_unknown);
 	tcase_add_test(tc, test_fd_counters_add_adds_every_field);
@@ -651,6 +700,7 @@ START_TEST(test_fd_account_is_exact_with_four_threads_on_one_slot)
 		bytes += a[i].bytes;
 	ck_assert_int_eq(fdtab_snapshot(&tab, 77, &snap), 1);
 	ck_assert_uint_eq(snap.c.bytes[DIR_IN], bytes);
+	fd_derive_calls(&snap.c); /* ACCT_ALL: calls = sizes + errors */
 	ck_assert_uint_eq(snap.c.calls[DIR_IN], THREADS * OKS_PER_THREAD);
 	ck_assert_uint_eq(snap.c.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
 	ck_assert_uint_eq(snap.c.errors[DIR_OUT][ERR_AGAIN],
@@ -674,6 +724,7 @@ START_TEST(test_fd_account_is_exact_with_four_threads_on_separate_slots)
 	for (i = 0; i < THREADS; i++) {
 		ck_assert_int_eq(fdtab_snapshot(&tab, fds[i], &snap), 1);
 		ck_assert_uint_eq(snap.c.bytes[DIR_IN], a[i].bytes);
+		fd_derive_calls(&snap.c); /* ACCT_ALL: calls = sizes + errors */
 		ck_assert_uint_eq(snap.c.calls[DIR_IN], OKS_PER_THREAD);
 		ck_assert_uint_eq(snap.c.errors[DIR_OUT][ERR_AGAIN],
 				  ERRS_PER_THREAD);
@@ -719,6 +770,7 @@ START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
 		bytes += a[i].bytes;
 	ck_assert_uint_gt(retired, 1);
 	ck_assert_uint_eq(got.bytes[DIR_IN], bytes);
+	fd_derive_calls(&got); /* ACCT_ALL: calls = sizes + errors */
 	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD);
 	ck_assert_uint_eq(got.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
 	ck_assert_uint_eq(got.errors[DIR_OUT][ERR_AGAIN],

@@ -593,10 +593,51 @@ START_TEST(test_meter_close_record_totals_count_open_fds_too)
 }
 END_TEST
 
+/*
+ * 32-bit slot counters (errors, sizes) are folded into 64-bit carries by
+ * the ticker: a count past 2^32 stays exact in interval and close records.
+ */
+START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
+{
+	struct fd_slot *slot;
+	char *log, *line;
+	const char *f;
+
+	start();
+	open_tcp(100, 0);
+	slot = fdtab_slot(&m.tab, 100);
+	slot->c.errors[DIR_IN][ERR_AGAIN] = (1u << 31) + 7;
+	slot->c.calls[DIR_IN] = (1u << 31) + 7;
+	tick_seconds(1, 2);
+	ck_assert_uint_eq(slot->c.errors[DIR_IN][ERR_AGAIN], 7);
+	/* Another 2^31 + 2^30 calls fail before the next ticks. */
+	slot->c.errors[DIR_IN][ERR_AGAIN] += (1u << 31) + (1u << 30);
+	slot->c.calls[DIR_IN] += (1u << 31) + (1u << 30);
+	tick_seconds(3, 10);
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"interval\"");
+	ck_assert_ptr_nonnull(line);
+	f = uu_json_fd(line, 100);
+	ck_assert_uint_eq(uu_json_u64(f, "again"), (1ull << 32) + (1u << 30) + 7);
+	free(line);
+	free(log);
+	meter_closed(&m, 100, at_s(10).real_ns);
+	meter_tick(&m, at_s(11));
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"close\"");
+	ck_assert_ptr_nonnull(line);
+	f = uu_json_fd(line, 100);
+	ck_assert_uint_eq(uu_json_u64(f, "again"), (1ull << 32) + (1u << 30) + 7);
+	free(line);
+	free(log);
+}
+END_TEST
+
 static TCase *tc_close(void)
 {
 	TCase *tc = tcase_create("close_and_exit");
 
+	tcase_add_test(tc, test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_totals);

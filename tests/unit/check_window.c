@@ -30,12 +30,12 @@ static void assert_sums(const struct window *w, unsigned k, uint64_t in,
 
 /* --- basics ------------------------------------------------------------ */
 
-START_TEST(test_window_bytes_is_header_plus_two_counters_per_bucket)
+START_TEST(test_window_bytes_is_header_plus_two_32bit_counters_per_bucket)
 {
 	struct window_shape s = { .nbuckets = 60, .nspans = 1, .span = { 60 } };
 
 	ck_assert_uint_eq(window_bytes(&s),
-			  sizeof(struct window) + 60 * 2 * sizeof(uint64_t));
+			  sizeof(struct window) + 60 * 2 * sizeof(uint32_t));
 }
 END_TEST
 
@@ -99,7 +99,7 @@ static TCase *tc_basics(void)
 {
 	TCase *tc = tcase_create("basics");
 
-	tcase_add_test(tc, test_window_bytes_is_header_plus_two_counters_per_bucket);
+	tcase_add_test(tc, test_window_bytes_is_header_plus_two_32bit_counters_per_bucket);
 	tcase_add_test(tc, test_window_reset_empties_every_span);
 	tcase_add_test(tc, test_window_add_counts_once_in_every_span);
 	tcase_add_test(tc, test_window_wraps_around_ring_after_more_pushes_than_buckets);
@@ -272,6 +272,29 @@ START_TEST(test_window_bucket_zero_stays_in_span_while_head_is_below_span)
 }
 END_TEST
 
+START_TEST(test_window_bucket_saturates_at_4gib_and_sums_stay_consistent)
+{
+	static const struct window_shape s = { .nbuckets = 4, .nspans = 2,
+					       .span = { 1, 4 } };
+	struct window *w = new_window(&s, 10);
+
+	window_add(w, &s, 10, 3ull << 30, 1);
+	window_add(w, &s, 10, 3ull << 30, 1);
+	ck_assert_uint_eq(window_sum(w, 0, 0), WINDOW_BUCKET_MAX);
+	ck_assert_uint_eq(window_sum(w, 1, 0), WINDOW_BUCKET_MAX);
+	ck_assert_uint_eq(window_sum(w, 0, 1), 2);
+	window_add(w, &s, 11, 5, 0);
+	ck_assert_uint_eq(window_sum(w, 0, 0), 5);
+	ck_assert_uint_eq(window_sum(w, 1, 0), WINDOW_BUCKET_MAX + 5ull);
+	window_advance(w, &s, 14);
+	ck_assert_uint_eq(window_sum(w, 1, 0), 5);
+	window_advance(w, &s, 15);
+	ck_assert_uint_eq(window_sum(w, 1, 0), 0);
+	ck_assert_uint_eq(window_sum(w, 1, 1), 0);
+	free(w);
+}
+END_TEST
+
 static TCase *tc_time(void)
 {
 	TCase *tc = tcase_create("time");
@@ -284,8 +307,10 @@ static TCase *tc_time(void)
 	tcase_add_test(tc, test_window_covered_grows_with_age_until_span_length);
 	tcase_add_test(tc, test_window_covered_survives_idle_gap_longer_than_ring);
 	tcase_add_test(tc, test_window_bucket_zero_stays_in_span_while_head_is_below_span);
+	tcase_add_test(tc, test_window_bucket_saturates_at_4gib_and_sums_stay_consistent);
 	return tc;
 }
+
 
 /* --- against a naive model ------------------------------------------------ */
 
@@ -313,6 +338,24 @@ static void model_sum(const struct model *m, uint32_t span, uint64_t *in,
 			*in += m->ev[i].in;
 			*out += m->ev[i].out;
 		}
+}
+
+/* A bucket holds at most WINDOW_BUCKET_MAX per direction: clip a new
+ * event for the newest bucket to what still fits. */
+static void model_saturate(const struct model *m, uint64_t *in, uint64_t *out)
+{
+	uint64_t have_in = 0, have_out = 0;
+	unsigned i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->ev[i].bucket == m->head) {
+			have_in += m->ev[i].in;
+			have_out += m->ev[i].out;
+		}
+	if (*in > WINDOW_BUCKET_MAX - have_in)
+		*in = WINDOW_BUCKET_MAX - have_in;
+	if (*out > WINDOW_BUCKET_MAX - have_out)
+		*out = WINDOW_BUCKET_MAX - have_out;
 }
 
 /* Drop events no span can reach any more, so the model stays small. */
@@ -374,6 +417,7 @@ static void run_model(const struct window_shape *s, uint64_t start,
 			window_advance(w, s, bucket);
 		} else {
 			window_add(w, s, bucket, in, out);
+			model_saturate(&m, &in, &out);
 			m.ev[m.n++] = (struct event){ m.head, in, out };
 		}
 		model_prune(&m, s->nbuckets);
