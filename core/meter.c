@@ -263,18 +263,38 @@ static void fold(struct meter *m, struct meter_fdstate *st,
 		b[i] -= a[i];
 }
 
+/* Put the bytes moved since the last boundary into bucket done. */
+static void close_bucket(struct meter *m, struct meter_fdstate *st,
+			 const struct fd_snapshot *s, uint64_t done)
+{
+	if (!st->win)
+		st->win = malloc(window_bytes(&m->shape));
+	if (!st->win)
+		return;
+	if (!st->windowed) {
+		window_reset(st->win, &m->shape, done);
+		st->windowed = true;
+	}
+	window_add(st->win, &m->shape, done,
+		   s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
+		   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
+	st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
+	st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
+}
+
 /*
  * Bring the ticker's memory of fd up to date with snapshot s, and make s
- * whole: the carries of its 32-bit counters are added in.  Without memory
- * for its window, an fd simply has no rates.
+ * whole: the carries of its 32-bit counters are added in.  boundary: this
+ * sample is the first since a bucket ended, so the bytes since the last
+ * boundary go into that bucket.  Samples between boundaries (records at
+ * other times) leave the window alone: rates always come from whole
+ * buckets.  Without memory for its window, an fd simply has no rates.
  */
 static void sample_fd(struct meter *m, struct fd_snapshot *s,
-		      struct meter_time now)
+		      struct meter_time now, bool boundary)
 {
 	struct meter_fdstate *st = &m->fds[s->fd];
 	uint64_t bucket = bucket_of(m, now.mono_ns);
-	/* Ticks fall on bucket boundaries: the bytes since the last tick
-	 * belong to the bucket that just ended. */
 	uint64_t done = bucket ? bucket - 1 : 0;
 	uint64_t act;
 
@@ -290,29 +310,18 @@ static void sample_fd(struct meter *m, struct fd_snapshot *s,
 			memset(carry, 0, sizeof(*carry));
 		st->known = true;
 		st->gen = s->gen;
-		if (st->win)
-			window_reset(st->win, &m->shape, done);
 	}
 	if (needs_fold(&s->c))
 		fold(m, st, s);
 	if (st->carry)
 		fd_counters_add(&s->c, st->carry);
 	finish_counters(m, &s->c);
-	if (m->cfg.category[CAT_WINDOWS] && !st->win) {
-		st->win = malloc(window_bytes(&m->shape));
-		if (st->win)
-			window_reset(st->win, &m->shape, done);
-	}
-	if (st->win)
-		window_add(st->win, &m->shape, done,
-			   s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
-			   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
+	if (boundary && m->cfg.category[CAT_WINDOWS])
+		close_bucket(m, st, s, done);
 	act = activity_of(&s->c);
 	if (act != st->activity)
 		st->last_active_ns = now.real_ns;
 	st->activity = act;
-	st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
-	st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
 }
 
 static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
@@ -321,7 +330,7 @@ static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
 	double width_s = (double)m->cfg.bucket_ms / 1000.0;
 	unsigned k, d;
 
-	f->have_rates = m->cfg.category[CAT_WINDOWS] && st->win;
+	f->have_rates = m->cfg.category[CAT_WINDOWS] && st->win && st->windowed;
 	if (!f->have_rates)
 		return;
 	for (k = 0; k < m->shape.nspans; k++) {
@@ -529,7 +538,11 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 			   struct summary *r, bool collect, bool all)
 {
 	uint32_t fd, high = LOAD(&m->tab.high), n = 0, seen = 0;
+	uint64_t bucket = bucket_of(m, now.mono_ns);
+	bool boundary = bucket > m->last_bucket;
 	struct summary_fd cand;
+
+	m->last_bucket = bucket;
 
 	for (fd = 0; fd < high; fd++) {
 		struct meter_fdstate *st = &m->fds[fd];
@@ -537,7 +550,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 
 		if (!fdtab_snapshot(&m->tab, (int)fd, &cand.s))
 			continue;
-		sample_fd(m, &cand.s, now);
+		sample_fd(m, &cand.s, now, boundary);
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
 		if (!collect || (!all && st->activity == st->activity_recorded))
@@ -648,6 +661,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 		return;
 	m->pid = pid;
 	m->start = now;
+	m->last_bucket = 0;
 	fdtab_forget_all(&m->tab);
 	for (fd = 0; fd < LOAD(&m->tab.high); fd++)
 		m->fds[fd].known = false;

@@ -44,7 +44,8 @@ struct meter_retired {
 struct meter_fdstate {
 	uint32_t gen;
 	bool known;
-	uint64_t bytes[DIR_COUNT];  /* cumulative at the last tick */
+	bool windowed;              /* its window has a whole bucket */
+	uint64_t bytes[DIR_COUNT];  /* cumulative at the last boundary */
 	uint64_t activity;          /* activity sum at the last tick */
 	uint64_t activity_recorded; /* activity sum at the last record */
 	uint64_t bytes_recorded;    /* bytes in+out at the last record */
@@ -74,6 +75,7 @@ struct meter {
 	/* the ticker's own */
 	struct meter_fdstate *fds;
 	struct fd_counters closed;  /* totals of drained close records */
+	uint64_t last_bucket;       /* bucket of the last sample */
 	uint64_t next_record_mono;
 	uint64_t next_tick_mono;
 	struct summary_fd *scratch;  /* fds of the record being made */

@@ -66,6 +66,23 @@ int sink_expand(const char *tmpl, long pid, const char *prog,
 	return r;
 }
 
+void stderr_id_take(struct stderr_id *id)
+{
+	struct stat st;
+
+	id->valid = fstat(2, &st) == 0;
+	id->dev = id->valid ? st.st_dev : 0;
+	id->ino = id->valid ? st.st_ino : 0;
+}
+
+bool stderr_id_same(const struct stderr_id *id)
+{
+	struct stat st;
+
+	return id->valid && fstat(2, &st) == 0 && st.st_dev == id->dev &&
+	       st.st_ino == id->ino;
+}
+
 static void say(struct sink *s, const char *what, int err)
 {
 	char msg[CONFIG_PATH_MAX + 256];
@@ -102,6 +119,23 @@ static int own_dir(struct sink *s, const char *dir)
 	return 0;
 }
 
+/* A relative path is taken from the directory the program started in: a
+ * later chdir() must not scatter one process's log over two files. */
+static int make_absolute(char *path, size_t cap)
+{
+	char cwd[CONFIG_PATH_MAX];
+	char rel[CONFIG_PATH_MAX + 128];
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	snprintf(rel, sizeof(rel), "%s", path);
+	if ((size_t)snprintf(path, cap, "%s/%s", cwd, rel) >= cap) {
+		snprintf(path, cap, "%s", rel);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	      uint64_t start_s, config_report_fn report, void *ctx)
 {
@@ -114,11 +148,14 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	s->ctx = ctx;
 	if (strcmp(tmpl, "stderr") == 0) {
 		s->to_stderr = true;
+		stderr_id_take(&s->err);
 		snprintf(s->path, sizeof(s->path), "stderr");
 		return 0;
 	}
 	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)getuid(), s->path,
 			sizeof(s->path));
+	if (r == 0 && s->path[0] != '/')
+		r = make_absolute(s->path, sizeof(s->path));
 	if (r) {
 		/* Name the template in the one warning, then drop records:
 		 * never create a file literally named after it. */
@@ -176,32 +213,46 @@ static int open_append(const char *path)
 			    0600);
 }
 
-/* Run the write with SIGPIPE and SIGXFSZ blocked, so our own write cannot
- * kill the host; swallow the ones it raised. */
-static int guarded_write(struct sink *s, const char *buf, size_t len)
+/* Write to path (NULL: to fd 2) with SIGPIPE and SIGXFSZ blocked, so our
+ * own write cannot kill the host; swallow the ones it raised.  Returns 0
+ * or a negative errno. */
+static int guarded_write(const char *path, const char *buf, size_t len)
 {
 	sigset_t block, old, before, after;
-	int fd = 2, r;
+	int fd = path ? open_append(path) : 2;
+	int r = fd < 0 ? -errno : 0;
 
+	if (r)
+		return r;
 	sigemptyset(&block);
 	sigaddset(&block, SIGPIPE);
 	sigaddset(&block, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
-	if (!s->to_stderr)
-		fd = open_append(s->path);
-	if (fd < 0) {
-		r = -errno;
-	} else {
-		r = write_all(fd, buf, len);
-		if (!s->to_stderr)
-			syscall(SYS_close, fd);
-	}
+	r = write_all(fd, buf, len);
+	if (path)
+		syscall(SYS_close, fd);
 	sigpending(&after);
 	swallow(SIGPIPE, &before, &after);
 	swallow(SIGXFSZ, &before, &after);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
+}
+
+void sink_warn(const struct stderr_id *id, const char *msg)
+{
+	char line[1024];
+	size_t len = strlen(msg);
+	int saved = errno;
+
+	if (!stderr_id_same(id))
+		return;
+	if (len > sizeof(line) - 2)
+		len = sizeof(line) - 2;
+	memcpy(line, msg, len);
+	line[len++] = '\n';
+	guarded_write(NULL, line, len);
+	errno = saved;
 }
 
 int sink_write(struct sink *s, const char *buf, size_t len)
@@ -211,7 +262,12 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 	if (s->path[0] == '\0' || len == 0)
 		return 0;
-	r = guarded_write(s, buf, len);
+	if (s->to_stderr)
+		/* Only while fd 2 is still the stderr we were given. */
+		r = stderr_id_same(&s->err) ? guarded_write(NULL, buf, len)
+					    : -EBADF;
+	else
+		r = guarded_write(s->path, buf, len);
 	if (r < 0 && !s->failing)
 		say(s, "cannot write", -r);
 	s->failing = r < 0;

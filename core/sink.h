@@ -8,7 +8,8 @@
  * symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK).  SIGPIPE and
  * SIGXFSZ raised by our own write are swallowed, so a full disk, a file
  * size limit or a closed stderr pipe cannot kill the host.  The first
- * failure is reported once; later batches are still tried.
+ * failure is reported once; later batches are still tried.  Records for
+ * "stderr" go to fd 2 only while it is the file it was at start-up.
  */
 #ifndef SOCKMETER_SINK_H
 #define SOCKMETER_SINK_H
@@ -20,9 +21,30 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Which file fd 2 was when metering started.  A program may close its
+ * stderr and get fd 2 back for a socket: nothing of ours may go there. */
+struct stderr_id {
+	bool valid;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* stderr_id_take - remember what fd 2 is now (invalid if closed). */
+void stderr_id_take(struct stderr_id *id);
+
+/* stderr_id_same - true when fd 2 is still the file remembered. */
+bool stderr_id_same(const struct stderr_id *id);
+
+/*
+ * sink_warn - one line (msg, without its newline) on stderr, only while fd
+ * 2 is still the file id remembered, never raising SIGPIPE.  errno kept.
+ */
+void sink_warn(const struct stderr_id *id, const char *msg);
+
 struct sink {
 	char path[CONFIG_PATH_MAX + 128];
 	bool to_stderr;
+	struct stderr_id err;   /* fd 2 when it was set up */
 	bool failing;   /* the last write failed */
 	bool warned;    /* the one warning was given */
 	config_report_fn report;

@@ -58,20 +58,14 @@ bool sm_bind(void)
 	return true;
 }
 
-/* One line on stderr, written with a raw system call. */
+/* What fd 2 was at start-up: warnings go there only while it still is. */
+static struct stderr_id stderr_at_start;
+
+/* One line on stderr (see sink_warn). */
 static void report_stderr(void *ctx, const char *msg)
 {
-	size_t len = strlen(msg);
-	char line[1024];
-	int saved = errno;
-
 	(void)ctx;
-	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;
-	memcpy(line, msg, len);
-	line[len++] = '\n';
-	syscall(SYS_write, 2, line, len);
-	errno = saved;
+	sink_warn(&stderr_at_start, msg);
 }
 
 static struct meter_time now_both(void)
@@ -86,6 +80,21 @@ static struct meter_time now_both(void)
 	return t;
 }
 
+/* The latency clock (sm_ticks) against CLOCK_MONOTONIC, from start-up. */
+static struct {
+	uint64_t ticks0, mono0;
+} clock_origin;
+
+/* Tell the meter how many ns a latency tick is; better with every call. */
+static void calibrate(struct meter_time now)
+{
+	uint64_t dt = sm_ticks() - clock_origin.ticks0;
+	uint64_t dns = now.mono_ns - clock_origin.mono0;
+
+	if (dt > 0 && dns > 0)
+		sm_meter.ns_per_tick = (double)dns / (double)dt;
+}
+
 static uint64_t real_now(void)
 {
 	return now_both().real_ns;
@@ -97,11 +106,14 @@ static void *ticker_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
+		struct meter_time now;
 		struct timespec ts;
 		uint64_t next;
 
 		pthread_mutex_lock(&tick_lock);
-		next = meter_tick(&sm_meter, now_both());
+		now = now_both();
+		calibrate(now);
+		next = meter_tick(&sm_meter, now);
 		pthread_mutex_unlock(&tick_lock);
 		ts.tv_sec = (time_t)(next / 1000000000u);
 		ts.tv_nsec = (long)(next % 1000000000u);
@@ -185,6 +197,7 @@ __attribute__((constructor)) static void sm_init(void)
 	if (initialized++)
 		return;
 	sm_bind();
+	stderr_id_take(&stderr_at_start);
 	/* setuid/setgid: no environment, no log.  Pure pass-through. */
 	if (getauxval(AT_SECURE))
 		goto out;
@@ -204,6 +217,8 @@ __attribute__((constructor)) static void sm_init(void)
 		goto out;
 	}
 	sm_latency = cfg.category[CAT_LATENCY];
+	clock_origin.mono0 = now_both().mono_ns;
+	clock_origin.ticks0 = sm_ticks();
 	sm_slow = sm_latency || sm_meter.acct != SM_ACCT_DEFAULT;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 out:
@@ -216,8 +231,12 @@ __attribute__((destructor)) static void sm_fini(void)
 
 	if (!sm_meter.tab.cap)
 		return;
+	struct meter_time now;
+
 	pthread_mutex_lock(&tick_lock);
-	meter_exit(&sm_meter, now_both());
+	now = now_both();
+	calibrate(now);
+	meter_exit(&sm_meter, now);
 	pthread_mutex_unlock(&tick_lock);
 	errno = saved;
 }

@@ -4,14 +4,8 @@
 # a socketpair end sits on fd 2: the peer must read exactly what the
 # program sent.
 #
-# BUG: fails as of 44e8e3f.  preload.c report_stderr() writes warnings with
-# a raw write(2, ...) to whatever fd 2 is when the problem happens; the
-# sink's "cannot write" warning comes from the ticker long after start-up,
-# when fd 2 is the program's socket, so the peer receives "hello" followed
-# by "sockmeter: log /nonexistent/...: cannot write: ...".  (Knowing what
-# fd 2 was at start-up - fstat dev/ino, or "closed" - and dropping the
-# message when it has changed, or at least when fd 2 is a connection the
-# program opened, would keep the program's data intact.)
+# Regression: warnings are given only while fd 2 is the file it was at
+# start-up (dev/ino), so they never land in the program's connection.
 . "$(dirname "$0")/lib.sh"
 
 dir=/nonexistent/dir

@@ -7,17 +7,9 @@
 # completed second (counted from the program's own send times, +-2 sends
 # for jitter at the edges), and never more than 21 sends' worth.
 #
-# BUG: fails as of 44e8e3f.  core/meter.c sample_fd() adds the bytes seen
-# since the previous sample to bucket_of(now) - 1 ("ticks fall on bucket
-# boundaries"), but write_record() also samples when an interval record is
-# due and meter_exit() at exit, which need not be on a boundary.  The bytes
-# of the current, unfinished bucket then go into the bucket that already
-# ended: a steady 20,000 B/s reads 25,000, 30,000, 35,000 B/s in the
-# records at +1.25, +1.5, +1.75 s, then 10,000 and 15,000 B/s at +2.25 and
-# +2.5 s (bucket [1 s, 2 s) lost what went into bucket 0).  The 10s/60s
-# spans are skewed too.  With the default config (interval 10 s) interval
-# records fall on boundaries, but the exit record still does not: a
-# 20,000 B/s stream that exits at +3.5 s reports "1s": 30,000 B/s.
+# Regression: records and the exit record are made between bucket
+# boundaries; their bytes must not go into the bucket that already ended
+# (a steady 20,000 B/s once read 25,000..35,000 B/s).
 . "$(dirname "$0")/lib.sh"
 
 need_prog slow_sender

@@ -2,12 +2,7 @@
 # started in, once: a program that later chdir()s (as daemons do) still
 # writes every record of its life to that one file.
 #
-# BUG: fails as of 44e8e3f.  core/sink.c keeps the expanded path as given
-# and re-opens it with openat(AT_FDCWD, path) for every batch of records,
-# so after the program's chdir() the remaining records go to a new file in
-# the new directory: one process's log is split in two (here the interval
-# records land in a/rel.log, the rest and the exit record in b/rel.log).
-# A daemon that does chdir("/") writes to /rel.log, or loses its records.
+# Regression: the path is made absolute at start-up.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$T/a" "$T/b"

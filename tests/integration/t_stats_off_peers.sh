@@ -13,7 +13,7 @@ recv=$(one_log "$T/logs/recv.*.log")
 send=$(one_log "$T/logs/send.*.log")
 for log in "$recv" "$send"; do
 	check "$log" "not {'local', 'peer'} & keys()" "addresses in $(basename "$log")"
-	check "$log" "{'bytes_in', 'sizes_in', 'errors_in', 'rates'} <= keys()" \
+	check "$log" "{'bytes_in', 'sizes_in', 'errors_in'} <= keys()" \
 		"enabled categories in $(basename "$log")"
 done
 expect_eq "receiver: exit bytes_in" "$(q "$recv" "tot('bytes_in')")" "$size"

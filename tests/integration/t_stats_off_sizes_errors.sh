@@ -16,7 +16,7 @@ send=$(one_log "$T/logs/send.*.log")
 for log in "$recv" "$send"; do
 	expect_eq "keys of a disabled category in $(basename "$log")" \
 		"$(q "$log" "sorted(k for k in keys() if k.startswith(('sizes', 'errors')))")" "[]"
-	check "$log" "{'bytes_in', 'bytes_out', 'calls_in', 'calls_out', 'rates', 'peer'} <= keys()" \
+	check "$log" "{'bytes_in', 'bytes_out', 'calls_in', 'calls_out', 'peer'} <= keys()" \
 		"enabled categories in $(basename "$log")"
 done
 expect_eq "receiver: exit bytes_in" "$(q "$recv" "tot('bytes_in')")" "$size"

@@ -20,4 +20,15 @@ expect_eq "receiver: exit bytes_in" "$(q "$recv" "tot('bytes_in')")" "$size"
 expect_eq "sender: exit bytes_out" "$(q "$send" "tot('bytes_out')")" "$size"
 expect_eq "sender: connection bytes_out" \
 	"$(q "$send" "[f['bytes_out'] for f in conns(kind='tcp', peer='127.0.0.1:$SOCAT_PORT')]")" "[$size]"
+# The control: the same slow stream with windows on (the default) has rates
+# once a whole bucket has passed, and with windows off has none.
+need_prog slow_sender
+for w in true false; do
+	printf '[stats]\nwindows = %s\n' "$w" >"$T/w.ini"
+	SOCKMETER_CONFIG=$T/w.ini SOCKMETER_LOG=$T/slow.$w.log SOCKMETER_FORMAT=json \
+		SOCKMETER_INTERVAL=0.5 sm "$PROGS/slow_sender" 30 50 1000 "$T/times.$w" \
+		>"$T/out.$w" 2>&1 || fail "slow_sender failed: $(cat "$T/out.$w")"
+done
+check "$T/slow.true.log" "'rates' in keys()" "rates with windows on"
+check "$T/slow.false.log" "'rates' not in keys()" "no rates with windows off"
 exit 0

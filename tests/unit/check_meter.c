@@ -404,6 +404,48 @@ START_TEST(test_meter_set_addrs_shows_new_peer)
 }
 END_TEST
 
+/*
+ * Records between bucket boundaries leave the window alone: the 1s rate is
+ * always the bytes of the last whole bucket, never part of the current one.
+ */
+START_TEST(test_meter_records_between_boundaries_rate_only_whole_buckets)
+{
+	char *log, *p, *line;
+	uint64_t ms;
+	int n = 0;
+
+	cfg.interval_ms = 250;
+	start();
+	open_tcp(100, 0);
+	/* Ticks every 250 ms, as the ticker makes them: on each bucket
+	 * boundary, and for each record in between. */
+	for (ms = 250; ms <= 3000; ms += 250) {
+		move(100, DIR_OUT, 1000);      /* 4000 B/s in [0 s, 1 s) */
+		if (ms > 1000)
+			move(100, DIR_OUT, 1000); /* then 8000 B/s */
+		meter_tick(&m, at_ms(ms));
+	}
+	log = log_text();
+	for (p = log; (p = strstr(p, "\"type\":\"interval\"")); p++) {
+		line = uu_line_with(p, "\"type\":\"interval\"");
+		if (strstr(line, "\"rates\"")) {
+			double r = rate_of(uu_json_fd(line, 100), "1s", "out");
+			double ts = uu_json_double(line, "ts") - 1700000000.0;
+
+			ck_assert_msg(r == (ts < 2.0 ? 4000.0 : 8000.0),
+				      "1s rate %.1f at +%.3f s", r, ts);
+			n++;
+		} else {
+			/* No whole bucket yet: no rates rather than 0. */
+			ck_assert(uu_json_double(line, "ts") < 1700000001.0);
+		}
+		free(line);
+	}
+	ck_assert_int_ge(n, 6);
+	free(log);
+}
+END_TEST
+
 static TCase *tc_interval(void)
 {
 	TCase *tc = tcase_create("interval");
@@ -411,6 +453,7 @@ static TCase *tc_interval(void)
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_interval_record_appears_at_interval_not_before);
+	tcase_add_test(tc, test_meter_records_between_boundaries_rate_only_whole_buckets);
 	tcase_add_test(tc, test_meter_young_connection_rates_divide_by_the_buckets_it_lived);
 	tcase_add_test(tc, test_meter_steady_traffic_gives_exact_rates_on_every_span_after_a_minute);
 	tcase_add_test(tc, test_meter_burst_in_first_second_leaves_every_span_after_it_passes);
