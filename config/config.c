@@ -380,16 +380,30 @@ static void show_string(const struct load *ld, const struct key_def *k,
 	quote(out, n, (const char *)field(ld, k));
 }
 
+const char *config_format_name(enum config_format f)
+{
+	static const char *const names[FORMAT_COUNT] = {
+		[FORMAT_TEXT] = "text",
+		[FORMAT_JSON] = "json",
+		[FORMAT_PROMETHEUS] = "prometheus",
+	};
+
+	return (unsigned)f < FORMAT_COUNT ? names[f] : NULL;
+}
+
 static int parse_format(struct load *ld, const struct key_def *k,
 			const char *v, char *why, size_t n)
 {
 	char q[QUOTE_MAX + 8];
+	int f;
 
-	if (strcasecmp(v, "text") == 0 || strcasecmp(v, "json") == 0) {
-		*(enum config_format *)field(ld, k) =
-			strcasecmp(v, "json") == 0 ? FORMAT_JSON : FORMAT_TEXT;
-		return 0;
-	}
+	for (f = 0; f < FORMAT_COUNT; f++)
+		if (strcasecmp(v, config_format_name((enum config_format)f)) ==
+		    0) {
+			*(enum config_format *)field(ld, k) =
+				(enum config_format)f;
+			return 0;
+		}
 	quote(q, sizeof q, v);
 	snprintf(why, n, "%s is not a known format", q);
 	return -1;
@@ -400,7 +414,7 @@ static void show_format(const struct load *ld, const struct key_def *k,
 {
 	enum config_format f = *(enum config_format *)field(ld, k);
 
-	snprintf(out, n, "%s", f == FORMAT_JSON ? "json" : "text");
+	snprintf(out, n, "%s", config_format_name(f));
 }
 
 /* Program names separated by commas or blanks; empty clears the list. */
@@ -546,7 +560,8 @@ static const struct key_def keys[] = {
 	{"log", "path", &type_path, OFF(log_path), 0, 0,
 	 "\"stderr\" or a path shorter than " STR(CONFIG_PATH_MAX) " bytes "
 	 "using only the escapes %p %n %t %u %%"},
-	{"log", "format", &type_format, OFF(format), 0, 0, "text json"},
+	{"log", "format", &type_format, OFF(format), 0, 0,
+	 "text json prometheus"},
 	{"log", "interval", &type_seconds, OFF(interval_ms), 100, 86400000,
 	 "seconds from 0.1 to 86400"},
 	{"log", "top", &type_u32, OFF(top), 0, 100000,

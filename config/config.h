@@ -64,7 +64,10 @@ enum config_track {
 	TRACK_COUNT
 };
 
-enum config_format { FORMAT_TEXT, FORMAT_JSON };
+enum config_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS, FORMAT_COUNT };
+
+/* config_format_name - "text", "json", "prometheus". */
+const char *config_format_name(enum config_format f);
 
 struct config {
 	bool enabled;                   /* false: pure pass-through */
@@ -85,8 +88,12 @@ struct config {
 	uint32_t span_buckets[CONFIG_MAX_SPANS]; /* each 1 .. buckets, ascending */
 };
 
-/* The default log path: one file per process, in a per-user directory. */
-#define CONFIG_DEFAULT_LOG "/tmp/sockmeter-%u/%n.%p.log"
+/* The default log path: one file per process, in a per-user directory
+ * (created 0700 if missing).  With format = prometheus and the default
+ * path, the file is named .prom instead, as node_exporter expects. */
+#define CONFIG_DEFAULT_DIR "/tmp/sockmeter-%u"
+#define CONFIG_DEFAULT_LOG CONFIG_DEFAULT_DIR "/%n.%p.log"
+#define CONFIG_DEFAULT_PROM CONFIG_DEFAULT_DIR "/%n.%p.prom"
 
 /* Receives one complete message line (without the newline). */
 typedef void (*config_report_fn)(void *ctx, const char *msg);

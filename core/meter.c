@@ -68,13 +68,19 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 		return r;
 	m->queue = map_lazy(METER_QUEUE_CAP * sizeof(*m->queue));
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
-	if (!m->queue || !m->fds) {
+	if (cfg->format == FORMAT_PROMETHEUS)
+		m->prom = calloc(1, sizeof(*m->prom));
+	if (!m->queue || !m->fds ||
+	    (cfg->format == FORMAT_PROMETHEUS && !m->prom)) {
 		meter_destroy(m);
 		return -ENOMEM;
 	}
 	m->next_record_mono = now.mono_ns + cfg->interval_ms * 1000000ull;
 	m->next_tick_mono = now.mono_ns;
-	sink_init(&m->sink, cfg->log_path, pid, m->prog,
+	if (m->prom && strcmp(m->cfg.log_path, CONFIG_DEFAULT_LOG) == 0)
+		snprintf(m->cfg.log_path, sizeof(m->cfg.log_path), "%s",
+			 CONFIG_DEFAULT_PROM);
+	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
 		  now.real_ns / 1000000000ull, report, ctx);
 	return 0;
 }
@@ -102,6 +108,7 @@ void meter_destroy(struct meter *m)
 		munmap(m->queue, METER_QUEUE_CAP * sizeof(*m->queue));
 	free(m->scratch);
 	free(m->closing);
+	free(m->prom);
 	fdtab_destroy(&m->tab);
 	memset(m, 0, sizeof(*m));
 }
@@ -148,6 +155,11 @@ static void enqueue(struct meter *m, const struct fd_snapshot *s,
 			add_atomic(&m->dropped, &s->c);
 			__atomic_fetch_add(&m->close_dropped, 1,
 					   __ATOMIC_RELAXED);
+			if (m->prom && (unsigned)s->kind < KIND_COUNT) {
+				add_atomic(&m->prom->dropped[s->kind], &s->c);
+				__atomic_fetch_add(&m->prom->dropped_n[s->kind],
+						   1, __ATOMIC_RELAXED);
+			}
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&m->q_head, &head, head + 1,
@@ -403,6 +415,66 @@ static void add_carry(struct meter *m, struct fd_snapshot *s)
 	memset(st->carry, 0, sizeof(*st->carry));
 }
 
+static void prom_add_peer(struct prom_peers *t, const struct fd_snapshot *s)
+{
+	char host[PROM_HOST_MAX];
+
+	prom_peer_host(&s->peer, host, sizeof(host));
+	prom_peers_add(t, host, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT]);
+}
+
+/* A closed connection's share of the per-kind and per-peer numbers. */
+static void prom_closed(struct meter *m, const struct fd_snapshot *s)
+{
+	if ((unsigned)s->kind >= KIND_COUNT)
+		return;
+	fd_counters_add(&m->prom->closed[s->kind], &s->c);
+	m->prom->closed_n[s->kind]++;
+	prom_add_peer(&m->prom->peers, s);
+}
+
+/* Start the exposition with what closed connections left. */
+static void prom_begin(struct meter *m, struct meter_time now)
+{
+	struct meter_prom *p = m->prom;
+	struct prom_data *d = &p->data;
+	unsigned k;
+
+	memset(d, 0, sizeof(*d));
+	d->prog = m->prog;
+	d->pid = m->pid;
+	d->start_ns = m->start.real_ns;
+	d->ts_ns = now.real_ns;
+	d->peers = p->peers;
+	for (k = 0; k < KIND_COUNT; k++) {
+		struct fd_counters dropped = p->dropped[k];
+
+		finish_counters(m, &dropped);
+		d->kind[k] = p->closed[k];
+		fd_counters_add(&d->kind[k], &dropped);
+		d->fds_closed[k] = p->closed_n[k] + LOAD(&p->dropped_n[k]);
+	}
+}
+
+/* An open connection's share. */
+static void prom_live(struct meter *m, struct summary_fd *f)
+{
+	struct prom_data *d = &m->prom->data;
+	unsigned k, dir;
+
+	if ((unsigned)f->s.kind >= KIND_COUNT)
+		return;
+	fd_counters_add(&d->kind[f->s.kind], &f->s.c);
+	d->fds_open[f->s.kind]++;
+	prom_add_peer(&d->peers, &f->s);
+	if (!f->have_rates)
+		return;
+	d->have_rates = true;
+	for (k = 0; k < m->shape.nspans; k++)
+		for (dir = 0; dir < DIR_COUNT; dir++)
+			d->rate[k][dir] += f->rate[k][dir];
+}
+
 /*
  * Move the ready close records out of the queue into m->closing and their
  * numbers into the closed totals.  Returns how many there were (records
@@ -422,6 +494,8 @@ static uint32_t drain(struct meter *m)
 		add_carry(m, &e->s);
 		finish_counters(m, &e->s.c);
 		fd_counters_add(&m->closed, &e->s.c);
+		if (m->prom)
+			prom_closed(m, &e->s);
 		if (grow(&m->closing, &m->closing_cap, n + 1)) {
 			f = &m->closing[n++];
 			memset(f, 0, sizeof(*f));
@@ -553,6 +627,11 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		sample_fd(m, &cand.s, now, boundary);
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
+		if (m->prom) {
+			fill_rates(m, st, &cand);
+			prom_live(m, &cand);
+			continue;
+		}
 		if (!collect || (!all && st->activity == st->activity_recorded))
 			continue;
 		cand.closed_ns = 0;
@@ -585,6 +664,14 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	struct summary r, rc;
 
 	meter_build(m, type, now, &r);
+	if (m->prom) {
+		/* A whole snapshot per record; no close records. */
+		prom_begin(m, now);
+		sample_all(m, now, &r, false, false);
+		if (record && (r.fds_open || r.fds_closed))
+			prom_format(&m->prom->data, &m->cfg, out);
+		return;
+	}
 	n = sample_all(m, now, &r, record, type == SUMMARY_EXIT);
 	for (i = 0; i < nclosed; i++) {
 		rc = r;
@@ -607,7 +694,9 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 
 static void flush(struct meter *m, struct sbuf *out)
 {
-	if (out->len)
+	if (out->len && m->prom)
+		sink_replace(&m->sink, out->p, out->len);
+	else if (out->len)
 		sink_write(&m->sink, out->p, out->len);
 	sbuf_free(out);
 }
@@ -674,6 +763,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	m->close_dropped = 0;
 	memset(&m->dropped, 0, sizeof(m->dropped));
 	memset(&m->closed, 0, sizeof(m->closed));
+	if (m->prom)
+		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;
 	m->next_tick_mono = now.mono_ns;
 	m->finished = false;

@@ -17,6 +17,7 @@
 
 #include "../config/config.h"
 #include "fdtab.h"
+#include "prom.h"
 #include "sink.h"
 #include "summary.h"
 #include "window.h"
@@ -54,6 +55,17 @@ struct meter_fdstate {
 	struct fd_counters *carry;  /* folded 32-bit counters, when any */
 };
 
+/* What format = prometheus needs beyond the records' totals: everything
+ * per fd kind, and the peers of closed connections. */
+struct meter_prom {
+	struct fd_counters dropped[KIND_COUNT]; /* atomic, as m->dropped */
+	uint64_t dropped_n[KIND_COUNT];         /* atomic */
+	struct fd_counters closed[KIND_COUNT];
+	uint64_t closed_n[KIND_COUNT];
+	struct prom_peers peers;                /* of closed connections */
+	struct prom_data data;                  /* the one being written */
+};
+
 struct meter {
 	struct config cfg;
 	struct fdtab tab;
@@ -82,6 +94,7 @@ struct meter {
 	uint32_t scratch_cap;
 	struct summary_fd *closing;  /* close records being made */
 	uint32_t closing_cap;
+	struct meter_prom *prom;    /* format = prometheus only */
 	bool finished;
 	config_report_fn report;
 	void *ctx;

@@ -164,7 +164,8 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 		s->path[0] = '\0';
 		return r;
 	}
-	if (strcmp(tmpl, CONFIG_DEFAULT_LOG) != 0)
+	if (strncmp(tmpl, CONFIG_DEFAULT_DIR "/",
+		    strlen(CONFIG_DEFAULT_DIR "/")) != 0)
 		return 0;
 	snprintf(dir, sizeof(dir), "%s", s->path);
 	slash = strrchr(dir, '/');
@@ -213,13 +214,22 @@ static int open_append(const char *path)
 			    0600);
 }
 
+static int open_replace(const char *path)
+{
+	return (int)syscall(SYS_openat, AT_FDCWD, path,
+			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+			    0644);
+}
+
 /* Write to path (NULL: to fd 2) with SIGPIPE and SIGXFSZ blocked, so our
- * own write cannot kill the host; swallow the ones it raised.  Returns 0
- * or a negative errno. */
-static int guarded_write(const char *path, const char *buf, size_t len)
+ * own write cannot kill the host; swallow the ones it raised.  Appends, or
+ * with replace truncates first.  Returns 0 or a negative errno. */
+static int guarded_write(const char *path, const char *buf, size_t len,
+			 bool replace)
 {
 	sigset_t block, old, before, after;
-	int fd = path ? open_append(path) : 2;
+	int fd = !path ? 2 : replace ? open_replace(path) : open_append(path);
 	int r = fd < 0 ? -errno : 0;
 
 	if (r)
@@ -251,7 +261,7 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 		len = sizeof(line) - 2;
 	memcpy(line, msg, len);
 	line[len++] = '\n';
-	guarded_write(NULL, line, len);
+	guarded_write(NULL, line, len, false);
 	errno = saved;
 }
 
@@ -264,10 +274,31 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		return 0;
 	if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
-		r = stderr_id_same(&s->err) ? guarded_write(NULL, buf, len)
-					    : -EBADF;
+		r = stderr_id_same(&s->err)
+			    ? guarded_write(NULL, buf, len, false)
+			    : -EBADF;
 	else
-		r = guarded_write(s->path, buf, len);
+		r = guarded_write(s->path, buf, len, false);
+	if (r < 0 && !s->failing)
+		say(s, "cannot write", -r);
+	s->failing = r < 0;
+	errno = saved;
+	return r;
+}
+
+int sink_replace(struct sink *s, const char *buf, size_t len)
+{
+	char tmp[sizeof(s->path) + 8];
+	int saved = errno;
+	int r;
+
+	if (s->to_stderr || s->path[0] == '\0')
+		return sink_write(s, buf, len);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->path);
+	r = guarded_write(tmp, buf, len, true);
+	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
+			      s->path) != 0)
+		r = -errno;
 	if (r < 0 && !s->failing)
 		say(s, "cannot write", -r);
 	s->failing = r < 0;

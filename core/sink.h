@@ -70,6 +70,14 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	      uint64_t start_s, config_report_fn report, void *ctx);
 
 /*
+ * sink_replace - make buf the whole content of the destination, atomically
+ * (written to PATH.tmp, then renamed over PATH), mode 0644 so a collector
+ * running as another user can read it.  On stderr, simply written.
+ * Returns 0 or a negative errno (reported as sink_write does).
+ */
+int sink_replace(struct sink *s, const char *buf, size_t len);
+
+/*
  * sink_write - append buf to the destination.  Returns 0, or a negative
  * errno (the first failure in a row is reported).
  */

@@ -344,7 +344,7 @@ START_TEST(test_garbage_is_not_a_number)
 		{"[track]\nfiles = 2\n", "t.ini:2: [track] files:",
 		 "keeping false"},
 		{"[log]\nformat = xml\n", "t.ini:2: [log] format:",
-		 "\"xml\" is not a known format; accepted: text json; "
+		 "\"xml\" is not a known format; accepted: text json prometheus; "
 		 "keeping text"},
 		{"[log]\npath = /tmp/%x.log\n", "t.ini:2: [log] path:",
 		 "uses unknown escape %x"},

@@ -1,0 +1,263 @@
+/*
+ * prom.c - Prometheus text exposition (contract in prom.h).
+ */
+#include "prom.h"
+
+#include "classify.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap)
+{
+	char *colon;
+
+	buf[0] = '\0';
+	if (!a || a->len < sizeof(sa_family_t))
+		return;
+	if (a->u.sa.sa_family == AF_INET) {
+		inet_ntop(AF_INET, &a->u.in4.sin_addr, buf, (socklen_t)cap);
+	} else if (a->u.sa.sa_family == AF_INET6) {
+		inet_ntop(AF_INET6, &a->u.in6.sin6_addr, buf, (socklen_t)cap);
+	} else {
+		fd_addr_format(a, buf, cap);
+		colon = a->u.sa.sa_family == AF_UNIX ? NULL : strrchr(buf, ':');
+		if (colon)
+			*colon = '\0';
+	}
+}
+
+void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
+		    uint64_t out)
+{
+	uint32_t i;
+
+	if (in == 0 && out == 0)
+		return;
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->p[i].host, host) == 0)
+			break;
+	if (i == t->n && t->n < PROM_MAX_PEERS) {
+		snprintf(t->p[i].host, sizeof(t->p[i].host), "%s", host);
+		t->p[i].bytes[DIR_IN] = t->p[i].bytes[DIR_OUT] = 0;
+		t->n++;
+	}
+	if (i == t->n) {
+		t->other[DIR_IN] += in;
+		t->other[DIR_OUT] += out;
+		return;
+	}
+	t->p[i].bytes[DIR_IN] += in;
+	t->p[i].bytes[DIR_OUT] += out;
+}
+
+/* A label value: backslash, quote and newline escaped. */
+static void label(struct sbuf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			sbuf_addf(b, "\\%c", *v);
+		else if (*v == '\n')
+			sbuf_addf(b, "\\n");
+		else
+			sbuf_addf(b, "%c", *v);
+	}
+}
+
+/* The labels every series starts with. */
+static void base(struct sbuf *b, const char *name, const struct prom_data *d)
+{
+	sbuf_addf(b, "%s{prog=\"", name);
+	label(b, d->prog);
+	sbuf_addf(b, "\",pid=\"%ld\"", d->pid);
+}
+
+static void head(struct sbuf *b, const char *name, const char *type,
+		 const char *help)
+{
+	sbuf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static const char *const dirs[DIR_COUNT] = { "in", "out" };
+static const char *const errs[ERR_COUNT] = { "again", "intr", "other" };
+
+/* One counter per kind (and direction) from the fd_counters field at
+ * offset off (a [DIR_COUNT] array of uint64_t). */
+static void per_kind(struct sbuf *b, const struct prom_data *d,
+		     const char *name, size_t off)
+{
+	unsigned k, dir;
+
+	for (k = KIND_FIRST_TRACKED; k < KIND_COUNT; k++) {
+		const uint64_t *v =
+			(const uint64_t *)((const char *)&d->kind[k] + off);
+
+		if (!d->fds_open[k] && !d->fds_closed[k])
+			continue;
+		for (dir = 0; dir < DIR_COUNT; dir++) {
+			base(b, name, d);
+			sbuf_addf(b, ",kind=\"%s\",direction=\"%s\"} %" PRIu64
+				     "\n",
+				  fd_kind_name((enum fd_kind)k), dirs[dir],
+				  v[dir]);
+		}
+	}
+}
+
+static void per_kind_seconds(struct sbuf *b, const struct prom_data *d)
+{
+	unsigned k, dir;
+
+	for (k = KIND_FIRST_TRACKED; k < KIND_COUNT; k++) {
+		if (!d->fds_open[k] && !d->fds_closed[k])
+			continue;
+		for (dir = 0; dir < DIR_COUNT; dir++) {
+			base(b, "sockmeter_call_seconds_total", d);
+			sbuf_addf(b, ",kind=\"%s\",direction=\"%s\"} %.9f\n",
+				  fd_kind_name((enum fd_kind)k), dirs[dir],
+				  (double)d->kind[k].latency_ns[dir] / 1e9);
+		}
+	}
+}
+
+static void errors(struct sbuf *b, const struct prom_data *d)
+{
+	unsigned k, dir, e;
+
+	head(b, "sockmeter_errors_total", "counter",
+	     "Failed data calls, by fd kind, direction and class.");
+	for (k = KIND_FIRST_TRACKED; k < KIND_COUNT; k++) {
+		if (!d->fds_open[k] && !d->fds_closed[k])
+			continue;
+		for (dir = 0; dir < DIR_COUNT; dir++)
+			for (e = 0; e < ERR_COUNT; e++) {
+				base(b, "sockmeter_errors_total", d);
+				sbuf_addf(b,
+					  ",kind=\"%s\",direction=\"%s\","
+					  "class=\"%s\"} %" PRIu64 "\n",
+					  fd_kind_name((enum fd_kind)k),
+					  dirs[dir], errs[e],
+					  d->kind[k].errors[dir][e]);
+			}
+	}
+}
+
+static void fds(struct sbuf *b, const struct prom_data *d)
+{
+	unsigned k;
+
+	head(b, "sockmeter_fds_open", "gauge",
+	     "Metered fds open now, by kind.");
+	for (k = KIND_FIRST_TRACKED; k < KIND_COUNT; k++)
+		if (d->fds_open[k] || d->fds_closed[k]) {
+			base(b, "sockmeter_fds_open", d);
+			sbuf_addf(b, ",kind=\"%s\"} %" PRIu64 "\n",
+				  fd_kind_name((enum fd_kind)k),
+				  d->fds_open[k]);
+		}
+	head(b, "sockmeter_fds_closed_total", "counter",
+	     "Metered fds closed, by kind.");
+	for (k = KIND_FIRST_TRACKED; k < KIND_COUNT; k++)
+		if (d->fds_open[k] || d->fds_closed[k]) {
+			base(b, "sockmeter_fds_closed_total", d);
+			sbuf_addf(b, ",kind=\"%s\"} %" PRIu64 "\n",
+				  fd_kind_name((enum fd_kind)k),
+				  d->fds_closed[k]);
+		}
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct prom_peer *x = a, *y = b;
+	uint64_t bx = x->bytes[0] + x->bytes[1], by = y->bytes[0] + y->bytes[1];
+
+	if (bx != by)
+		return bx < by ? 1 : -1;
+	return strcmp(x->host, y->host);
+}
+
+static void peers(struct sbuf *b, const struct prom_data *d,
+		  const struct config *c)
+{
+	struct prom_peers t = d->peers;
+	uint32_t keep = c->top && c->top < t.n ? c->top : t.n, i;
+	unsigned dir;
+
+	qsort(t.p, t.n, sizeof(t.p[0]), by_bytes);
+	for (i = keep; i < t.n; i++)
+		for (dir = 0; dir < DIR_COUNT; dir++)
+			t.other[dir] += t.p[i].bytes[dir];
+	head(b, "sockmeter_peer_bytes_total", "counter",
+	     "Bytes by peer host (the busiest by name, the rest as other).");
+	for (i = 0; i <= keep; i++)
+		for (dir = 0; dir < DIR_COUNT; dir++) {
+			const char *host = i < keep ? t.p[i].host : "other";
+			uint64_t v = i < keep ? t.p[i].bytes[dir] : t.other[dir];
+
+			base(b, "sockmeter_peer_bytes_total", d);
+			sbuf_addf(b, ",peer=\"");
+			label(b, host[0] ? host : "unknown");
+			sbuf_addf(b, "\",direction=\"%s\"} %" PRIu64 "\n",
+				  dirs[dir], v);
+		}
+}
+
+static void rates(struct sbuf *b, const struct prom_data *d,
+		  const struct config *c)
+{
+	char span[32];
+	unsigned k, dir;
+
+	head(b, "sockmeter_rate_bytes_per_second", "gauge",
+	     "Bytes per second over each span, all open fds together.");
+	for (k = 0; k < c->nspans; k++)
+		for (dir = 0; dir < DIR_COUNT; dir++) {
+			summary_span_label(c, k, span, sizeof(span));
+			base(b, "sockmeter_rate_bytes_per_second", d);
+			sbuf_addf(b, ",span=\"%s\",direction=\"%s\"} %.1f\n",
+				  span, dirs[dir], d->rate[k][dir]);
+		}
+}
+
+void prom_format(const struct prom_data *d, const struct config *c,
+		 struct sbuf *out)
+{
+	head(out, "sockmeter_start_time_seconds", "gauge",
+	     "When metering started in the process (Unix seconds).");
+	base(out, "sockmeter_start_time_seconds", d);
+	sbuf_addf(out, "} %.3f\n", (double)d->start_ns / 1e9);
+	head(out, "sockmeter_last_update_timestamp_seconds", "gauge",
+	     "When sockmeter wrote this file (Unix seconds).");
+	base(out, "sockmeter_last_update_timestamp_seconds", d);
+	sbuf_addf(out, "} %.3f\n", (double)d->ts_ns / 1e9);
+	fds(out, d);
+	if (c->category[CAT_BYTES]) {
+		head(out, "sockmeter_bytes_total", "counter",
+		     "Bytes moved by data calls, by fd kind and direction.");
+		per_kind(out, d, "sockmeter_bytes_total",
+			 offsetof(struct fd_counters, bytes));
+	}
+	if (c->category[CAT_CALLS]) {
+		head(out, "sockmeter_calls_total", "counter",
+		     "Data calls, failed ones included, by fd kind and "
+		     "direction.");
+		per_kind(out, d, "sockmeter_calls_total",
+			 offsetof(struct fd_counters, calls));
+	}
+	if (c->category[CAT_ERRORS])
+		errors(out, d);
+	if (c->category[CAT_LATENCY]) {
+		head(out, "sockmeter_call_seconds_total", "counter",
+		     "Time spent inside data calls, by fd kind and "
+		     "direction.");
+		per_kind_seconds(out, d);
+	}
+	if (c->category[CAT_PEERS] && c->category[CAT_BYTES])
+		peers(out, d, c);
+	if (c->category[CAT_WINDOWS] && d->have_rates)
+		rates(out, d, c);
+}

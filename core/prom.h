@@ -1,0 +1,67 @@
+/*
+ * prom.h - the Prometheus / OpenMetrics text exposition of one process,
+ * for node_exporter's textfile collector.
+ *
+ * Each write is a whole snapshot (the sink replaces the file atomically):
+ * counters per fd kind and direction, open and closed fds per kind, the
+ * process's rates, and bytes per peer host with bounded label cardinality
+ * (the busiest peers by name, the rest summed as peer="other").  Every
+ * series carries prog and pid labels.  Metrics of a disabled category are
+ * absent.
+ */
+#ifndef SOCKMETER_PROM_H
+#define SOCKMETER_PROM_H
+
+#include "../config/config.h"
+#include "fdtab.h"
+#include "summary.h"
+#include "window.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PROM_MAX_PEERS 64  /* distinct peer hosts remembered */
+#define PROM_HOST_MAX 112  /* an IPv6 address or a unix path */
+
+struct prom_peer {
+	char host[PROM_HOST_MAX];
+	uint64_t bytes[DIR_COUNT];
+};
+
+/* A bounded table of bytes per peer host; overflow goes to other. */
+struct prom_peers {
+	struct prom_peer p[PROM_MAX_PEERS];
+	uint32_t n;
+	uint64_t other[DIR_COUNT];
+};
+
+struct prom_data {
+	const char *prog;
+	long pid;
+	uint64_t start_ns, ts_ns;
+	struct fd_counters kind[KIND_COUNT];
+	uint64_t fds_open[KIND_COUNT];
+	uint64_t fds_closed[KIND_COUNT];
+	bool have_rates;
+	double rate[WINDOW_MAX_SPANS][DIR_COUNT]; /* sum over open fds */
+	struct prom_peers peers;
+};
+
+/*
+ * prom_peer_host - the host part of a peer address: the IP without the
+ * port (a server's peers come from random ports), a unix path, or "".
+ */
+void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap);
+
+/* prom_peers_add - add bytes to host's entry (made if there is room). */
+void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
+		    uint64_t out);
+
+/*
+ * prom_format - append the exposition of d to out: the c->top busiest
+ * peers (at most PROM_MAX_PEERS) by name, the rest as "other".
+ */
+void prom_format(const struct prom_data *d, const struct config *c,
+		 struct sbuf *out);
+
+#endif
