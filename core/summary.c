@@ -377,9 +377,14 @@ static void text_header(struct sbuf *b, const struct config *c)
 		sbuf_addf(b, " %8s %8s", "err_in", "err_out");
 	if (c->category[CAT_WINDOWS])
 		for (k = 0; k < c->nspans; k++) {
+			char col[48];
+
+			/* As wide as a rate: " %14s/s". */
 			summary_span_label(c, k, label, sizeof(label));
-			sbuf_addf(b, " %8s/%-7s", "in", label);
-			sbuf_addf(b, " %8s/%-7s", "out", label);
+			snprintf(col, sizeof(col), "in/%s", label);
+			sbuf_addf(b, " %16s", col);
+			snprintf(col, sizeof(col), "out/%s", label);
+			sbuf_addf(b, " %16s", col);
 		}
 	sbuf_addc(b, '\n');
 }
