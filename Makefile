@@ -76,7 +76,7 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/libsockmeter.so $(PROG_BIN)
 	$(Q)tests/integration/run.sh $(BUILD)
 
-test: unit integration
+test: unit integration test-instr
 
 clean:
 	rm -rf $(BUILD)
@@ -89,3 +89,4 @@ demo: $(BUILD)/libsockmeter.so
 	$(Q)scripts/demo.sh
 
 include tests/bench/bench.mk
+-include tests/hardening.mk mk/install.mk
