@@ -213,6 +213,22 @@ static enum fd_kind own_slot(struct fd_slot *s)
 	}
 }
 
+/* Caller owns the slot: write its new identity, then hand it over with its
+ * kind (which ends the ownership). */
+static void publish(struct fdtab *t, struct fd_slot *s, int fd,
+		    enum fd_kind kind, uint64_t opened_ns,
+		    const struct fd_addr *local, const struct fd_addr *peer)
+{
+	STORE(&s->seq, s->seq + 1);
+	s->opened_ns = opened_ns;
+	store_addr(t, fd, 0, &s->local, local);
+	store_addr(t, fd, 1, &s->peer, peer);
+	STORE(&s->seq, s->seq + 1);
+	if (kind != KIND_UNKNOWN)
+		raise_high(t, fd);
+	STORE(&s->kind, (uint8_t)kind);
+}
+
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale)
@@ -225,14 +241,7 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 		return 0;
 	old = own_slot(s);
 	had = retire_owned(t, s, fd, old, stale);
-	STORE(&s->seq, s->seq + 1);
-	s->opened_ns = now_ns;
-	store_addr(t, fd, 0, &s->local, local);
-	store_addr(t, fd, 1, &s->peer, peer);
-	STORE(&s->seq, s->seq + 1);
-	if (kind != KIND_UNKNOWN)
-		raise_high(t, fd);
-	STORE(&s->kind, (uint8_t)kind);
+	publish(t, s, fd, kind, now_ns, local, peer);
 	return had;
 }
 
@@ -266,14 +275,8 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (enum fd_kind)expect;
-	STORE(&s->seq, s->seq + 1);
-	s->opened_ns = 0; /* inherited: we did not see it open */
-	store_addr(t, fd, 0, &s->local, local);
-	store_addr(t, fd, 1, &s->peer, peer);
-	STORE(&s->seq, s->seq + 1);
-	if (kind != KIND_UNKNOWN)
-		raise_high(t, fd);
-	STORE(&s->kind, (uint8_t)kind);
+	/* opened 0: inherited, we did not see it open */
+	publish(t, s, fd, kind, 0, local, peer);
 	return kind;
 }
 
