@@ -1,0 +1,54 @@
+# scripts/sockmeter, the launcher: --help; the log goes where -o says, in
+# the format -f says, and the launcher names it on stderr; the bytes are
+# exact; the program's exit status passes through (curl -f on a 404 exits
+# 22); an LD_PRELOAD already set is kept; -c reads the path from the ini;
+# a bad option is refused with status 2 before anything runs.
+. "$(dirname "$0")/lib.sh"
+
+launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
+export SOCKMETER_LIB=$LIB
+
+"$launcher" --help >"$T/help" 2>&1 || fail "--help failed"
+grep -q '^usage: sockmeter ' "$T/help" || fail "--help: $(head -2 "$T/help")"
+
+size=$((1048576 + 4242))
+mkdir -p "$T/www"
+make_file "$T/www/f.bin" "$size"
+start_http "$T/www"
+url=http://127.0.0.1:$HTTP_PORT
+
+# Exact bytes, where -o and -f say, named on stderr.
+"$launcher" -f json -i 0.5 -o "$T/%n.%p.log" -- \
+	curl -s -o "$T/got.bin" -w '%{size_download} %{size_header} %{size_request}\n' \
+	"$url/f.bin" >"$T/out" 2>"$T/err" || fail "curl under the launcher failed: $(cat "$T/err")"
+cmp -s "$T/www/f.bin" "$T/got.bin" || fail "download differs"
+read -r body header request <"$T/out"
+log=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/err")
+[ -f "$log" ] || fail "launcher named no existing log: $(cat "$T/err")"
+case $log in "$T"/curl.*.log) ;; *) fail "log $log is not where -o said" ;; esac
+expect_eq "bytes_in" "$(q "$log" "tot('bytes_in')")" $((body + header))
+expect_eq "bytes_out" "$(q "$log" "tot('bytes_out')")" "$request"
+
+# Exit status passes through; the launcher still says where the log went.
+"$launcher" -o "$T/s.%p.log" -- curl -s -f -o /dev/null "$url/missing" 2>"$T/err2"
+expect_eq "exit status of curl -f on a 404" "$?" 22
+grep -q '^sockmeter: log of pid ' "$T/err2" || fail "no log line: $(cat "$T/err2")"
+
+# An LD_PRELOAD already set is kept, after ours.
+other=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64|libm\.so\.6 \(libc6/ { print $NF; exit }')
+[ -n "$other" ] || other=$(ls /lib/*/libm.so.6 | head -1)
+LD_PRELOAD=$other "$launcher" -o "$T/e.%p.log" -- sh -c 'echo "$LD_PRELOAD"' >"$T/env" 2>/dev/null
+expect_eq "LD_PRELOAD seen by the program" "$(cat "$T/env")" "$(readlink -f "$LIB") $other"
+
+# -c: the path comes from the ini file.
+printf '[log]\npath = %s/ini.%%p.log\nformat = json\n' "$T" >"$T/c.ini"
+"$launcher" -c "$T/c.ini" -- curl -s -o /dev/null "$url/f.bin" 2>"$T/err3" || fail "curl -c failed"
+log3=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/err3")
+case $log3 in "$T"/ini.*.log) ;; *) fail "-c: log at '$log3': $(cat "$T/err3")" ;; esac
+expect_eq "-c: bytes_in" "$(q "$log3" "tot('bytes_in')")" $((body + header))
+
+# A bad option: status 2, the program never runs.
+"$launcher" -x -- touch "$T/ran" 2>/dev/null
+expect_eq "status of a bad option" "$?" 2
+[ ! -e "$T/ran" ] || fail "the program ran despite a bad option"
+exit 0
