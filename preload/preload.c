@@ -154,14 +154,38 @@ static void ensure_ticker(void)
 
 /* --- fork ---------------------------------------------------------------- */
 
+/*
+ * Take the tick lock, but never wait long for it: the ticker could be
+ * stuck in a write (stderr is a pipe nobody reads, a hung file system), and
+ * the host's fork() or exit() must not hang with it.
+ */
+static bool lock_bounded(long ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_timedlock(&tick_lock, &until) == 0;
+}
+
+static bool fork_locked; /* fork_prepare got the lock */
+
 static void fork_prepare(void)
 {
-	pthread_mutex_lock(&tick_lock);
+	/* Without the lock the child still starts clean: fork_child
+	 * re-initializes the lock and resets the meter. */
+	fork_locked = lock_bounded(500);
 }
 
 static void fork_parent(void)
 {
-	pthread_mutex_unlock(&tick_lock);
+	if (fork_locked)
+		pthread_mutex_unlock(&tick_lock);
 }
 
 static void fork_child(void)
@@ -227,13 +251,13 @@ out:
 
 __attribute__((destructor)) static void sm_fini(void)
 {
+	struct meter_time now;
 	int saved = errno;
 
-	if (!sm_meter.tab.cap)
+	/* A ticker stuck in a write for 2 s: no exit record rather than a
+	 * host that cannot exit. */
+	if (!sm_meter.tab.cap || !lock_bounded(2000))
 		return;
-	struct meter_time now;
-
-	pthread_mutex_lock(&tick_lock);
 	now = now_both();
 	calibrate(now);
 	meter_exit(&sm_meter, now);
