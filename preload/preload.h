@@ -128,9 +128,11 @@ static inline uint64_t sm_ticks(void)
  * non-zero (the latency clock with its low bit set), which sends sm_data
  * down the out-of-line path.
  */
+__attribute__((noinline, cold)) uint64_t sm_start_slow(void);
+
 static inline __attribute__((always_inline)) uint64_t sm_start(void)
 {
-	return SM_UNLIKELY(sm_slow) ? sm_ticks() | 1 : 0;
+	return SM_UNLIKELY(sm_slow) ? sm_start_slow() : 0;
 }
 
 /*
