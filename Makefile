@@ -35,7 +35,7 @@ UNIT_BIN    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 PROG_SRC    := $(wildcard tests/progs/*.c)
 PROG_BIN    := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
 
-.PHONY: all test unit integration clean progs
+.PHONY: all test unit integration tools-test clean progs
 all: $(BUILD)/libsockmeter.so
 
 $(BUILD)/obj/%.o: %.c
@@ -76,7 +76,11 @@ unit: $(UNIT_BIN)
 integration: $(BUILD)/libsockmeter.so $(PROG_BIN)
 	$(Q)tests/integration/run.sh $(BUILD)
 
-test: unit integration test-instr
+# The report tool, plots, the live view, install and man pages.
+tools-test: $(BUILD)/libsockmeter.so $(PROG_BIN)
+	$(Q)tests/tools/run.sh $(BUILD)
+
+test: unit integration tools-test test-instr
 
 clean:
 	rm -rf $(BUILD)

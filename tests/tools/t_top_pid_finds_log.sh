@@ -1,0 +1,33 @@
+# "sockmeter top PID" finds a running process's log: (a) where the
+# SOCKMETER_LOG in its environment says, (b) with no SOCKMETER_LOG, at the
+# default /tmp/sockmeter-UID/PROG.PID.log; the table shows that process's
+# connection and peer.  Both programs run at once.
+. "$(dirname "$0")/lib.sh"
+need socat
+mkdir -p "$T/logs"
+pa=$(free_port)
+pb=$(free_port)
+bg_start socat -u "TCP-LISTEN:$pa,bind=127.0.0.1,reuseaddr" OPEN:/dev/null
+bg_start socat -u "TCP-LISTEN:$pb,bind=127.0.0.1,reuseaddr" OPEN:/dev/null
+# env execs python3: $BG_PID is the metered process's pid
+bg_start env LD_PRELOAD="$LIB" SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 \
+	SOCKMETER_LOG="$T/logs/%n.%p.log" \
+	"$PY" "$HERE/pace.py" 127.0.0.1 "$pa" 300000 200000
+pa_pid=$BG_PID
+bg_start env LD_PRELOAD="$LIB" SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 \
+	"$PY" "$HERE/pace.py" 127.0.0.1 "$pb" 300000 200000
+pb_pid=$BG_PID
+default_log=/tmp/sockmeter-$(id -u)/python3.$pb_pid.log
+trap 'sm_cleanup; rm -f "$default_log"' EXIT
+wait_for 5 test -s "$T/logs/python3.$pa_pid.log" || fail "no log for pid $pa_pid"
+wait_for 5 test -s "$default_log" || fail "no log at $default_log"
+sleep 0.5
+"$TOPCMD" --once "$pa_pid" >"$T/a.out" 2>&1 || fail "top $pa_pid: exit status $?: $(cat "$T/a.out")"
+grep -Eq "^python3 +$pa_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pa " "$T/a.out" ||
+	fail "top $pa_pid (SOCKMETER_LOG): $(cat "$T/a.out")"
+"$LAUNCHER" top --once "$pb_pid" >"$T/b.out" 2>&1 || fail "top $pb_pid: exit status $?: $(cat "$T/b.out")"
+grep -Eq "^python3 +$pb_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pb " "$T/b.out" ||
+	fail "top $pb_pid (default path): $(cat "$T/b.out")"
+grep -q "pid $pb_pid ($default_log)" "$T/b.out" || fail "header does not name the log: $(head -1 "$T/b.out")"
+! grep -q "$pa_pid" "$T/b.out" || fail "top $pb_pid shows the other process"
+exit 0
