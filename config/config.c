@@ -364,8 +364,13 @@ static int parse_path(struct load *ld, const struct key_def *k, const char *v,
 			return -1;
 		}
 		if (!strchr("pntu%", p[1])) {
-			snprintf(why, n, "%s uses unknown escape %%%c", q,
-				 p[1]);
+			/* Like the quoted value: a control byte must not
+			 * reach the terminal or start a line. */
+			char c = (unsigned char)p[1] < 0x20 || p[1] == 0x7f
+					 ? '?'
+					 : p[1];
+
+			snprintf(why, n, "%s uses unknown escape %%%c", q, c);
 			return -1;
 		}
 	}

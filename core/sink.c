@@ -171,7 +171,10 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		return own_dir(s, dir);
+		r = own_dir(s, dir);
+		if (r)
+			s->path[0] = '\0'; /* refused: records are dropped */
+		return r;
 	}
 	return 0;
 }
@@ -222,6 +225,14 @@ static int open_replace(const char *path)
 			    0644);
 }
 
+/* The size of the file behind fd, or -1. */
+static off_t file_size(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_size : -1;
+}
+
 /* Write to path (NULL: to fd 2) with SIGPIPE and SIGXFSZ blocked, so our
  * own write cannot kill the host; swallow the ones it raised.  Appends, or
  * with replace truncates first.  Returns 0 or a negative errno. */
@@ -231,6 +242,7 @@ static int guarded_write(const char *path, const char *buf, size_t len,
 	sigset_t block, old, before, after;
 	int fd = !path ? 2 : replace ? open_replace(path) : open_append(path);
 	int r = fd < 0 ? -errno : 0;
+	off_t size0;
 
 	if (r)
 		return r;
@@ -239,7 +251,12 @@ static int guarded_write(const char *path, const char *buf, size_t len,
 	sigaddset(&block, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
+	size0 = path && !replace ? file_size(fd) : -1;
 	r = write_all(fd, buf, len);
+	/* A write that failed half-way (a full disk) left part of a batch:
+	 * cut it off, so the next batch cannot glue onto a torn record. */
+	if (r < 0 && size0 >= 0)
+		syscall(SYS_ftruncate, fd, size0);
 	if (path)
 		syscall(SYS_close, fd);
 	sigpending(&after);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -105,6 +106,9 @@ static uint64_t real_now(void)
 static void *ticker_main(void *arg)
 {
 	(void)arg;
+	/* Named from inside: pthread_setname_np on another thread opens
+	 * /proc/.../comm, an fd a concurrent fork would inherit. */
+	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
 	for (;;) {
 		struct meter_time now;
 		struct timespec ts;
@@ -142,9 +146,7 @@ static void ensure_ticker(void)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pthread_create(&tid, &attr, ticker_main, NULL) == 0)
-		pthread_setname_np(tid, "sockmeter");
-	else
+	if (pthread_create(&tid, &attr, ticker_main, NULL) != 0)
 		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
 				    " records are written at exit only");
 	pthread_attr_destroy(&attr);

@@ -1,0 +1,43 @@
+# Environment values holding control bytes (newline, carriage return,
+# ESC) in every variable: each bad value gives exactly one line on stderr
+# - the line starting "sockmeter:" and nothing else, no byte below 0x20
+# but the final newline (a newline would forge a second line, an ESC could
+# drive the user's terminal) - and the program is unaffected.
+#
+# Regression (found by tests/fuzz/fuzz_config.c, inputs kept in
+# tests/fuzz/regressions/config/): the unknown-escape message once printed
+# the byte after '%' raw.
+. "$(dirname "$0")/lib.sh"
+
+need_prog pairxfer
+plain "$PROGS/pairxfer" 1000 3 >"$T/plain.out" 2>&1
+# Logs go where the config file says (a bad SOCKMETER_LOG is ignored); an
+# odd but valid relative SOCKMETER_LOG lands in $T.
+mkdir -p "$T/logs" "$T/cwd"
+printf '[log]\npath = %s/logs/%%p.log\n' "$T" >"$T/c.ini"
+cd "$T/cwd" || fail "cd"
+failures=()
+n=0
+for var in SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL SOCKMETER_TOP; do
+	for val in $'/tmp/x%\ny.log' $'a\rb' $'/tmp/%\e[31mred' $'1\n2' $'%\t'; do
+		n=$((n + 1))
+		timeout 20 env SOCKMETER_CONFIG="$T/c.ini" "$var=$val" LD_PRELOAD="$LIB" \
+			"$PROGS/pairxfer" 1000 3 >"$T/out" 2>"$T/err"
+		st=$?
+		what="$var=$(printf '%q' "$val")"
+		[ "$st" = 3 ] || { failures+=("$what: status $st"); continue; }
+		cmp -s "$T/out" "$T/plain.out" || { failures+=("$what: stdout differs"); continue; }
+		# A valid SOCKMETER_LOG value is no problem: no line at all.
+		lines=$(wc -l <"$T/err")
+		if [ "$lines" -gt 1 ] || [ "$(sm_lines "$T/err")" != "$lines" ]; then
+			failures+=("$what: $lines lines on stderr: $(tr '\n\r\033' '|^E' <"$T/err" | head -c 200)")
+			continue
+		fi
+		if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/err"; then
+			failures+=("$what: a control byte on stderr")
+		fi
+	done
+done
+[ "${#failures[@]}" = 0 ] ||
+	fail "${#failures[@]} of $n values: $(printf '%s; ' "${failures[@]}")"
+exit 0
