@@ -441,15 +441,9 @@ static TCase *tc_format(void)
 int main(void)
 {
 	Suite *s = suite_create("classify");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_fds());
 	suite_add_tcase(s, tc_socket_args());
 	suite_add_tcase(s, tc_format());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

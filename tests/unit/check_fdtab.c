@@ -795,16 +795,10 @@ static TCase *tc_threads(void)
 int main(void)
 {
 	Suite *s = suite_create("fdtab");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_bounds());
 	suite_add_tcase(s, tc_account());
 	suite_add_tcase(s, tc_lifecycle());
 	suite_add_tcase(s, tc_threads());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

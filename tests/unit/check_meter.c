@@ -974,16 +974,10 @@ static TCase *tc_config(void)
 int main(void)
 {
 	Suite *s = suite_create("meter");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_interval());
 	suite_add_tcase(s, tc_close());
 	suite_add_tcase(s, tc_queue());
 	suite_add_tcase(s, tc_config());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

@@ -421,15 +421,9 @@ static TCase *tc_stderr(void)
 int main(void)
 {
 	Suite *s = suite_create("sink");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_expand());
 	suite_add_tcase(s, tc_files());
 	suite_add_tcase(s, tc_stderr());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

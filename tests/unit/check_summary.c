@@ -610,17 +610,11 @@ static TCase *tc_misc(void)
 int main(void)
 {
 	Suite *s = suite_create("summary");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_json());
 	suite_add_tcase(s, tc_categories());
 	suite_add_tcase(s, tc_escaping());
 	suite_add_tcase(s, tc_text());
 	suite_add_tcase(s, tc_misc());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

@@ -496,15 +496,9 @@ static TCase *tc_model(void)
 int main(void)
 {
 	Suite *s = suite_create("window");
-	SRunner *sr;
-	int failed;
 
 	suite_add_tcase(s, tc_basics());
 	suite_add_tcase(s, tc_time());
 	suite_add_tcase(s, tc_model());
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed;
+	return uu_run(s);
 }

@@ -300,4 +300,17 @@ static inline int uu_utf8_valid(const unsigned char *s, size_t n)
 	return 1;
 }
 
+/* Run suite s (CK_NORMAL); returns the number of failed tests, as each
+ * check_<module>.c main() returns. */
+static inline int uu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed;
+}
+
 #endif
