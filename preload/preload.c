@@ -98,7 +98,10 @@ static void calibrate(struct meter_time now)
 
 static uint64_t real_now(void)
 {
-	return now_both().real_ns;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* --- the ticker thread --------------------------------------------------- */
