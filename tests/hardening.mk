@@ -30,6 +30,8 @@ FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -g -O1 \
 	$(HARD_INIH_CFLAGS) $(FUZZ_EXTRA_CFLAGS)
 FUZZ_TIME  ?= 600
 FUZZ_SHORT ?= 25
+# FUZZ_EXTRA_CFLAGS: more flags for the harnesses (not tracked: remove
+# $(FUZZ_DIR)/fuzz_* to rebuild with new ones).
 
 $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(CONFIG_SRC) config/config.h
 	@mkdir -p $(dir $@)
