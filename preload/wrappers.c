@@ -22,7 +22,6 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *from, socklen_t *fromlen);
 
-
 /* --- data calls ----------------------------------------------------------
  *
  * Three layers, after socket_wrapper: the exported name decides between the
@@ -32,7 +31,8 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
  * function, or the raw system call while dlsym is being re-entered.
  */
 
-static SM_METERED ssize_t metered_read(int fd, void *buf, size_t n, struct fd_slot *s)
+static SM_METERED ssize_t metered_read(int fd, void *buf, size_t n,
+				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.read(fd, buf, n);
@@ -50,7 +50,8 @@ SM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return metered_read(fd, buf, n, s);
 }
 
-static SM_METERED ssize_t metered_read_chk(int fd, void *buf, size_t n, size_t buflen, struct fd_slot *s)
+static SM_METERED ssize_t metered_read_chk(int fd, void *buf, size_t n,
+					   size_t buflen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.__read_chk(fd, buf, n, buflen);
@@ -68,7 +69,8 @@ SM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	return metered_read_chk(fd, buf, n, buflen, s);
 }
 
-static SM_METERED ssize_t metered_write(int fd, const void *buf, size_t n, struct fd_slot *s)
+static SM_METERED ssize_t metered_write(int fd, const void *buf, size_t n,
+					struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.write(fd, buf, n);
@@ -86,7 +88,8 @@ SM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return metered_write(fd, buf, n, s);
 }
 
-static SM_METERED ssize_t metered_readv(int fd, const struct iovec *iov, int cnt, struct fd_slot *s)
+static SM_METERED ssize_t metered_readv(int fd, const struct iovec *iov,
+					int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.readv(fd, iov, cnt);
@@ -104,7 +107,8 @@ SM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	return metered_readv(fd, iov, cnt, s);
 }
 
-static SM_METERED ssize_t metered_writev(int fd, const struct iovec *iov, int cnt, struct fd_slot *s)
+static SM_METERED ssize_t metered_writev(int fd, const struct iovec *iov,
+					 int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.writev(fd, iov, cnt);
@@ -122,7 +126,8 @@ SM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return metered_writev(fd, iov, cnt, s);
 }
 
-static SM_METERED ssize_t metered_send(int fd, const void *buf, size_t n, int flags, struct fd_slot *s)
+static SM_METERED ssize_t metered_send(int fd, const void *buf, size_t n,
+				       int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.send(fd, buf, n, flags);
@@ -140,7 +145,8 @@ SM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return metered_send(fd, buf, n, flags, s);
 }
 
-static SM_METERED ssize_t metered_recv(int fd, void *buf, size_t n, int flags, struct fd_slot *s)
+static SM_METERED ssize_t metered_recv(int fd, void *buf, size_t n, int flags,
+				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.recv(fd, buf, n, flags);
@@ -158,7 +164,9 @@ SM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	return metered_recv(fd, buf, n, flags, s);
 }
 
-static SM_METERED ssize_t metered_recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct fd_slot *s)
+static SM_METERED ssize_t metered_recv_chk(int fd, void *buf, size_t n,
+					   size_t buflen, int flags,
+					   struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.__recv_chk(fd, buf, n, buflen, flags);
@@ -177,7 +185,9 @@ SM_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 	return metered_recv_chk(fd, buf, n, buflen, flags, s);
 }
 
-static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to, socklen_t tolen, struct fd_slot *s)
+static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n,
+					 int flags, const struct sockaddr *to,
+					 socklen_t tolen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.sendto(fd, buf, n, flags, to, tolen);
@@ -196,7 +206,10 @@ SM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	return metered_sendto(fd, buf, n, flags, to, tolen, s);
 }
 
-static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen, struct fd_slot *s)
+static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n,
+					   int flags, struct sockaddr *from,
+					   socklen_t *fromlen,
+					   struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
@@ -215,10 +228,15 @@ SM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 	return metered_recvfrom(fd, buf, n, flags, from, fromlen, s);
 }
 
-static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *from, socklen_t *fromlen, struct fd_slot *s)
+static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n,
+					       size_t buflen, int flags,
+					       struct sockaddr *from,
+					       socklen_t *fromlen,
+					       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
+	ssize_t r =
+	    sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
 
 	sm_data(s, DIR_IN, r, t0);
 	return r;
@@ -231,11 +249,14 @@ SM_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 	struct fd_slot *s;
 
 	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
-		return sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
-	return metered_recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen, s);
+		return sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from,
+					      fromlen);
+	return metered_recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen,
+				    s);
 }
 
-static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg, int flags, struct fd_slot *s)
+static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
+					  int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.sendmsg(fd, msg, flags);
@@ -253,7 +274,8 @@ SM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return metered_sendmsg(fd, msg, flags, s);
 }
 
-static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags, struct fd_slot *s)
+static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags,
+					  struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.recvmsg(fd, msg, flags);
@@ -284,7 +306,9 @@ static int64_t mmsg_bytes(const struct mmsghdr *v, int r)
 	return sum;
 }
 
-static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct fd_slot *s)
+static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v,
+				       unsigned int n, int flags,
+				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	int r = sm_real.sendmmsg(fd, v, n, flags);
@@ -302,7 +326,10 @@ SM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 	return metered_sendmmsg(fd, v, n, flags, s);
 }
 
-static SM_METERED int metered_recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *timeout, struct fd_slot *s)
+static SM_METERED int metered_recvmmsg(int fd, struct mmsghdr *v,
+				       unsigned int n, int flags,
+				       struct timespec *timeout,
+				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	int r = sm_real.recvmmsg(fd, v, n, flags, timeout);
@@ -400,8 +427,7 @@ SM_EXPORT int accept(int lfd, struct sockaddr *addr, socklen_t *len)
 	return fd;
 }
 
-SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len,
-		      int flags)
+SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	int fd = sm_real.accept4(lfd, addr, len, flags);
 
