@@ -64,7 +64,12 @@ enum config_track {
 	TRACK_COUNT
 };
 
-enum config_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS, FORMAT_COUNT };
+enum config_format {
+	FORMAT_TEXT,
+	FORMAT_JSON,
+	FORMAT_PROMETHEUS,
+	FORMAT_COUNT
+};
 
 /* config_format_name - "text", "json", "prometheus". */
 const char *config_format_name(enum config_format f);
