@@ -54,39 +54,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-for t in "${tests[@]}"; do
-	name=$(basename "$t" .sh)
-	name=${name#t_}
-	if [ ! -f "$t" ]; then
-		echo "FAIL $name: no such test $t"
-		failed=$((failed + 1))
-		continue
-	fi
-	SM_TOP=$top SM_BUILD=$build SM_FIX=$fix \
-		timeout -k 5 "${SM_TEST_TIMEOUT:-60}" bash "$t" </dev/null >"$out" 2>&1
-	st=$?
-	if [ "$st" = 0 ]; then
-		echo "PASS $name"
-		passed=$((passed + 1))
-		continue
-	fi
-	reason=$(sed -n 's/^reason: //p' "$out" | tail -n 1)
-	if [ -z "$reason" ]; then
-		if [ "$st" = 124 ] || [ "$st" = 137 ]; then
-			reason="timed out after ${SM_TEST_TIMEOUT:-60}s"
-		else
-			reason="exit status $st: $(tail -n 1 "$out")"
-		fi
-	fi
-	kept=$(sed -n 's/^files kept in //p' "$out" | tail -n 1)
-	echo "FAIL $name: $reason${kept:+ (files in $kept)}"
-	if [ -n "${SM_VERBOSE:-}" ]; then
-		sed 's/^/    | /' "$out"
-	fi
-	failed=$((failed + 1))
-done
-
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+. "$(dirname "$0")/../runner.sh"
+export SM_TOP=$top SM_BUILD=$build SM_FIX=$fix
+run_tests "$out" "${tests[@]}"

@@ -1,0 +1,45 @@
+# runner.sh - the loop both test runners share (tests/integration/run.sh,
+# tests/tools/run.sh); sourced, not run.
+#
+# run_tests OUT TEST... - run each test script as `bash TEST` (bounded by
+# SM_TEST_TIMEOUT seconds, default 60; the environment is the caller's, so
+# export what the tests read first), with its output in OUT.  Prints
+# "PASS name" or "FAIL name: reason" per test - the reason is the test's
+# last "reason: ..." line - and "N passed, M failed" at the end; returns 0
+# only when all passed.  SM_VERBOSE=1 shows a failed test's whole output.
+run_tests() {
+	local out=$1 t name st reason kept passed=0 failed=0
+	shift
+	for t in "$@"; do
+		name=$(basename "$t" .sh)
+		name=${name#t_}
+		if [ ! -f "$t" ]; then
+			echo "FAIL $name: no such test $t"
+			failed=$((failed + 1))
+			continue
+		fi
+		timeout -k 5 "${SM_TEST_TIMEOUT:-60}" bash "$t" </dev/null >"$out" 2>&1
+		st=$?
+		if [ "$st" = 0 ]; then
+			echo "PASS $name"
+			passed=$((passed + 1))
+			continue
+		fi
+		reason=$(sed -n 's/^reason: //p' "$out" | tail -n 1)
+		if [ -z "$reason" ]; then
+			if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+				reason="timed out after ${SM_TEST_TIMEOUT:-60}s"
+			else
+				reason="exit status $st: $(tail -n 1 "$out")"
+			fi
+		fi
+		kept=$(sed -n 's/^files kept in //p' "$out" | tail -n 1)
+		echo "FAIL $name: $reason${kept:+ (files in $kept)}"
+		if [ -n "${SM_VERBOSE:-}" ]; then
+			sed 's/^/    | /' "$out"
+		fi
+		failed=$((failed + 1))
+	done
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+}
