@@ -128,8 +128,7 @@ static void check_config(const struct config *c)
 	      "bucket out of range", NULL);
 	check(c->buckets >= 2 && c->buckets <= 86400, "buckets out of range",
 	      NULL);
-	check(c->format == FORMAT_TEXT || c->format == FORMAT_JSON, "format",
-	      NULL);
+	check((unsigned)c->format < FORMAT_COUNT, "format", NULL);
 	check(c->nspans >= 1 && c->nspans <= CONFIG_MAX_SPANS, "nspans", NULL);
 	for (i = 0; i < c->nspans; i++) {
 		check(c->span_buckets[i] >= 1 &&
