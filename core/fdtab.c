@@ -69,6 +69,21 @@ static void raise_high(struct fdtab *t, int fd)
 		;
 }
 
+/* The writer's side of the identity seqlock: seq goes odd before the
+ * identity's plain stores and even after them.  The release fence keeps
+ * those stores from becoming visible before the odd seq (weakly ordered
+ * CPUs); the final release store keeps them before the even one. */
+static void seq_begin(struct fd_slot *s)
+{
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_end(struct fd_slot *s)
+{
+	STORE(&s->seq, s->seq + 1);
+}
+
 /* Widen n counters into dst; with take, each is exchanged with zero. */
 static void move64(uint64_t *src, uint64_t *dst, size_t n, bool take)
 {
@@ -181,7 +196,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 {
 	int tracked = old >= KIND_FIRST_TRACKED && old != KIND_BUSY;
 
-	STORE(&s->seq, s->seq + 1);
+	seq_begin(s);
 	if (tracked) {
 		copy_identity(t, s, fd, out, old);
 		read_counters(s, &out->c, true);
@@ -190,7 +205,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 	s->opened_ns = 0;
 	s->local.family = 0;
 	s->peer.family = 0;
-	STORE(&s->seq, s->seq + 1);
+	seq_end(s);
 	return tracked;
 }
 
@@ -219,11 +234,11 @@ static void publish(struct fdtab *t, struct fd_slot *s, int fd,
 		    enum fd_kind kind, uint64_t opened_ns,
 		    const struct fd_addr *local, const struct fd_addr *peer)
 {
-	STORE(&s->seq, s->seq + 1);
+	seq_begin(s);
 	s->opened_ns = opened_ns;
 	store_addr(t, fd, 0, &s->local, local);
 	store_addr(t, fd, 1, &s->peer, peer);
-	STORE(&s->seq, s->seq + 1);
+	seq_end(s);
 	if (kind != KIND_UNKNOWN)
 		raise_high(t, fd);
 	STORE(&s->kind, (uint8_t)kind);
@@ -254,12 +269,12 @@ void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 	if (!s || fdtab_kind(s) < KIND_FIRST_TRACKED)
 		return;
 	old = own_slot(s);
-	STORE(&s->seq, s->seq + 1);
+	seq_begin(s);
 	if (local)
 		store_addr(t, fd, 0, &s->local, local);
 	if (peer)
 		store_addr(t, fd, 1, &s->peer, peer);
-	STORE(&s->seq, s->seq + 1);
+	seq_end(s);
 	STORE(&s->kind, (uint8_t)old);
 }
 
