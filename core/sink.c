@@ -282,6 +282,17 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 	errno = saved;
 }
 
+/* The outcome r of one batch: the first failure in a row is reported;
+ * errno is put back to saved.  Returns r. */
+static int settle(struct sink *s, int r, int saved)
+{
+	if (r < 0 && !s->failing)
+		say(s, "cannot write", -r);
+	s->failing = r < 0;
+	errno = saved;
+	return r;
+}
+
 int sink_write(struct sink *s, const char *buf, size_t len)
 {
 	int saved = errno;
@@ -296,11 +307,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 			    : -EBADF;
 	else
 		r = guarded_write(s->path, buf, len, false);
-	if (r < 0 && !s->failing)
-		say(s, "cannot write", -r);
-	s->failing = r < 0;
-	errno = saved;
-	return r;
+	return settle(s, r, saved);
 }
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
@@ -316,9 +323,5 @@ int sink_replace(struct sink *s, const char *buf, size_t len)
 	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
 			      s->path) != 0)
 		r = -errno;
-	if (r < 0 && !s->failing)
-		say(s, "cannot write", -r);
-	s->failing = r < 0;
-	errno = saved;
-	return r;
+	return settle(s, r, saved);
 }
