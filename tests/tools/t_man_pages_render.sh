@@ -1,7 +1,7 @@
 # The man pages render without a single groff warning (-ww) and through
 # man(1); sockmeter.ini(5) gives every key of config/sockmeter.ini with the
 # same default; sockmeter(1) names every environment variable of the
-# README and every option of sockmeter-report --help and sockmeter top
+# README and docs/ and every option of sockmeter-report --help and sockmeter top
 # --help.
 . "$(dirname "$0")/lib.sh"
 need groff man
@@ -34,7 +34,8 @@ for line in open(os.path.join(TOP, "config", "sockmeter.ini")):
         keys += 1
         assert "%s = %s" % (key, default) in flat5, "%s = %s missing from sockmeter.ini(5)" % (key, default)
 assert keys >= 20, keys
-readme = open(os.path.join(TOP, "README.md")).read()
+import glob
+readme = "".join(open(f).read() for f in [os.path.join(TOP, "README.md")] + sorted(glob.glob(os.path.join(TOP, "docs", "*.md"))))
 for var in set(re.findall(r"`(SOCKMETER(?:_[A-Z]+)?)`", readme)):
     assert var in m1, "%s missing from sockmeter(1)" % var
     if var != "SOCKMETER_LIB":
