@@ -1,6 +1,8 @@
 /*
- * meter.c - metering state, close queue, ticks and records (contract in
- * meter.h).
+ * meter.c - the metering state and the ticker's work: sampling every fd
+ * into its window, folding 32-bit counters into carries, draining the
+ * close queue (closeq.c), ranking the busiest fds (topn.c), and making the
+ * records (summary.c, prom.c).  Contract in meter.h.
  */
 #include "meter.h"
 
@@ -12,8 +14,6 @@
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-
-enum { SLOT_FREE, SLOT_WRITING, SLOT_READY };
 
 /* Close records are drained at least this often, windows or not. */
 #define DRAIN_NS 1000000000ull
@@ -66,11 +66,11 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	r = fdtab_init(&m->tab, fd_cap);
 	if (r)
 		return r;
-	m->queue = map_lazy(METER_QUEUE_CAP * sizeof(*m->queue));
+	r = closeq_init(&m->q);
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
 	if (cfg->format == FORMAT_PROMETHEUS)
 		m->prom = calloc(1, sizeof(*m->prom));
-	if (!m->queue || !m->fds ||
+	if (r || !m->fds ||
 	    (cfg->format == FORMAT_PROMETHEUS && !m->prom)) {
 		meter_destroy(m);
 		return -ENOMEM;
@@ -104,10 +104,9 @@ void meter_destroy(struct meter *m)
 	free_windows(m);
 	if (m->fds)
 		munmap(m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
-	if (m->queue)
-		munmap(m->queue, METER_QUEUE_CAP * sizeof(*m->queue));
-	free(m->scratch);
-	free(m->closing);
+	closeq_destroy(&m->q);
+	topn_free(&m->top);
+	topn_free(&m->closing);
 	free(m->prom);
 	fdtab_destroy(&m->tab);
 	memset(m, 0, sizeof(*m));
@@ -129,48 +128,7 @@ enum fd_kind meter_track_kind(const struct meter *m, enum fd_kind kind)
 	return m->cfg.track[track_of[kind]] ? kind : KIND_UNTRACKED;
 }
 
-/* --- the close queue: many producers, the ticker consumes ------------- */
-
-static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
-{
-	uint64_t *d = (uint64_t *)dst;
-	const uint64_t *s = (const uint64_t *)src;
-	size_t i;
-
-	for (i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
-		if (s[i])
-			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
-}
-
-static void enqueue(struct meter *m, const struct fd_snapshot *s,
-		    uint64_t real_ns)
-{
-	uint64_t head = LOAD(&m->q_head);
-	struct meter_retired *e;
-
-	__atomic_fetch_add(&m->fds_closed, 1, __ATOMIC_RELAXED);
-	do {
-		if (head - LOAD(&m->q_tail) >= METER_QUEUE_CAP) {
-			/* Full: keep the numbers, lose only the record. */
-			add_atomic(&m->dropped, &s->c);
-			__atomic_fetch_add(&m->close_dropped, 1,
-					   __ATOMIC_RELAXED);
-			if (m->prom && (unsigned)s->kind < KIND_COUNT) {
-				add_atomic(&m->prom->dropped[s->kind], &s->c);
-				__atomic_fetch_add(&m->prom->dropped_n[s->kind],
-						   1, __ATOMIC_RELAXED);
-			}
-			return;
-		}
-	} while (!__atomic_compare_exchange_n(&m->q_head, &head, head + 1,
-					      true, __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
-	e = &m->queue[head % METER_QUEUE_CAP];
-	STORE(&e->state, SLOT_WRITING);
-	e->s = *s;
-	e->closed_ns = real_ns;
-	STORE(&e->state, SLOT_READY);
-}
+/* --- lifecycle: any thread and signal handler -------------------------- */
 
 void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		  uint64_t real_ns, const struct fd_addr *local,
@@ -180,7 +138,7 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 
 	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
 		       peer, &stale))
-		enqueue(m, &stale, real_ns);
+		closeq_push(&m->q, &stale, real_ns);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
@@ -194,10 +152,10 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	struct fd_snapshot s;
 
 	if (fdtab_retire(&m->tab, fd, &s))
-		enqueue(m, &s, real_ns);
+		closeq_push(&m->q, &s, real_ns);
 }
 
-/* --- ticks ------------------------------------------------------------- */
+/* --- the ticker ----------------------------------------------------------- */
 
 static uint64_t bucket_ns(const struct meter *m)
 {
@@ -223,8 +181,6 @@ static uint64_t activity_of(const struct fd_counters *c)
 	return a;
 }
 
-/* Bring the ticker's memory of fd up to date with snapshot s.  Without
- * memory for its window, an fd simply has no rates. */
 /* What a slot holds, made into what a record shows (carries already in):
  * latency from clock ticks to nanoseconds, calls derived when they are. */
 static void finish_counters(const struct meter *m, struct fd_counters *c)
@@ -355,39 +311,10 @@ static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
 	}
 }
 
-/* Make room for need entries in a summary_fd array grown by doubling. */
-static bool grow(struct summary_fd **arr, uint32_t *cap, uint32_t need)
-{
-	struct summary_fd *p;
-	uint32_t n = *cap ? *cap : 64;
-
-	if (need <= *cap)
-		return true;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, (size_t)n * sizeof(*p));
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = n;
-	return true;
-}
-
-/* Busiest first: the shortest span's rate, or bytes since the last record
- * when windows are off; ties by fd number, so output is stable. */
-static int by_rank(const void *a, const void *b)
-{
-	const struct summary_fd *x = a, *y = b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? 1 : -1;
-	return (x->s.fd > y->s.fd) - (x->s.fd < y->s.fd);
-}
-
 /* When a retired connection was last active: the ticker's memory of it,
  * or the close itself when it moved something since the last tick. */
 static uint64_t last_active_at_close(const struct meter *m,
-				     const struct meter_retired *e)
+				     const struct closeq_entry *e)
 {
 	const struct meter_fdstate *st;
 	uint64_t act = activity_of(&e->s.c);
@@ -415,66 +342,6 @@ static void add_carry(struct meter *m, struct fd_snapshot *s)
 	memset(st->carry, 0, sizeof(*st->carry));
 }
 
-static void prom_add_peer(struct prom_peers *t, const struct fd_snapshot *s)
-{
-	char host[PROM_HOST_MAX];
-
-	prom_peer_host(&s->peer, host, sizeof(host));
-	prom_peers_add(t, host, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT]);
-}
-
-/* A closed connection's share of the per-kind and per-peer numbers. */
-static void prom_closed(struct meter *m, const struct fd_snapshot *s)
-{
-	if ((unsigned)s->kind >= KIND_COUNT)
-		return;
-	fd_counters_add(&m->prom->closed[s->kind], &s->c);
-	m->prom->closed_n[s->kind]++;
-	prom_add_peer(&m->prom->peers, s);
-}
-
-/* Start the exposition with what closed connections left. */
-static void prom_begin(struct meter *m, struct meter_time now)
-{
-	struct meter_prom *p = m->prom;
-	struct prom_data *d = &p->data;
-	unsigned k;
-
-	memset(d, 0, sizeof(*d));
-	d->prog = m->prog;
-	d->pid = m->pid;
-	d->start_ns = m->start.real_ns;
-	d->ts_ns = now.real_ns;
-	d->peers = p->peers;
-	for (k = 0; k < KIND_COUNT; k++) {
-		struct fd_counters dropped = p->dropped[k];
-
-		finish_counters(m, &dropped);
-		d->kind[k] = p->closed[k];
-		fd_counters_add(&d->kind[k], &dropped);
-		d->fds_closed[k] = p->closed_n[k] + LOAD(&p->dropped_n[k]);
-	}
-}
-
-/* An open connection's share. */
-static void prom_live(struct meter *m, struct summary_fd *f)
-{
-	struct prom_data *d = &m->prom->data;
-	unsigned k, dir;
-
-	if ((unsigned)f->s.kind >= KIND_COUNT)
-		return;
-	fd_counters_add(&d->kind[f->s.kind], &f->s.c);
-	d->fds_open[f->s.kind]++;
-	prom_add_peer(&d->peers, &f->s);
-	if (!f->have_rates)
-		return;
-	d->have_rates = true;
-	for (k = 0; k < m->shape.nspans; k++)
-		for (dir = 0; dir < DIR_COUNT; dir++)
-			d->rate[k][dir] += f->rate[k][dir];
-}
-
 /*
  * Move the ready close records out of the queue into m->closing and their
  * numbers into the closed totals.  Returns how many there were (records
@@ -482,42 +349,43 @@ static void prom_live(struct meter *m, struct summary_fd *f)
  */
 static uint32_t drain(struct meter *m)
 {
-	uint64_t tail = m->q_tail;
-	uint32_t n = 0;
+	struct closeq_entry e;
 
-	for (;; tail++) {
-		struct meter_retired *e = &m->queue[tail % METER_QUEUE_CAP];
+	m->closing.n = 0;
+	while (closeq_pop(&m->q, &e)) {
 		struct summary_fd *f;
 
-		if (LOAD(&e->state) != SLOT_READY)
-			break;
-		add_carry(m, &e->s);
-		finish_counters(m, &e->s.c);
-		fd_counters_add(&m->closed, &e->s.c);
+		add_carry(m, &e.s);
+		finish_counters(m, &e.s.c);
+		fd_counters_add(&m->closed, &e.s.c);
 		if (m->prom)
-			prom_closed(m, &e->s);
-		if (grow(&m->closing, &m->closing_cap, n + 1)) {
-			f = &m->closing[n++];
-			memset(f, 0, sizeof(*f));
-			f->s = e->s;
-			f->closed_ns = e->closed_ns;
-			f->last_active_ns = last_active_at_close(m, e);
-		} else {
-			m->close_dropped++;
+			prom_agg_closed(m->prom, &e.s);
+		if (!topn_grow(&m->closing, m->closing.n + 1)) {
+			closeq_note_dropped(&m->q);
+			continue;
 		}
-		STORE(&e->state, SLOT_FREE);
-		STORE(&m->q_tail, tail + 1);
+		f = &m->closing.v[m->closing.n++];
+		memset(f, 0, sizeof(*f));
+		f->s = e.s;
+		f->closed_ns = e.closed_ns;
+		f->last_active_ns = last_active_at_close(m, &e);
 	}
-	return n;
+	return m->closing.n;
+}
+
+/* The numbers of lost close records of kind k (KIND_COUNT: all kinds), as
+ * records show them. */
+static void dropped_numbers(const struct meter *m, enum fd_kind k,
+			    struct fd_counters *c, uint64_t *n)
+{
+	closeq_dropped(&m->q, k, c, n);
+	finish_counters(m, c);
 }
 
 void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r)
 {
-	const uint64_t *s = (const uint64_t *)&m->dropped;
 	struct fd_counters dropped;
-	uint64_t *d = (uint64_t *)&dropped;
-	size_t i;
 
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -526,98 +394,42 @@ void meter_build(struct meter *m, enum summary_type type,
 	r->prog = m->prog;
 	r->start_ns = m->start.real_ns;
 	/* Dropped close records left raw slot numbers behind. */
-	for (i = 0; i < sizeof(dropped) / sizeof(uint64_t); i++)
-		d[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-	finish_counters(m, &dropped);
+	dropped_numbers(m, KIND_COUNT, &dropped, NULL);
 	r->totals = m->closed;
 	fd_counters_add(&r->totals, &dropped);
-	r->fds_closed = LOAD(&m->fds_closed);
-	r->close_dropped = LOAD(&m->close_dropped);
+	r->fds_closed = closeq_closed(&m->q);
+	r->close_dropped = closeq_dropped_records(&m->q);
+}
+
+/* Start the exposition with what closed connections left. */
+static void prom_begin(struct meter *m, struct meter_time now)
+{
+	struct fd_counters dropped[KIND_COUNT];
+	uint64_t dropped_n[KIND_COUNT];
+	unsigned k;
+
+	for (k = 0; k < KIND_COUNT; k++)
+		dropped_numbers(m, (enum fd_kind)k, &dropped[k], &dropped_n[k]);
+	prom_agg_begin(m->prom, dropped, dropped_n, m->prog, m->pid,
+		       m->start.real_ns, now.real_ns);
 }
 
 /*
  * Sample every tracked fd into its window and add it to r's totals.  With
- * collect, also gather into m->scratch the fds that belong in the record
- * (all open ones, or those active since the last record).  Returns how
- * many were gathered.
- */
-/* a ranks below b: lower rate, or equal rate and higher fd. */
-static bool ranks_below(const struct summary_fd *a, const struct summary_fd *b)
-{
-	return a->rank < b->rank || (a->rank == b->rank && a->s.fd > b->s.fd);
-}
-
-static void swap_fd(struct summary_fd *a, struct summary_fd *b)
-{
-	struct summary_fd t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-/* Restore the min-heap (lowest rank at the root) below index i. */
-static void sift_down(struct summary_fd *h, uint32_t n, uint32_t i)
-{
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, low = i;
-
-		if (l < n && ranks_below(&h[l], &h[low]))
-			low = l;
-		if (r < n && ranks_below(&h[r], &h[low]))
-			low = r;
-		if (low == i)
-			return;
-		swap_fd(&h[i], &h[low]);
-		i = low;
-	}
-}
-
-/*
- * The slot in m->scratch for a record entry of the given rank, keeping
- * only the `limit` busiest (0: all) as a min-heap, so memory stays bounded
- * by the top-N limit however many fds are active.  NULL: not kept.
- */
-static struct summary_fd *keep(struct meter *m, uint32_t *n, uint32_t limit,
-			       const struct summary_fd *cand)
-{
-	struct summary_fd *h;
-	uint32_t i;
-
-	if (limit && *n == limit) {
-		if (!ranks_below(&m->scratch[0], cand))
-			return NULL;
-		m->scratch[0] = *cand;
-		sift_down(m->scratch, *n, 0);
-		return m->scratch;
-	}
-	if (!grow(&m->scratch, &m->scratch_cap, *n + 1))
-		return NULL;
-	h = m->scratch;
-	i = (*n)++;
-	h[i] = *cand;
-	while (i > 0 && ranks_below(&h[i], &h[(i - 1) / 2])) {
-		swap_fd(&h[i], &h[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
-	return h;
-}
-
-/*
- * Sample every tracked fd into its window and add it to r's totals.  With
- * collect, also gather into m->scratch the busiest of the fds that belong
+ * collect, also gather into m->top the busiest of the fds that belong
  * in the record (all open ones, or those active since the last record);
  * r->omitted counts the others.  Returns how many were gathered.
  */
 static uint32_t sample_all(struct meter *m, struct meter_time now,
 			   struct summary *r, bool collect, bool all)
 {
-	uint32_t fd, high = LOAD(&m->tab.high), n = 0, seen = 0;
+	uint32_t fd, high = LOAD(&m->tab.high), seen = 0;
 	uint64_t bucket = bucket_of(m, now.mono_ns);
 	bool boundary = bucket > m->last_bucket;
 	struct summary_fd cand;
 
 	m->last_bucket = bucket;
-
+	m->top.n = 0;
 	for (fd = 0; fd < high; fd++) {
 		struct meter_fdstate *st = &m->fds[fd];
 		uint64_t moved;
@@ -629,7 +441,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		r->fds_open++;
 		if (m->prom) {
 			fill_rates(m, st, &cand);
-			prom_live(m, &cand);
+			prom_agg_live(m->prom, &cand, m->shape.nspans);
 			continue;
 		}
 		if (!collect || (!all && st->activity == st->activity_recorded))
@@ -644,10 +456,10 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		st->activity_recorded = st->activity;
 		st->bytes_recorded = moved;
 		seen++;
-		keep(m, &n, m->cfg.top, &cand);
+		topn_offer(&m->top, m->cfg.top, &cand);
 	}
-	r->omitted = seen - n;
-	return n;
+	r->omitted = seen - m->top.n;
+	return m->top.n;
 }
 
 /*
@@ -676,7 +488,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	for (i = 0; i < nclosed; i++) {
 		rc = r;
 		rc.type = SUMMARY_CLOSE;
-		rc.fds = &m->closing[i];
+		rc.fds = &m->closing.v[i];
 		rc.nfds = 1;
 		summary_format(&rc, &m->cfg, out);
 	}
@@ -685,9 +497,8 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	if (!record || (type == SUMMARY_EXIT && r.fds_open == 0 &&
 			r.fds_closed == 0))
 		return;
-	if (n > 1)
-		qsort(m->scratch, n, sizeof(*m->scratch), by_rank);
-	r.fds = m->scratch;
+	topn_sort(&m->top);
+	r.fds = m->top.v;
 	r.nfds = n;
 	summary_format(&r, &m->cfg, out);
 }
@@ -759,12 +570,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 		m->fds[fd].known = false;
 	/* Only the parent's pending entries are touched: the rest of the
 	 * queue may never have been paged in. */
-	for (; m->q_tail < m->q_head; m->q_tail++)
-		m->queue[m->q_tail % METER_QUEUE_CAP].state = SLOT_FREE;
-	m->q_head = m->q_tail = 0;
-	m->fds_closed = 0;
-	m->close_dropped = 0;
-	memset(&m->dropped, 0, sizeof(m->dropped));
+	closeq_after_fork(&m->q);
 	memset(&m->closed, 0, sizeof(m->closed));
 	if (m->prom)
 		memset(m->prom, 0, sizeof(*m->prom));

@@ -7,38 +7,32 @@
  * last record.  Every function takes `now` explicitly (monotonic time for
  * windows, real time for records), so tests drive time by hand.
  *
- * Threading: meter_opened/meter_closed and the hot-path accounting may run
- * in any thread, any number at once, and in signal handlers (lock-free, no
- * allocation, no system call).  meter_tick, meter_exit and meter_after_fork
- * must be serialized by the caller (one ticker, one lock).
+ * Execution contexts (each function below names its own):
+ *  - any thread and signal handler: meter_opened, meter_set_addrs,
+ *    meter_closed, meter_track_kind, and the hot path's accounting
+ *    (lock-free, no allocation, no system call);
+ *  - ticker only: meter_tick, meter_exit, meter_build, serialized by the
+ *    caller (one ticker, one lock);
+ *  - start-up only: meter_init; fork child: meter_after_fork.
  */
 #ifndef SOCKMETER_METER_H
 #define SOCKMETER_METER_H
 
 #include "../config/config.h"
+#include "closeq.h"
 #include "fdtab.h"
 #include "prom.h"
 #include "sink.h"
 #include "summary.h"
+#include "topn.h"
 #include "window.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#ifndef METER_QUEUE_CAP
-#define METER_QUEUE_CAP 4096 /* close records between two ticks */
-#endif
-
 struct meter_time {
 	uint64_t mono_ns; /* CLOCK_MONOTONIC: windows and scheduling */
 	uint64_t real_ns; /* CLOCK_REALTIME: timestamps in records */
-};
-
-/* One retired connection waiting for the ticker. */
-struct meter_retired {
-	uint32_t state; /* 0 free, 1 being written, 2 ready */
-	uint64_t closed_ns;
-	struct fd_snapshot s;
 };
 
 /* What the ticker remembers of each fd between ticks. */
@@ -55,17 +49,6 @@ struct meter_fdstate {
 	struct fd_counters *carry;  /* folded 32-bit counters, when any */
 };
 
-/* What format = prometheus needs beyond the records' totals: everything
- * per fd kind, and the peers of closed connections. */
-struct meter_prom {
-	struct fd_counters dropped[KIND_COUNT]; /* atomic, as m->dropped */
-	uint64_t dropped_n[KIND_COUNT];         /* atomic */
-	struct fd_counters closed[KIND_COUNT];
-	uint64_t closed_n[KIND_COUNT];
-	struct prom_peers peers;                /* of closed connections */
-	struct prom_data data;                  /* the one being written */
-};
-
 struct meter {
 	struct config cfg;
 	struct fdtab tab;
@@ -78,11 +61,7 @@ struct meter {
 	double ns_per_tick;  /* latency clock: ns per tick (1 by default) */
 
 	/* written by any thread (atomics) */
-	struct meter_retired *queue;
-	uint64_t q_head, q_tail;
-	uint64_t fds_closed;
-	uint64_t close_dropped;
-	struct fd_counters dropped; /* totals of dropped close records */
+	struct closeq q;
 
 	/* the ticker's own */
 	struct meter_fdstate *fds;
@@ -90,11 +69,9 @@ struct meter {
 	uint64_t last_bucket;       /* bucket of the last sample */
 	uint64_t next_record_mono;
 	uint64_t next_tick_mono;
-	struct summary_fd *scratch;  /* fds of the record being made */
-	uint32_t scratch_cap;
-	struct summary_fd *closing;  /* close records being made */
-	uint32_t closing_cap;
-	struct meter_prom *prom;    /* format = prometheus only */
+	struct topn top;            /* fds of the record being made */
+	struct topn closing;        /* close records being made */
+	struct prom_agg *prom;      /* format = prometheus only */
 	bool finished;
 	config_report_fn report;
 	void *ctx;
@@ -106,51 +83,61 @@ struct meter {
  * Returns 0, or a negative errno when memory could not be mapped (then m
  * meters nothing, and the caller should run as pass-through).  Problems
  * with the log destination are reported but are not fatal.
+ * Context: start-up only.
  */
 int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	       long pid, uint32_t fd_cap, struct meter_time now,
 	       config_report_fn report, void *ctx);
 
-/* meter_destroy - release everything (tests; never at process exit). */
+/* meter_destroy - release everything.  Context: tests only, never at
+ * process exit. */
 void meter_destroy(struct meter *m);
 
 /*
  * meter_track_kind - the kind to store for a connection: kind itself when
  * the config meters that kind, KIND_UNTRACKED otherwise.
+ * Context: any thread and signal handler.
  */
 enum fd_kind meter_track_kind(const struct meter *m, enum fd_kind kind);
 
-/* meter_opened - fd was just created (socket, accept, dup...). */
+/* meter_opened - fd was just created (socket, accept, dup...).
+ * Context: any thread and signal handler. */
 void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		  uint64_t real_ns, const struct fd_addr *local,
 		  const struct fd_addr *peer);
 
-/* meter_set_peer - fd's addresses became known (connect). */
+/* meter_set_addrs - fd's addresses became known (connect, bind).
+ * Context: any thread and signal handler. */
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 		     const struct fd_addr *peer);
 
-/* meter_closed - fd is being closed: queue its close record. */
+/* meter_closed - fd is being closed: queue its close record.
+ * Context: any thread and signal handler. */
 void meter_closed(struct meter *m, int fd, uint64_t real_ns);
 
 /*
  * meter_tick - sample every tracked fd into its window, write queued close
  * records and, when due, an interval record.  Returns the monotonic time of
  * the next tick.
+ * Context: ticker only.
  */
 uint64_t meter_tick(struct meter *m, struct meter_time now);
 
-/* meter_exit - final tick and the exit record; later ticks do nothing. */
+/* meter_exit - final tick and the exit record; later ticks do nothing.
+ * Context: ticker only (the caller holds the ticker's lock). */
 void meter_exit(struct meter *m, struct meter_time now);
 
 /*
  * meter_after_fork - in a fresh child: counters, totals, queue and windows
  * start from zero, the log path is re-made for the child's pid.
+ * Context: fork child.
  */
 void meter_after_fork(struct meter *m, long pid, struct meter_time now);
 
 /*
  * meter_build - fill *r with a record of the given type (no close records)
  * from the current state, without writing it.  Exposed for tests.
+ * Context: ticker only.
  */
 void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r);

@@ -261,3 +261,62 @@ void prom_format(const struct prom_data *d, const struct config *c,
 	if (c->category[CAT_WINDOWS] && d->have_rates)
 		rates(out, d, c);
 }
+
+/* --- adding up an exposition, tick by tick ----------------------------- */
+
+static void add_peer(struct prom_peers *t, const struct fd_snapshot *s)
+{
+	char host[PROM_HOST_MAX];
+
+	prom_peer_host(&s->peer, host, sizeof(host));
+	prom_peers_add(t, host, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT]);
+}
+
+void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
+{
+	if ((unsigned)s->kind >= KIND_COUNT)
+		return;
+	fd_counters_add(&a->closed[s->kind], &s->c);
+	a->closed_n[s->kind]++;
+	add_peer(&a->peers, s);
+}
+
+void prom_agg_begin(struct prom_agg *a,
+		    const struct fd_counters dropped[KIND_COUNT],
+		    const uint64_t dropped_n[KIND_COUNT], const char *prog,
+		    long pid, uint64_t start_ns, uint64_t ts_ns)
+{
+	struct prom_data *d = &a->data;
+	unsigned k;
+
+	memset(d, 0, sizeof(*d));
+	d->prog = prog;
+	d->pid = pid;
+	d->start_ns = start_ns;
+	d->ts_ns = ts_ns;
+	d->peers = a->peers;
+	for (k = 0; k < KIND_COUNT; k++) {
+		d->kind[k] = a->closed[k];
+		fd_counters_add(&d->kind[k], &dropped[k]);
+		d->fds_closed[k] = a->closed_n[k] + dropped_n[k];
+	}
+}
+
+void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
+		   unsigned nspans)
+{
+	struct prom_data *d = &a->data;
+	unsigned k, dir;
+
+	if ((unsigned)f->s.kind >= KIND_COUNT)
+		return;
+	fd_counters_add(&d->kind[f->s.kind], &f->s.c);
+	d->fds_open[f->s.kind]++;
+	add_peer(&d->peers, &f->s);
+	if (!f->have_rates)
+		return;
+	d->have_rates = true;
+	for (k = 0; k < nspans && k < WINDOW_MAX_SPANS; k++)
+		for (dir = 0; dir < DIR_COUNT; dir++)
+			d->rate[k][dir] += f->rate[k][dir];
+}

@@ -64,4 +64,41 @@ void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
 void prom_format(const struct prom_data *d, const struct config *c,
 		 struct sbuf *out);
 
+/* --- adding up an exposition, tick by tick ----------------------------- */
+
+/* What format = prometheus needs beyond the records' totals: everything
+ * per fd kind, and the peers of closed connections. */
+struct prom_agg {
+	struct fd_counters closed[KIND_COUNT];
+	uint64_t closed_n[KIND_COUNT];
+	struct prom_peers peers; /* of closed connections */
+	struct prom_data data;   /* the one being made */
+};
+
+/*
+ * prom_agg_closed - add a closed connection (its numbers final) to the
+ * per-kind and per-peer totals of every later exposition.
+ * Context: ticker only.
+ */
+void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s);
+
+/*
+ * prom_agg_begin - start a->data for an exposition at ts_ns: what closed
+ * connections left, plus dropped[k] / dropped_n[k], the numbers and count
+ * of close records of kind k that were lost (their numbers still count).
+ * Context: ticker only.
+ */
+void prom_agg_begin(struct prom_agg *a,
+		    const struct fd_counters dropped[KIND_COUNT],
+		    const uint64_t dropped_n[KIND_COUNT], const char *prog,
+		    long pid, uint64_t start_ns, uint64_t ts_ns);
+
+/*
+ * prom_agg_live - add an open connection's share (counters, peer, and its
+ * rates over the first nspans spans when it has them) to a->data.
+ * Context: ticker only.
+ */
+void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
+		   unsigned nspans);
+
 #endif

@@ -694,7 +694,7 @@ static TCase *tc_close(void)
 
 /* --- the close queue ---------------------------------------------------------- */
 
-#define BURST (METER_QUEUE_CAP + 904)
+#define BURST (CLOSEQ_CAP + 904)
 
 START_TEST(test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropped)
 {
@@ -711,15 +711,15 @@ START_TEST(test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropp
 	meter_tick(&m, at_s(1));
 	meter_exit(&m, at_s(2));
 	log = log_text();
-	ck_assert_uint_eq(uu_count_lines(log), METER_QUEUE_CAP + 1);
+	ck_assert_uint_eq(uu_count_lines(log), CLOSEQ_CAP + 1);
 	for (p = log; (p = strstr(p, "{\"type\":\"close\"")) != NULL; p++) {
 		sum_listed += uu_json_u64(uu_json_fd(p, 200), "bytes_in");
 		n_close++;
 	}
-	ck_assert_uint_eq(n_close, METER_QUEUE_CAP);
-	/* The first METER_QUEUE_CAP closes got records: 1 + ... + CAP. */
+	ck_assert_uint_eq(n_close, CLOSEQ_CAP);
+	/* The first CLOSEQ_CAP closes got records: 1 + ... + CAP. */
 	ck_assert_uint_eq(sum_listed,
-			  (uint64_t)METER_QUEUE_CAP * (METER_QUEUE_CAP + 1) / 2);
+			  (uint64_t)CLOSEQ_CAP * (CLOSEQ_CAP + 1) / 2);
 	line = uu_line_with(log, "\"type\":\"exit\"");
 	ck_assert_ptr_nonnull(line);
 	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), BURST);
@@ -738,7 +738,7 @@ START_TEST(test_meter_queue_is_reusable_after_drain)
 	char *log, *line;
 
 	start();
-	for (i = 0; i < 3 * METER_QUEUE_CAP; i++) {
+	for (i = 0; i < 3 * CLOSEQ_CAP; i++) {
 		open_tcp(200, 0);
 		move(200, DIR_OUT, 2);
 		meter_closed(&m, 200, at_s(0).real_ns);
@@ -748,9 +748,9 @@ START_TEST(test_meter_queue_is_reusable_after_drain)
 	meter_exit(&m, at_s(20));
 	log = log_text();
 	ck_assert_uint_eq(uu_count(log, "{\"type\":\"close\""),
-			  3 * METER_QUEUE_CAP);
+			  3 * CLOSEQ_CAP);
 	line = uu_line_with(log, "\"type\":\"exit\"");
-	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 6 * METER_QUEUE_CAP);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 6 * CLOSEQ_CAP);
 	ck_assert_ptr_null(strstr(log, "close_records_dropped"));
 	free(line);
 	free(log);

@@ -1,0 +1,137 @@
+/*
+ * closeq.c - the close queue (contract in closeq.h).
+ */
+#include "closeq.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
+
+#define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
+
+int closeq_init(struct closeq *q)
+{
+	void *p;
+
+	memset(q, 0, sizeof(*q));
+	p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	q->ring = p;
+	return 0;
+}
+
+void closeq_destroy(struct closeq *q)
+{
+	if (q->ring)
+		munmap(q->ring, RING_BYTES);
+	memset(q, 0, sizeof(*q));
+}
+
+static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		if (s[i])
+			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+void closeq_push(struct closeq *q, const struct fd_snapshot *s,
+		 uint64_t closed_ns)
+{
+	uint64_t head = LOAD(&q->head);
+	struct closeq_entry *e;
+	unsigned k = (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind
+						     : KIND_UNTRACKED;
+
+	__atomic_fetch_add(&q->pushed, 1, __ATOMIC_RELAXED);
+	do {
+		if (head - LOAD(&q->tail) >= CLOSEQ_CAP) {
+			/* Full: keep the numbers, lose only the record. */
+			add_atomic(&q->dropped_c[k], &s->c);
+			__atomic_fetch_add(&q->dropped_n[k], 1,
+					   __ATOMIC_RELAXED);
+			__atomic_fetch_add(&q->dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&q->head, &head, head + 1, true,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	e = &q->ring[head % CLOSEQ_CAP];
+	STORE(&e->state, ENTRY_WRITING);
+	e->s = *s;
+	e->closed_ns = closed_ns;
+	STORE(&e->state, ENTRY_READY);
+}
+
+bool closeq_pop(struct closeq *q, struct closeq_entry *out)
+{
+	struct closeq_entry *e = &q->ring[q->tail % CLOSEQ_CAP];
+
+	if (LOAD(&e->state) != ENTRY_READY)
+		return false;
+	*out = *e;
+	STORE(&e->state, ENTRY_FREE);
+	STORE(&q->tail, q->tail + 1);
+	return true;
+}
+
+void closeq_dropped(const struct closeq *q, enum fd_kind k,
+		    struct fd_counters *c, uint64_t *n)
+{
+	unsigned first = k == KIND_COUNT ? 0 : (unsigned)k;
+	unsigned last = k == KIND_COUNT ? KIND_COUNT : (unsigned)k + 1;
+	uint64_t *d = (uint64_t *)c;
+	unsigned kk;
+	size_t i;
+
+	_Static_assert(sizeof(struct fd_counters) % sizeof(uint64_t) == 0,
+		       "fd_counters is walked as an array of uint64_t");
+	memset(c, 0, sizeof(*c));
+	if (n)
+		*n = 0;
+	for (kk = first; kk < last; kk++) {
+		const uint64_t *s = (const uint64_t *)&q->dropped_c[kk];
+
+		for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+			d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+		if (n)
+			*n += __atomic_load_n(&q->dropped_n[kk],
+					      __ATOMIC_RELAXED);
+	}
+}
+
+uint64_t closeq_closed(const struct closeq *q)
+{
+	return __atomic_load_n(&q->pushed, __ATOMIC_RELAXED);
+}
+
+uint64_t closeq_dropped_records(const struct closeq *q)
+{
+	return __atomic_load_n(&q->dropped, __ATOMIC_RELAXED);
+}
+
+void closeq_note_dropped(struct closeq *q)
+{
+	__atomic_fetch_add(&q->dropped, 1, __ATOMIC_RELAXED);
+}
+
+void closeq_after_fork(struct closeq *q)
+{
+	for (; q->tail < q->head; q->tail++)
+		q->ring[q->tail % CLOSEQ_CAP].state = ENTRY_FREE;
+	q->head = q->tail = 0;
+	q->pushed = 0;
+	q->dropped = 0;
+	memset(q->dropped_c, 0, sizeof(q->dropped_c));
+	memset(q->dropped_n, 0, sizeof(q->dropped_n));
+}

@@ -1,0 +1,95 @@
+/*
+ * closeq.h - the close queue: retired connections on their way from the
+ * thread that closed them to the ticker that writes their records.
+ *
+ * Many producers (any thread, signal handlers), one consumer (the ticker).
+ * A fixed ring of entries mapped lazily: pushing never allocates, never
+ * locks and never makes a system call.  When the ring is full, the record
+ * is lost but the numbers are not: they go into per-kind dropped totals
+ * that the ticker adds to the process totals.
+ */
+#ifndef SOCKMETER_CLOSEQ_H
+#define SOCKMETER_CLOSEQ_H
+
+#include "fdtab.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef CLOSEQ_CAP
+#define CLOSEQ_CAP 4096 /* close records between two drains */
+#endif
+
+/* One retired connection waiting for the ticker. */
+struct closeq_entry {
+	uint32_t state; /* free, being written, ready: see closeq.c */
+	uint64_t closed_ns;
+	struct fd_snapshot s;
+};
+
+struct closeq {
+	struct closeq_entry *ring; /* CLOSEQ_CAP entries */
+	uint64_t head, tail;       /* head: producers (CAS); tail: ticker */
+	uint64_t pushed;           /* every close, recorded or dropped */
+	uint64_t dropped;          /* close records lost to a full ring */
+	/* The raw slot numbers of the dropped records, per fd kind. */
+	struct fd_counters dropped_c[KIND_COUNT];
+	uint64_t dropped_n[KIND_COUNT];
+};
+
+/*
+ * closeq_init - map an empty queue.  Returns 0, or -ENOMEM (q is then
+ * empty and closeq_destroy may still be called).
+ * Context: start-up only.
+ */
+int closeq_init(struct closeq *q);
+
+/* closeq_destroy - unmap q.  Context: tests, never at process exit. */
+void closeq_destroy(struct closeq *q);
+
+/*
+ * closeq_push - queue the record of connection s, closed at closed_ns.
+ * A full ring drops the record and keeps its numbers.  Lock-free,
+ * allocation-free, async-signal-safe.
+ * Context: any thread and signal handler.
+ */
+void closeq_push(struct closeq *q, const struct fd_snapshot *s,
+		 uint64_t closed_ns);
+
+/*
+ * closeq_pop - move the oldest ready entry into *out and free its place.
+ * Returns false when there is none (an entry still being written counts as
+ * none: it is taken at the next drain).
+ * Context: ticker only.
+ */
+bool closeq_pop(struct closeq *q, struct closeq_entry *out);
+
+/*
+ * closeq_dropped - the raw numbers of the dropped records of kind k (all
+ * kinds when k is KIND_COUNT) into *c, their count into *n (may be NULL).
+ * Context: ticker only (reads producers' atomics).
+ */
+void closeq_dropped(const struct closeq *q, enum fd_kind k,
+		    struct fd_counters *c, uint64_t *n);
+
+/* closeq_count - closes so far, recorded or dropped; and those dropped.
+ * Context: any thread. */
+uint64_t closeq_closed(const struct closeq *q);
+uint64_t closeq_dropped_records(const struct closeq *q);
+
+/*
+ * closeq_note_dropped - count one more lost record (the ticker could not
+ * keep one it had taken); its numbers are already in the totals.
+ * Context: ticker only.
+ */
+void closeq_note_dropped(struct closeq *q);
+
+/*
+ * closeq_after_fork - in a fresh child: empty, every count zero.  Only the
+ * entries the parent had pending are touched (the rest may never have been
+ * paged in).
+ * Context: fork child.
+ */
+void closeq_after_fork(struct closeq *q);
+
+#endif

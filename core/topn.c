@@ -1,0 +1,101 @@
+/*
+ * topn.c - the busiest entries of a record (contract in topn.h).
+ */
+#include "topn.h"
+
+#include <stdlib.h>
+
+bool topn_grow(struct topn *t, uint32_t need)
+{
+	struct summary_fd *p;
+	uint32_t n = t->cap ? t->cap : 64;
+
+	if (need <= t->cap)
+		return true;
+	while (n < need)
+		n *= 2;
+	p = realloc(t->v, (size_t)n * sizeof(*p));
+	if (!p)
+		return false;
+	t->v = p;
+	t->cap = n;
+	return true;
+}
+
+/* a ranks below b: lower rate, or equal rate and higher fd. */
+static bool ranks_below(const struct summary_fd *a, const struct summary_fd *b)
+{
+	return a->rank < b->rank || (a->rank == b->rank && a->s.fd > b->s.fd);
+}
+
+static void swap_fd(struct summary_fd *a, struct summary_fd *b)
+{
+	struct summary_fd t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Restore the min-heap (lowest rank at the root) below index i. */
+static void sift_down(struct summary_fd *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, low = i;
+
+		if (l < n && ranks_below(&h[l], &h[low]))
+			low = l;
+		if (r < n && ranks_below(&h[r], &h[low]))
+			low = r;
+		if (low == i)
+			return;
+		swap_fd(&h[i], &h[low]);
+		i = low;
+	}
+}
+
+bool topn_offer(struct topn *t, uint32_t limit, const struct summary_fd *cand)
+{
+	struct summary_fd *h;
+	uint32_t i;
+
+	if (limit && t->n == limit) {
+		if (!ranks_below(&t->v[0], cand))
+			return false;
+		t->v[0] = *cand;
+		sift_down(t->v, t->n, 0);
+		return true;
+	}
+	if (!topn_grow(t, t->n + 1))
+		return false;
+	h = t->v;
+	i = t->n++;
+	h[i] = *cand;
+	while (i > 0 && ranks_below(&h[i], &h[(i - 1) / 2])) {
+		swap_fd(&h[i], &h[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return true;
+}
+
+/* Busiest first; ties by fd number. */
+static int by_rank(const void *a, const void *b)
+{
+	const struct summary_fd *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? 1 : -1;
+	return (x->s.fd > y->s.fd) - (x->s.fd < y->s.fd);
+}
+
+void topn_sort(struct topn *t)
+{
+	if (t->n > 1)
+		qsort(t->v, t->n, sizeof(*t->v), by_rank);
+}
+
+void topn_free(struct topn *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
