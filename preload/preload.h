@@ -16,13 +16,29 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "funcs_creds.h"
+#include "funcs_exit.h"
+#include "funcs_fds.h"
+#include "funcs_names.h"
+#include "funcs_stdio.h"
+
 #define SM_EXPORT __attribute__((visibility("default")))
 #define SM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Every libc function we call through: the single list of wrapped calls.
- * X(name, return type, parameter types) */
+/* Every libc function we call through: the single list of wrapped calls,
+ * made of one list per group of calls, each in its own header beside its
+ * wrappers.  X(name, return type, parameter types) */
 #define SM_REAL_FUNCS(X)                                                       \
+	SM_FUNCS_DATA(X)                                                       \
+	SM_FUNCS_FDS(X)                                                        \
+	SM_FUNCS_EXIT(X)                                                       \
+	SM_FUNCS_CREDS(X)                                                      \
+	SM_FUNCS_STDIO(X)                                                      \
+	SM_FUNCS_NAMES(X)
+
+/* The data and lifecycle calls of wrappers.c. */
+#define SM_FUNCS_DATA(X)                                                       \
 	X(read, ssize_t, (int, void *, size_t))                                \
 	X(write, ssize_t, (int, const void *, size_t))                         \
 	X(readv, ssize_t, (int, const struct iovec *, int))                    \
@@ -72,6 +88,12 @@ struct sm_real {
 /* Hidden, so the hot path reaches them PC-relative, without the GOT. */
 #pragma GCC visibility push(hidden)
 extern struct sm_real sm_real;
+/* The stubs sm_real starts with (unbound.c, or the file of their group):
+ * each binds everything once, then forwards, or makes the raw system call
+ * while dlsym is being re-entered. */
+#define X(name, ret, args) ret unbound_##name args;
+SM_REAL_FUNCS(X)
+#undef X
 extern struct meter sm_meter;
 /* The metered path must leave the inline default counting: latency is on,
  * or the categories are not the default set. */

@@ -19,10 +19,6 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *from, socklen_t *fromlen);
 
-#define X(name, ret, args) static ret unbound_##name args;
-SM_REAL_FUNCS(X)
-#undef X
-
 struct sm_real sm_real = {
 #define X(name, ret, args) .name = unbound_##name,
 	SM_REAL_FUNCS(X)
@@ -32,56 +28,56 @@ struct sm_real sm_real = {
 /* True when sm_real.name is now the real function. */
 #define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
 
-static ssize_t unbound_read(int fd, void *buf, size_t n)
+ssize_t unbound_read(int fd, void *buf, size_t n)
 {
 	if (BOUND(read))
 		return sm_real.read(fd, buf, n);
 	return syscall(SYS_read, fd, buf, n);
 }
 
-static ssize_t unbound___read_chk(int fd, void *buf, size_t n, size_t buflen)
+ssize_t unbound___read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	if (BOUND(__read_chk))
 		return sm_real.__read_chk(fd, buf, n, buflen);
 	return syscall(SYS_read, fd, buf, n);
 }
 
-static ssize_t unbound_write(int fd, const void *buf, size_t n)
+ssize_t unbound_write(int fd, const void *buf, size_t n)
 {
 	if (BOUND(write))
 		return sm_real.write(fd, buf, n);
 	return syscall(SYS_write, fd, buf, n);
 }
 
-static ssize_t unbound_readv(int fd, const struct iovec *iov, int cnt)
+ssize_t unbound_readv(int fd, const struct iovec *iov, int cnt)
 {
 	if (BOUND(readv))
 		return sm_real.readv(fd, iov, cnt);
 	return syscall(SYS_readv, fd, iov, cnt);
 }
 
-static ssize_t unbound_writev(int fd, const struct iovec *iov, int cnt)
+ssize_t unbound_writev(int fd, const struct iovec *iov, int cnt)
 {
 	if (BOUND(writev))
 		return sm_real.writev(fd, iov, cnt);
 	return syscall(SYS_writev, fd, iov, cnt);
 }
 
-static ssize_t unbound_send(int fd, const void *buf, size_t n, int flags)
+ssize_t unbound_send(int fd, const void *buf, size_t n, int flags)
 {
 	if (BOUND(send))
 		return sm_real.send(fd, buf, n, flags);
 	return syscall(SYS_sendto, fd, buf, n, flags, NULL, 0);
 }
 
-static ssize_t unbound_recv(int fd, void *buf, size_t n, int flags)
+ssize_t unbound_recv(int fd, void *buf, size_t n, int flags)
 {
 	if (BOUND(recv))
 		return sm_real.recv(fd, buf, n, flags);
 	return syscall(SYS_recvfrom, fd, buf, n, flags, NULL, NULL);
 }
 
-static ssize_t unbound___recv_chk(int fd, void *buf, size_t n, size_t buflen,
+ssize_t unbound___recv_chk(int fd, void *buf, size_t n, size_t buflen,
 				  int flags)
 {
 	if (BOUND(__recv_chk))
@@ -89,7 +85,7 @@ static ssize_t unbound___recv_chk(int fd, void *buf, size_t n, size_t buflen,
 	return syscall(SYS_recvfrom, fd, buf, n, flags, NULL, NULL);
 }
 
-static ssize_t unbound_sendto(int fd, const void *buf, size_t n, int flags,
+ssize_t unbound_sendto(int fd, const void *buf, size_t n, int flags,
 			      const struct sockaddr *to, socklen_t tolen)
 {
 	if (BOUND(sendto))
@@ -97,7 +93,7 @@ static ssize_t unbound_sendto(int fd, const void *buf, size_t n, int flags,
 	return syscall(SYS_sendto, fd, buf, n, flags, to, tolen);
 }
 
-static ssize_t unbound_recvfrom(int fd, void *buf, size_t n, int flags,
+ssize_t unbound_recvfrom(int fd, void *buf, size_t n, int flags,
 				struct sockaddr *from, socklen_t *fromlen)
 {
 	if (BOUND(recvfrom))
@@ -105,7 +101,7 @@ static ssize_t unbound_recvfrom(int fd, void *buf, size_t n, int flags,
 	return syscall(SYS_recvfrom, fd, buf, n, flags, from, fromlen);
 }
 
-static ssize_t unbound___recvfrom_chk(int fd, void *buf, size_t n,
+ssize_t unbound___recvfrom_chk(int fd, void *buf, size_t n,
 				      size_t buflen, int flags,
 				      struct sockaddr *from,
 				      socklen_t *fromlen)
@@ -116,21 +112,21 @@ static ssize_t unbound___recvfrom_chk(int fd, void *buf, size_t n,
 	return syscall(SYS_recvfrom, fd, buf, n, flags, from, fromlen);
 }
 
-static ssize_t unbound_sendmsg(int fd, const struct msghdr *msg, int flags)
+ssize_t unbound_sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	if (BOUND(sendmsg))
 		return sm_real.sendmsg(fd, msg, flags);
 	return syscall(SYS_sendmsg, fd, msg, flags);
 }
 
-static ssize_t unbound_recvmsg(int fd, struct msghdr *msg, int flags)
+ssize_t unbound_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	if (BOUND(recvmsg))
 		return sm_real.recvmsg(fd, msg, flags);
 	return syscall(SYS_recvmsg, fd, msg, flags);
 }
 
-static int unbound_sendmmsg(int fd, struct mmsghdr *v, unsigned int n,
+int unbound_sendmmsg(int fd, struct mmsghdr *v, unsigned int n,
 			    int flags)
 {
 	if (BOUND(sendmmsg))
@@ -138,7 +134,7 @@ static int unbound_sendmmsg(int fd, struct mmsghdr *v, unsigned int n,
 	return (int)syscall(SYS_sendmmsg, fd, v, n, flags);
 }
 
-static int unbound_recvmmsg(int fd, struct mmsghdr *v, unsigned int n,
+int unbound_recvmmsg(int fd, struct mmsghdr *v, unsigned int n,
 			    int flags, struct timespec *timeout)
 {
 	if (BOUND(recvmmsg))
@@ -146,42 +142,42 @@ static int unbound_recvmmsg(int fd, struct mmsghdr *v, unsigned int n,
 	return (int)syscall(SYS_recvmmsg, fd, v, n, flags, timeout);
 }
 
-static ssize_t unbound_sendfile(int out, int in, off_t *off, size_t n)
+ssize_t unbound_sendfile(int out, int in, off_t *off, size_t n)
 {
 	if (BOUND(sendfile))
 		return sm_real.sendfile(out, in, off, n);
 	return syscall(SYS_sendfile, out, in, off, n);
 }
 
-static ssize_t unbound_sendfile64(int out, int in, off64_t *off, size_t n)
+ssize_t unbound_sendfile64(int out, int in, off64_t *off, size_t n)
 {
 	if (BOUND(sendfile64))
 		return sm_real.sendfile64(out, in, off, n);
 	return syscall(SYS_sendfile, out, in, off, n);
 }
 
-static int unbound_socket(int domain, int type, int protocol)
+int unbound_socket(int domain, int type, int protocol)
 {
 	if (BOUND(socket))
 		return sm_real.socket(domain, type, protocol);
 	return (int)syscall(SYS_socket, domain, type, protocol);
 }
 
-static int unbound_socketpair(int domain, int type, int protocol, int *sv)
+int unbound_socketpair(int domain, int type, int protocol, int *sv)
 {
 	if (BOUND(socketpair))
 		return sm_real.socketpair(domain, type, protocol, sv);
 	return (int)syscall(SYS_socketpair, domain, type, protocol, sv);
 }
 
-static int unbound_accept(int fd, struct sockaddr *addr, socklen_t *len)
+int unbound_accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	if (BOUND(accept))
 		return sm_real.accept(fd, addr, len);
 	return (int)syscall(SYS_accept4, fd, addr, len, 0);
 }
 
-static int unbound_accept4(int fd, struct sockaddr *addr, socklen_t *len,
+int unbound_accept4(int fd, struct sockaddr *addr, socklen_t *len,
 			   int flags)
 {
 	if (BOUND(accept4))
@@ -189,35 +185,35 @@ static int unbound_accept4(int fd, struct sockaddr *addr, socklen_t *len,
 	return (int)syscall(SYS_accept4, fd, addr, len, flags);
 }
 
-static int unbound_connect(int fd, const struct sockaddr *addr, socklen_t len)
+int unbound_connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	if (BOUND(connect))
 		return sm_real.connect(fd, addr, len);
 	return (int)syscall(SYS_connect, fd, addr, len);
 }
 
-static int unbound_bind(int fd, const struct sockaddr *addr, socklen_t len)
+int unbound_bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	if (BOUND(bind))
 		return sm_real.bind(fd, addr, len);
 	return (int)syscall(SYS_bind, fd, addr, len);
 }
 
-static int unbound_close(int fd)
+int unbound_close(int fd)
 {
 	if (BOUND(close))
 		return sm_real.close(fd);
 	return (int)syscall(SYS_close, fd);
 }
 
-static int unbound_dup(int fd)
+int unbound_dup(int fd)
 {
 	if (BOUND(dup))
 		return sm_real.dup(fd);
 	return (int)syscall(SYS_dup, fd);
 }
 
-static int unbound_dup2(int oldfd, int newfd)
+int unbound_dup2(int oldfd, int newfd)
 {
 	if (BOUND(dup2))
 		return sm_real.dup2(oldfd, newfd);
@@ -226,7 +222,7 @@ static int unbound_dup2(int oldfd, int newfd)
 	return (int)syscall(SYS_dup3, oldfd, newfd, 0);
 }
 
-static int unbound_dup3(int oldfd, int newfd, int flags)
+int unbound_dup3(int oldfd, int newfd, int flags)
 {
 	if (BOUND(dup3))
 		return sm_real.dup3(oldfd, newfd, flags);
@@ -235,7 +231,7 @@ static int unbound_dup3(int oldfd, int newfd, int flags)
 
 /* fcntl's third argument is an int, a long or a pointer depending on cmd;
  * like glibc itself, pass it on as a pointer-sized value. */
-static int unbound_fcntl(int fd, int cmd, ...)
+int unbound_fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
 	void *arg;
@@ -248,7 +244,7 @@ static int unbound_fcntl(int fd, int cmd, ...)
 	return (int)syscall(SYS_fcntl, fd, cmd, arg);
 }
 
-static int unbound_fcntl64(int fd, int cmd, ...)
+int unbound_fcntl64(int fd, int cmd, ...)
 {
 	va_list ap;
 	void *arg;
@@ -261,7 +257,7 @@ static int unbound_fcntl64(int fd, int cmd, ...)
 	return (int)syscall(SYS_fcntl, fd, cmd, arg);
 }
 
-static int unbound_close_range(unsigned int first, unsigned int last,
+int unbound_close_range(unsigned int first, unsigned int last,
 			       int flags)
 {
 	if (BOUND(close_range))
@@ -269,7 +265,7 @@ static int unbound_close_range(unsigned int first, unsigned int last,
 	return (int)syscall(SYS_close_range, first, last, flags);
 }
 
-static void unbound_closefrom(int first)
+void unbound_closefrom(int first)
 {
 	if (BOUND(closefrom)) {
 		sm_real.closefrom(first);
