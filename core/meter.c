@@ -46,7 +46,6 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	       long pid, uint32_t fd_cap, struct meter_time now,
 	       config_report_fn report, void *ctx)
 {
-	unsigned k;
 	int r;
 
 	memset(m, 0, sizeof(*m));
@@ -58,10 +57,8 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	m->report = report;
 	m->ctx = ctx;
 	snprintf(m->prog, sizeof(m->prog), "%s", prog);
-	m->shape.nbuckets = cfg->buckets;
-	m->shape.nspans = cfg->nspans;
-	for (k = 0; k < cfg->nspans && k < WINDOW_MAX_SPANS; k++)
-		m->shape.span[k] = cfg->span_buckets[k];
+	window_shape_init(&m->shape, cfg->bucket_ms, cfg->nspans,
+			  cfg->span_buckets);
 
 	r = fdtab_init(&m->tab, fd_cap);
 	if (r)
