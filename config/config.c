@@ -15,6 +15,8 @@
 
 #include "config.h"
 
+#include "../core/window.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -655,6 +657,22 @@ static void apply(struct load *ld, const struct key_def *k, const char *v)
 
 /* ---- the window ring and its spans ---------------------------------- */
 
+/* The tier each span is served by (core/window.h plans them; every plan
+ * fits WINDOW_MAX_BYTES per fd, so no span list is refused for memory). */
+_Static_assert(CONFIG_MAX_SPANS == WINDOW_MAX_SPANS, "one span list");
+
+static void settle_res(struct config *c)
+{
+	struct window_shape s;
+	uint32_t k;
+
+	memset(c->span_res, 0, sizeof(c->span_res));
+	if (window_shape_init(&s, c->bucket_ms, c->nspans, c->span_buckets))
+		return;
+	for (k = 0; k < c->nspans; k++)
+		c->span_res[k] = window_res(&s, k);
+}
+
 /* The default spans, 1 s, 10 s and 60 s, that fit the ring: whole
  * multiples of the bucket width, at most the ring; else the whole ring. */
 static void default_spans(struct config *c)
@@ -671,6 +689,7 @@ static void default_spans(struct config *c)
 	}
 	if (c->nspans == 0)
 		c->span_buckets[c->nspans++] = c->buckets;
+	settle_res(c);
 }
 
 /* Why the spans read from the file do not fit the final ring, or NULL. */
@@ -717,6 +736,7 @@ static void finish_spans(struct load *ld)
 			c->span_buckets[i] =
 				(uint32_t)(ld->spans.ms[i] / c->bucket_ms);
 		c->nspans = ld->spans.n;
+		settle_res(c);
 		return;
 	}
 	default_spans(c);

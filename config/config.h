@@ -88,9 +88,12 @@ struct config {
 	bool track[TRACK_COUNT];
 
 	uint64_t bucket_ms;             /* window bucket width, 100 .. 3,600,000 */
-	uint32_t buckets;               /* ring length, 2 .. 86,400 */
+	uint32_t buckets;               /* history kept, 2 .. 86,400 buckets */
 	uint32_t nspans;                /* 1 .. CONFIG_MAX_SPANS */
 	uint32_t span_buckets[CONFIG_MAX_SPANS]; /* each 1 .. buckets, ascending */
+	/* Derived: the resolution of span k's tier, in buckets (it divides
+	 * span_buckets[k]); see core/window.h. */
+	uint32_t span_res[CONFIG_MAX_SPANS];
 };
 
 /* The default log path: one file per process, in a per-user directory

@@ -152,6 +152,14 @@ void summary_span_label(const struct config *c, unsigned k, char *buf,
 	snprintf(buf, cap, "%.10gs", (double)ms / 1000.0);
 }
 
+/* Span k's resolution in seconds: the width of its tier's buckets. */
+static double span_res_s(const struct config *c, unsigned k)
+{
+	uint64_t res = c->span_res[k] ? c->span_res[k] : 1;
+
+	return (double)(res * c->bucket_ms) / 1000.0;
+}
+
 static const char *const err_names[ERR_COUNT] = { "again", "intr", "other" };
 static const char *const dir_names[DIR_COUNT] = { "in", "out" };
 
@@ -244,9 +252,10 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 		sbuf_addf(b, ",\"rates\":{");
 		for (k = 0; k < c->nspans; k++) {
 			summary_span_label(c, k, label, sizeof(label));
-			sbuf_addf(b, "%s\"%s\":{\"in\":%.1f,\"out\":%.1f}",
+			sbuf_addf(b, "%s\"%s\":{\"in\":%.1f,\"out\":%.1f,"
+				  "\"res\":%.10g}",
 				  k ? "," : "", label, f->rate[k][DIR_IN],
-				  f->rate[k][DIR_OUT]);
+				  f->rate[k][DIR_OUT], span_res_s(c, k));
 		}
 		sbuf_addc(b, '}');
 	}

@@ -33,13 +33,16 @@ FUZZ_SHORT ?= 25
 # FUZZ_EXTRA_CFLAGS: more flags for the harnesses (not tracked: remove
 # $(FUZZ_DIR)/fuzz_* to rebuild with new ones).
 
-$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(CONFIG_SRC) config/config.h
+# config.c plans the window tiers (core/window.c) to settle each span's res.
+$(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(CONFIG_SRC) config/config.h \
+		core/window.c core/window.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(HARD_CLANG) $(FUZZ_FLAGS) tests/fuzz/fuzz_config.c $(CONFIG_SRC) \
-		$(HARD_INIH_A) -o $@
+		core/window.c $(HARD_INIH_A) -o $@
 
-FUZZ_SUMMARY_SRC := core/summary.c core/classify.c core/fdtab.c $(CONFIG_SRC)
+FUZZ_SUMMARY_SRC := core/summary.c core/classify.c core/fdtab.c core/window.c \
+	$(CONFIG_SRC)
 $(FUZZ_DIR)/fuzz_summary: tests/fuzz/fuzz_summary.c $(FUZZ_SUMMARY_SRC) \
 		core/summary.h core/fdtab.h core/classify.h
 	@mkdir -p $(dir $@)

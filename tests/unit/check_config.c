@@ -131,6 +131,10 @@ START_TEST(test_defaults_are_the_documented_ones)
 	ck_assert_uint_eq(cfg.span_buckets[0], 1);
 	ck_assert_uint_eq(cfg.span_buckets[1], 10);
 	ck_assert_uint_eq(cfg.span_buckets[2], 60);
+	/* One tier of 60 one-second buckets serves all three. */
+	ck_assert_uint_eq(cfg.span_res[0], 1);
+	ck_assert_uint_eq(cfg.span_res[1], 1);
+	ck_assert_uint_eq(cfg.span_res[2], 1);
 }
 END_TEST
 
@@ -194,6 +198,38 @@ START_TEST(test_every_key_sets_its_field)
 	ck_assert_uint_eq(cfg.span_buckets[1], 10);
 	ck_assert_uint_eq(cfg.span_buckets[2], 60);
 	ck_assert_uint_eq(cfg.span_buckets[3], 240);
+	/* 0.5 s buckets: 120 s in 120 x 1 s (32-bit) buckets. */
+	ck_assert_uint_eq(cfg.span_res[0], 1);
+	ck_assert_uint_eq(cfg.span_res[3], 2);
+}
+END_TEST
+
+/* Issue 15: a day at 1 s is accepted and served by coarser tiers; the
+ * resolution follows the spans whatever the order of the keys. */
+START_TEST(test_window_day_at_one_second_gets_tier_resolutions)
+{
+	ck_assert_int_eq(load("[window]\nspans = 1, 60, 3600, 86400\n"
+			      "buckets = 86400\n"),
+			 0);
+	ck_assert_int_eq(msgs.n, 0);
+	ck_assert_uint_eq(cfg.nspans, 4);
+	ck_assert_uint_eq(cfg.span_res[0], 1);
+	ck_assert_uint_eq(cfg.span_res[1], 1);
+	ck_assert_uint_eq(cfg.span_res[2], 60);
+	ck_assert_uint_eq(cfg.span_res[3], 1440);
+	/* Hour buckets: every tier one bucket wide per hour. */
+	ck_assert_int_eq(load("[window]\nbucket = 3600\nbuckets = 24\n"
+			      "spans = 3600, 86400\n"),
+			 0);
+	ck_assert_uint_eq(cfg.span_res[0], 1);
+	ck_assert_uint_eq(cfg.span_res[1], 1);
+	/* Spans refused and replaced by the defaults get theirs too. */
+	config_defaults(&cfg);
+	ck_assert_int_eq(load("[window]\nbucket = 0.5\nspans = 7.25\n"), 1);
+	ck_assert_uint_eq(cfg.nspans, 2);
+	ck_assert_uint_eq(cfg.span_res[0], 1);
+	ck_assert_uint_eq(cfg.span_res[1], 1);
+	ck_assert_uint_eq(cfg.span_res[2], 0);
 }
 END_TEST
 
@@ -975,6 +1011,7 @@ static Suite *config_suite(void)
 
 	tc = tcase("good values");
 	tcase_add_test(tc, test_every_key_sets_its_field);
+	tcase_add_test(tc, test_window_day_at_one_second_gets_tier_resolutions);
 	tcase_add_test(tc, test_booleans_accept_every_spelling_in_any_case);
 	tcase_add_test(tc, test_seconds_are_rounded_to_the_millisecond);
 	tcase_add_test(tc, test_values_are_trimmed_and_inline_comments_dropped);

@@ -172,7 +172,7 @@ START_TEST(test_summary_json_interval_is_one_valid_line_with_exact_numbers)
 	ck_assert_ptr_nonnull(strstr(a, "\"errors_out\":{\"again\":0,\"intr\":0,\"other\":1}"));
 	ck_assert_ptr_nonnull(strstr(a, "\"sizes_in\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0]"));
 	ck_assert_ptr_nonnull(strstr(a, "\"sizes_out\":[0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0,0]"));
-	ck_assert_ptr_nonnull(strstr(a, "\"rates\":{\"1s\":{\"in\":1000.5,\"out\":20.0},\"10s\":{\"in\":100.2,\"out\":2.0},\"60s\":{\"in\":16.8,\"out\":0.0}}"));
+	ck_assert_ptr_nonnull(strstr(a, "\"rates\":{\"1s\":{\"in\":1000.5,\"out\":20.0,\"res\":1},\"10s\":{\"in\":100.2,\"out\":2.0,\"res\":1},\"60s\":{\"in\":16.8,\"out\":0.0,\"res\":1}}"));
 	ck_assert_ptr_nonnull(strstr(a, "\"opened\":1700000000.123456,"));
 	ck_assert_ptr_nonnull(strstr(a, "\"last_active\":1700000009.500000}"));
 	/* Latency is off by default; close fields only in close records. */
@@ -187,6 +187,26 @@ START_TEST(test_summary_json_interval_is_one_valid_line_with_exact_numbers)
 	ck_assert_ptr_nonnull(strstr(b, "\"opened\":null"));
 	free(a);
 	free(b);
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+/* Issue 15: each span says its tier's resolution, in seconds. */
+START_TEST(test_summary_json_rates_say_each_spans_resolution)
+{
+	static const char ini[] = "[window]\nbuckets = 86400\n"
+				  "spans = 1, 60, 3600, 86400\n";
+	const char *s;
+
+	ck_assert_int_eq(config_load_string(&cfg, "t.ini", ini, strlen(ini),
+					    NULL, NULL),
+			 0);
+	fds[0].rate[3][DIR_IN] = 2.5;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, "\"1s\":{\"in\":1000.5,\"out\":20.0,\"res\":1},"));
+	ck_assert_ptr_nonnull(strstr(s, "\"60s\":{\"in\":100.2,\"out\":2.0,\"res\":1},"));
+	ck_assert_ptr_nonnull(strstr(s, "\"3600s\":{\"in\":16.8,\"out\":0.0,\"res\":60},"));
+	ck_assert_ptr_nonnull(strstr(s, "\"86400s\":{\"in\":2.5,\"out\":0.0,\"res\":1440}}"));
 	ck_assert(python_parses(s));
 }
 END_TEST
@@ -272,6 +292,7 @@ static TCase *tc_json(void)
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_json_interval_is_one_valid_line_with_exact_numbers);
+	tcase_add_test(tc, test_summary_json_rates_say_each_spans_resolution);
 	tcase_add_test(tc, test_summary_json_appends_to_what_the_buffer_holds);
 	tcase_add_test(tc, test_summary_json_reports_dropped_close_records_in_totals);
 	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
