@@ -386,13 +386,17 @@ static void text_header(struct sbuf *b, const struct config *c)
 		sbuf_addf(b, " %8s %8s", "err_in", "err_out");
 	if (c->category[CAT_WINDOWS])
 		for (k = 0; k < c->nspans; k++) {
-			char col[48];
+			char col[64], res[24] = "";
 
-			/* As wide as a rate: " %14s/s". */
+			/* As wide as a rate: " %14s/s".  A span served by
+			 * coarser buckets says so: "out/86400s@1440s". */
 			summary_span_label(c, k, label, sizeof(label));
-			snprintf(col, sizeof(col), "in/%s", label);
+			if (c->span_res[k] > 1)
+				snprintf(res, sizeof(res), "@%.10gs",
+					 span_res_s(c, k));
+			snprintf(col, sizeof(col), "in/%s%s", label, res);
 			sbuf_addf(b, " %16s", col);
-			snprintf(col, sizeof(col), "out/%s", label);
+			snprintf(col, sizeof(col), "out/%s%s", label, res);
 			sbuf_addf(b, " %16s", col);
 		}
 	sbuf_addc(b, '\n');

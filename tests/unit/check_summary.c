@@ -192,7 +192,7 @@ START_TEST(test_summary_json_interval_is_one_valid_line_with_exact_numbers)
 END_TEST
 
 /* Issue 15: each span says its tier's resolution, in seconds. */
-START_TEST(test_summary_json_rates_say_each_spans_resolution)
+START_TEST(test_summary_rates_say_each_spans_resolution)
 {
 	static const char ini[] = "[window]\nbuckets = 86400\n"
 				  "spans = 1, 60, 3600, 86400\n";
@@ -208,6 +208,13 @@ START_TEST(test_summary_json_rates_say_each_spans_resolution)
 	ck_assert_ptr_nonnull(strstr(s, "\"3600s\":{\"in\":16.8,\"out\":0.0,\"res\":60},"));
 	ck_assert_ptr_nonnull(strstr(s, "\"86400s\":{\"in\":2.5,\"out\":0.0,\"res\":1440}}"));
 	ck_assert(python_parses(s));
+	/* The text table's header says it where it is not one bucket. */
+	cfg.format = FORMAT_TEXT;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, " in/60s "));
+	ck_assert_ptr_nonnull(strstr(s, " in/3600s@60s "));
+	ck_assert_ptr_nonnull(strstr(s, " out/86400s@1440s\n"));
+	ck_assert_ptr_null(strstr(s, "/1s@"));
 }
 END_TEST
 
@@ -292,7 +299,7 @@ static TCase *tc_json(void)
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_json_interval_is_one_valid_line_with_exact_numbers);
-	tcase_add_test(tc, test_summary_json_rates_say_each_spans_resolution);
+	tcase_add_test(tc, test_summary_rates_say_each_spans_resolution);
 	tcase_add_test(tc, test_summary_json_appends_to_what_the_buffer_holds);
 	tcase_add_test(tc, test_summary_json_reports_dropped_close_records_in_totals);
 	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
