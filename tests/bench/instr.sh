@@ -66,7 +66,8 @@ ini allbutlat '[stats]' 'bytes = true' 'calls = true' 'errors = true' \
 	'sizes = true' 'windows = true' 'peers = true' 'latency = false'
 ini all '[stats]' 'bytes = true' 'calls = true' 'errors = true' \
 	'sizes = true' 'windows = true' 'peers = true' 'latency = true'
-ini win86400 '[window]' 'bucket = 1' 'buckets = 86400' 'spans = 1, 10, 60'
+ini win86400 '[window]' 'bucket = 1' 'buckets = 86400' \
+	'spans = 1, 60, 3600, 86400'
 
 # count CONFIG MODE LOOPFN ARGS... : instructions (Ir) of one run, printed.
 # MODE is "loop" (only inside LOOPFN) or "whole" (everything).
@@ -181,7 +182,7 @@ row "all categories (latency too)" - "$all_l"
 row "defaults, tcp loopback" - "$tcp_l"
 row "defaults, 10 sockets round-robin" - "$f10_l"
 row "defaults, 10000 sockets round-robin" - "$f10k_l"
-row "defaults but 86400 buckets (unix pair)" - "$w86k_l"
+row "defaults but a day of 1 s history (unix pair)" - "$w86k_l"
 row "no preload, one idle thread (reference)" - "$idle_l"
 cat <<EOF
 added: loop only, the checked figure; whole: whole process, all threads;
