@@ -20,10 +20,12 @@
  * Adding to the newest bucket adds to every tier's newest bucket and every
  * span's running sum: O(tiers + spans).  Moving on to a new bucket
  * subtracts, from each span's sum, the tier bucket that left it and clears
- * the slot it reuses: O(1) per span per tier bucket.  An idle gap costs at
- * most one pass over each tier's ring, whatever its length (a gap as long as
- * a tier clears that tier at once).  A bucket number older than the newest
- * is added to the newest (clocks that step back never corrupt the sums).
+ * the slot it reuses: O(1) per span per tier bucket.  An idle gap of g tier
+ * buckets costs min(g, ring length) such steps per tier: never more than
+ * the skipped ticks would have, and at most one pass over the ring (at most
+ * 120 buckets) however long the gap; one as long as the ring clears it at
+ * once.  A bucket number older than the newest is added to the newest
+ * (clocks that step back never corrupt the sums).
  */
 #ifndef SOCKMETER_WINDOW_H
 #define SOCKMETER_WINDOW_H
