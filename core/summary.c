@@ -173,10 +173,29 @@ static void json_u64_array(struct sbuf *b, const uint64_t *v, size_t n)
 	sbuf_addc(b, ']');
 }
 
+static bool all_zero(const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+/*
+ * Which fields a record may leave out when they are zero.  The totals of
+ * interval and exit records carry every field of the enabled categories
+ * (their keys say what was measured); an fd entry leaves out what the log
+ * schema marks "omitted when zero", so that a close record carries only
+ * what is new in it.  A field added later picks its rule here.
+ */
+enum zero_rule { ZERO_KEEP, ZERO_OMIT };
+
 /* The counters of one fd or of the totals, as JSON members (each preceded
  * by a comma). */
 static void json_counters(struct sbuf *b, const struct fd_counters *c,
-			  const struct config *cfg)
+			  const struct config *cfg, enum zero_rule zero)
 {
 	unsigned d, e;
 
@@ -190,6 +209,8 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 	}
 	if (cfg->category[CAT_ERRORS])
 		for (d = 0; d < DIR_COUNT; d++) {
+			if (zero == ZERO_OMIT && all_zero(c->errors[d], ERR_COUNT))
+				continue;
 			sbuf_addf(b, ",\"errors_%s\":{", dir_names[d]);
 			for (e = 0; e < ERR_COUNT; e++)
 				sbuf_addf(b, "%s\"%s\":%" PRIu64, e ? "," : "",
@@ -198,6 +219,9 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 		}
 	if (cfg->category[CAT_SIZES])
 		for (d = 0; d < DIR_COUNT; d++) {
+			if (zero == ZERO_OMIT &&
+			    all_zero(c->sizes[d], SIZE_BUCKETS))
+				continue;
 			sbuf_addf(b, ",\"sizes_%s\":", dir_names[d]);
 			json_u64_array(b, c->sizes[d], SIZE_BUCKETS);
 		}
@@ -247,7 +271,7 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 		sbuf_addf(b, ",\"peer\":");
 		json_str(b, addr);
 	}
-	json_counters(b, &f->s.c, c);
+	json_counters(b, &f->s.c, c, ZERO_OMIT);
 	if (c->category[CAT_WINDOWS] && f->have_rates) {
 		sbuf_addf(b, ",\"rates\":{");
 		for (k = 0; k < c->nspans; k++) {
@@ -268,9 +292,31 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 
 static const char *const type_names[] = { "interval", "close", "exit" };
 
+
+/* The process totals: in interval and exit records only. */
+static void json_totals(struct sbuf *b, const struct summary *r,
+			const struct config *c)
+{
+	sbuf_addf(b, ",\"totals\":{\"fds_open\":%" PRIu64
+		     ",\"fds_closed\":%" PRIu64,
+		  r->fds_open, r->fds_closed);
+	json_counters(b, &r->totals, c, ZERO_KEEP);
+	if (r->close_dropped)
+		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
+			  r->close_dropped);
+	sbuf_addc(b, '}');
+}
+
+/*
+ * A close record is lean: it describes its connection and nothing else.
+ * The process totals (which every close record used to repeat, about half
+ * of its bytes) live in the interval and exit records; fds_omitted is
+ * always 0 for one closed fd, so it is left out too.
+ */
 static void format_json(const struct summary *r, const struct config *c,
 			struct sbuf *b)
 {
+	bool lean = r->type == SUMMARY_CLOSE;
 	uint32_t i;
 
 	sbuf_addf(b, "{\"type\":\"%s\"", type_names[r->type]);
@@ -278,20 +324,18 @@ static void format_json(const struct summary *r, const struct config *c,
 	sbuf_addf(b, ",\"pid\":%ld,\"prog\":", r->pid);
 	json_str(b, r->prog);
 	json_ts(b, "start", r->start_ns);
-	sbuf_addf(b, ",\"totals\":{\"fds_open\":%" PRIu64
-		     ",\"fds_closed\":%" PRIu64,
-		  r->fds_open, r->fds_closed);
-	json_counters(b, &r->totals, c);
-	if (r->close_dropped)
-		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
-			  r->close_dropped);
-	sbuf_addf(b, "},\"fds\":[");
+	if (!lean)
+		json_totals(b, r, c);
+	sbuf_addf(b, ",\"fds\":[");
 	for (i = 0; i < r->nfds; i++) {
 		if (i)
 			sbuf_addc(b, ',');
 		json_fd(b, &r->fds[i], c, r->type);
 	}
-	sbuf_addf(b, "],\"fds_omitted\":%u}\n", r->omitted);
+	if (lean)
+		sbuf_addf(b, "]}\n");
+	else
+		sbuf_addf(b, "],\"fds_omitted\":%u}\n", r->omitted);
 }
 
 /* --- text ---------------------------------------------------------------- */

@@ -14,6 +14,8 @@
  *     JSON object (RFC 8259, checked by a strict parser here) made only of
  *     well-formed UTF-8 (RFC 3629), whatever bytes the name or paths held;
  *     a name that is printable UTF-8 without '"' or '\\' appears verbatim;
+ *     the lean schema holds (no totals in a close record, no all-zero
+ *     error object or size histogram in an fd entry);
  *   - text: no NUL byte, every line ends in '\n', and the number of lines
  *     is what the record's shape calls for (1 for a close record; 2, or 3 +
  *     nfds with fds, plus 1 when fds were omitted) - so no byte of a name or
@@ -305,6 +307,37 @@ static void check_json(const char *out, size_t len)
 		bad("trailing bytes", &j, out);
 }
 
+/*
+ * The lean schema: a close record carries no totals and no fds_omitted,
+ * an interval or exit record always carries its totals, and no fd entry
+ * holds an all-zero error object or size histogram.  (A quote inside a
+ * name or path is escaped, so these strings cannot come from one.)
+ */
+static void check_lean(const struct summary *r, const char *out)
+{
+	static const char *const zero[] = {
+		"\"errors_in\":{\"again\":0,\"intr\":0,\"other\":0}",
+		"\"errors_out\":{\"again\":0,\"intr\":0,\"other\":0}",
+		"\"sizes_in\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]",
+		"\"sizes_out\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]",
+	};
+	const char *fds = strstr(out, "\"fds\":[");
+	bool close = r->type == SUMMARY_CLOSE;
+	size_t i;
+
+	if (!fds || (strstr(out, "\"totals\":{") != NULL) == close ||
+	    (strstr(out, "\"fds_omitted\":") != NULL) == close) {
+		fprintf(stderr, "fuzz_summary: not the lean schema: %s", out);
+		abort();
+	}
+	for (i = 0; i < sizeof(zero) / sizeof(zero[0]); i++)
+		if (strstr(fds, zero[i])) {
+			fprintf(stderr, "fuzz_summary: zero field in an fd: %s",
+				out);
+			abort();
+		}
+}
+
 /* printable UTF-8 without '"' and '\\': must be kept verbatim in JSON */
 static bool plain_utf8(const char *s)
 {
@@ -481,6 +514,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (c.format == FORMAT_JSON) {
 		check_json(out.p, out.len);
+		check_lean(&r, out.p);
 		if (plain_utf8(prog)) {
 			char *want = malloc(strlen(prog) + 12);
 

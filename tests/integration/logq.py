@@ -12,7 +12,9 @@ Usage:
 LOG is a file name or a glob pattern (all matching files are read, in
 name order).  Every line must be a JSON object with a known "type", and a
 close record must list exactly one fd: anything else is an error (exit 2),
-so a torn or interleaved line fails the test that reads it.
+so a torn or interleaved line fails the test that reads it.  Close
+records carry no totals (lean records); the zero fields that fd entries
+omit (errors_*, sizes_*) are filled back for the categories that are on.
 
 Names EXPR can use:
   R            every record, in file order
@@ -67,14 +69,42 @@ def load(pattern):
             if not isinstance(r, dict) or r.get("type") not in TYPES:
                 raise LogError("%s:%d: not a record: %.120s"
                                % (name, no, line))
+            # Close records are lean: no totals (those live in the
+            # interval and exit records).
             if not isinstance(r.get("fds"), list) or \
-                    not isinstance(r.get("totals"), dict):
-                raise LogError("%s:%d: record without fds/totals" % (name, no))
+                    isinstance(r.get("totals"), dict) != \
+                    (r["type"] != "close"):
+                raise LogError("%s:%d: record without fds, or totals where "
+                               "the schema has none" % (name, no))
             if r["type"] == "close" and len(r["fds"]) != 1:
                 raise LogError("%s:%d: close record lists %d fds"
                                % (name, no, len(r["fds"])))
             records.append(r)
+    fill_zeros(records)
     return records
+
+
+# Fields an fd entry leaves out when zero (the log schema), and the zero
+# they stand for.  The totals always carry them when their category is on.
+OMITTED_ZEROS = {
+    "errors_in": lambda: {"again": 0, "intr": 0, "other": 0},
+    "errors_out": lambda: {"again": 0, "intr": 0, "other": 0},
+    "sizes_in": lambda: [0] * 24,
+    "sizes_out": lambda: [0] * 24,
+}
+
+
+def fill_zeros(records):
+    """Put back the zero fields that fd entries omit, for the categories
+    that were on (their keys are in the totals), so tests can index them."""
+    on = set()
+    for r in records:
+        on.update(k for k in r.get("totals", ()) if k in OMITTED_ZEROS)
+    for r in records:
+        for f in r["fds"]:
+            for k in on:
+                if k not in f:
+                    f[k] = OMITTED_ZEROS[k]()
 
 
 def all_keys(obj, out):

@@ -175,7 +175,8 @@ for name in glob.glob(sys.argv[1] + "/*.log"):
             r = json.loads(line)
         except ValueError:
             continue
-        last = r
+        if isinstance(r, dict) and "totals" in r:   # close records: none
+            last = r
     if last:
         t = last["totals"]
         total += t.get("bytes_in", 0) + t.get("bytes_out", 0)

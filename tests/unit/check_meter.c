@@ -467,7 +467,7 @@ static TCase *tc_interval(void)
 
 /* --- close and exit records ------------------------------------------------- */
 
-START_TEST(test_meter_close_record_has_exact_lifetime_totals)
+START_TEST(test_meter_close_record_has_exact_lifetime_counters_no_totals)
 {
 	char *log, *line;
 	const char *f;
@@ -488,7 +488,8 @@ START_TEST(test_meter_close_record_has_exact_lifetime_totals)
 	ck_assert_uint_eq(uu_count_lines(log), 1);
 	line = uu_line(log, 0);
 	ck_assert(starts_with(line, "{\"type\":\"close\",\"ts\":1700000003.000000,"));
-	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	/* Lean: the process totals are in interval and exit records only. */
+	ck_assert_ptr_null(strstr(line, "\"totals\""));
 	f = uu_json_fd(line, 100);
 	ck_assert_uint_eq(uu_count(line, "{\"fd\":"), 1);
 	ck_assert_uint_eq(uu_json_u64(f, "bytes_in"), 1000);
@@ -611,10 +612,11 @@ START_TEST(test_meter_exit_without_any_tracked_fd_writes_no_log)
 END_TEST
 
 /*
- * A close record's totals are the process totals at that tick: open fds
- * included, so totals never fall from one record to the next.
+ * A close record carries no totals (lean records); the next interval
+ * record's totals count the closed fd and the open one, so totals never
+ * fall from one record to the next.
  */
-START_TEST(test_meter_close_record_totals_count_open_fds_too)
+START_TEST(test_meter_totals_after_a_close_count_open_fds_too)
 {
 	char *log, *line;
 
@@ -629,7 +631,15 @@ START_TEST(test_meter_close_record_totals_count_open_fds_too)
 	log = log_text();
 	line = uu_line_with(log, "\"type\":\"close\"");
 	ck_assert_ptr_nonnull(line);
+	ck_assert_ptr_null(strstr(line, "fds_open"));
+	free(line);
+	free(log);
+	tick_seconds(12, 20);
+	log = log_text();
+	line = uu_line(log, uu_count_lines(log) - 1);
+	ck_assert(starts_with(line, "{\"type\":\"interval\""));
 	ck_assert_uint_eq(uu_json_u64(line, "fds_open"), 1);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
 	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 2000);
 	free(line);
 	free(log);
@@ -683,12 +693,12 @@ static TCase *tc_close(void)
 	tcase_add_test(tc, test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_totals);
+	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_counters_no_totals);
 	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
 	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
 	tcase_add_test(tc, test_meter_exit_without_any_tracked_fd_writes_no_log);
-	tcase_add_test(tc, test_meter_close_record_totals_count_open_fds_too);
+	tcase_add_test(tc, test_meter_totals_after_a_close_count_open_fds_too);
 	return tc;
 }
 

@@ -292,6 +292,69 @@ START_TEST(test_summary_json_close_of_inherited_fd_has_no_duration)
 }
 END_TEST
 
+/* A close record describes its connection only: the process totals live
+ * in the interval and exit records, and one closed fd omits nothing. */
+START_TEST(test_summary_json_close_record_is_lean_without_totals)
+{
+	static const char head[] =
+		"{\"type\":\"close\",\"ts\":1700000010.000001,\"pid\":4242,"
+		"\"prog\":\"demo\",\"start\":1700000000.000000,"
+		"\"fds\":[{\"fd\":7,";
+	const char *s;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	rec.omitted = 0;
+	rec.close_dropped = 3;
+	fds[0].closed_ns = fds[0].s.opened_ns + 2500000000ull;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "\"totals\""));
+	ck_assert_ptr_null(strstr(s, "fds_open"));
+	ck_assert_ptr_null(strstr(s, "close_records_dropped"));
+	ck_assert_ptr_null(strstr(s, "fds_omitted"));
+	ck_assert(strncmp(s, head, strlen(head)) == 0);
+	ck_assert(ends_with(s, "}]}\n"));
+	/* the connection's own bytes, once */
+	ck_assert_uint_eq(uu_count(s, "\"bytes_in\":"), 1);
+	ck_assert_uint_eq(uu_json_u64(s, "bytes_in"), 12345);
+	ck_assert_ptr_nonnull(strstr(s, "\"errors_in\":{\"again\":2,\"intr\":0,\"other\":0}"));
+	ck_assert(python_parses(s));
+}
+END_TEST
+
+/* An fd entry leaves out an all-zero error object and an all-zero size
+ * histogram; the totals keep every field (their keys say what was on). */
+START_TEST(test_summary_json_fd_omits_zero_errors_and_sizes_totals_keep_them)
+{
+	const char *s;
+	char *b, *tot;
+
+	s = format();
+	b = fd_part(s, 9); /* no errors, nothing received */
+	ck_assert_ptr_null(strstr(b, "errors_"));
+	ck_assert_ptr_null(strstr(b, "sizes_in"));
+	ck_assert_ptr_nonnull(strstr(b, "\"sizes_out\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,0,0,0]"));
+	ck_assert_ptr_nonnull(strstr(b, "\"calls_in\":0"));
+	free(b);
+	/* fd 7 has errors in both directions: both kept */
+	b = fd_part(s, 7);
+	ck_assert_uint_eq(uu_count(b, "\"errors_"), 2);
+	free(b);
+	tot = strndup(s, (size_t)(strstr(s, "\"fds\":[") - s));
+	ck_assert_uint_eq(uu_count(tot, "\"errors_"), 2);
+	ck_assert_uint_eq(uu_count(tot, "\"sizes_"), 2);
+	free(tot);
+
+	memset(&rec.totals, 0, sizeof(rec.totals));
+	s = format();
+	tot = strndup(s, (size_t)(strstr(s, "\"fds\":[") - s));
+	ck_assert_ptr_nonnull(strstr(tot, "\"errors_in\":{\"again\":0,\"intr\":0,\"other\":0}"));
+	ck_assert_ptr_nonnull(strstr(tot, "\"sizes_out\":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]"));
+	free(tot);
+	ck_assert(python_parses(s));
+}
+END_TEST
+
 static TCase *tc_json(void)
 {
 	TCase *tc = tcase_create("json");
@@ -305,6 +368,8 @@ static TCase *tc_json(void)
 	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
 	tcase_add_test(tc, test_summary_json_close_record_has_closed_duration_and_average);
 	tcase_add_test(tc, test_summary_json_close_of_inherited_fd_has_no_duration);
+	tcase_add_test(tc, test_summary_json_close_record_is_lean_without_totals);
+	tcase_add_test(tc, test_summary_json_fd_omits_zero_errors_and_sizes_totals_keep_them);
 	return tc;
 }
 
