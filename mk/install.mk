@@ -9,6 +9,9 @@
 #                                                library in ../lib/sockmeter)
 #   $(PREFIX)/bin/sockmeter-report               report, CSV/JSON, plots
 #   $(PREFIX)/bin/sockmeter-top                  the live view (sockmeter top)
+#   $(PREFIX)/lib/sockmeter/sockmeter_log.py     the module both tools share
+#                                                (they look for it there,
+#                                                or beside themselves)
 #   $(PREFIX)/share/man/man1/sockmeter.1
 #   $(PREFIX)/share/man/man5/sockmeter.ini.5
 #   $(PREFIX)/share/doc/sockmeter/sockmeter.ini  the example config
@@ -18,7 +21,9 @@
 # SOCKMETER_CONFIG at the copy.
 #
 # uninstall removes exactly these files, and the two directories that are
-# sockmeter's own (lib/sockmeter, share/doc/sockmeter) when empty.
+# sockmeter's own (lib/sockmeter, share/doc/sockmeter) when empty.  The tools
+# write no bytecode cache beside the module (sys.dont_write_bytecode), so
+# nothing else appears in lib/sockmeter.
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -37,12 +42,13 @@ install: $(BUILD)/libsockmeter.so
 		"$(SM_MANDIR)/man5" "$(SM_DOCDIR)"
 	$(INSTALL) -m 0644 $(BUILD)/libsockmeter.so "$(SM_LIBDIR)/libsockmeter.so"
 	$(INSTALL) -m 0755 $(addprefix scripts/,$(SM_SCRIPTS)) "$(SM_BINDIR)/"
+	$(INSTALL) -m 0644 scripts/sockmeter_log.py "$(SM_LIBDIR)/sockmeter_log.py"
 	$(INSTALL) -m 0644 man/sockmeter.1 "$(SM_MANDIR)/man1/sockmeter.1"
 	$(INSTALL) -m 0644 man/sockmeter.ini.5 "$(SM_MANDIR)/man5/sockmeter.ini.5"
 	$(INSTALL) -m 0644 config/sockmeter.ini "$(SM_DOCDIR)/sockmeter.ini"
 
 uninstall:
-	rm -f "$(SM_LIBDIR)/libsockmeter.so" \
+	rm -f "$(SM_LIBDIR)/libsockmeter.so" "$(SM_LIBDIR)/sockmeter_log.py" \
 		$(foreach s,$(SM_SCRIPTS),"$(SM_BINDIR)/$(s)") \
 		"$(SM_MANDIR)/man1/sockmeter.1" "$(SM_MANDIR)/man5/sockmeter.ini.5" \
 		"$(SM_DOCDIR)/sockmeter.ini"

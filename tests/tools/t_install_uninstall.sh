@@ -1,5 +1,5 @@
 # make install DESTDIR=... PREFIX=/usr/local puts exactly the library, the
-# three scripts, the two man pages and the example config in place, with
+# three scripts, the tools' shared Python module, the two man pages and the example config in place, with
 # the right modes; the installed launcher finds the installed library (it
 # is what curl maps) and meters a real download (the log's bytes are
 # curl's); the installed report and top read that log; make uninstall
@@ -15,6 +15,7 @@ p=$dest/usr/local
 (cd "$dest" && find . -type f -printf '%m %p\n' | sort) >"$T/files"
 cat >"$T/want" <<WANT
 644 ./usr/local/lib/sockmeter/libsockmeter.so
+644 ./usr/local/lib/sockmeter/sockmeter_log.py
 644 ./usr/local/share/doc/sockmeter/sockmeter.ini
 644 ./usr/local/share/man/man1/sockmeter.1
 644 ./usr/local/share/man/man5/sockmeter.ini.5

@@ -1,8 +1,9 @@
 # A log with a garbage line, a JSON line that is no record and a torn last
 # line (a live log caught mid-write): one message per bad line on stderr,
 # "sockmeter-report: FILE:LINE: ...", with the right line numbers; every
-# other record is still read (the totals are the last good record's) and
-# the exit status is 0.  An unreadable file among good ones: one message,
+# other record is still read and the exit status is 0.  The process totals
+# are the last interval record's plus what the connections closed after it
+# moved (close records are lean): here exactly the torn exit record's.  An unreadable file among good ones: one message,
 # status 0.  Nothing valid at all: status 1.
 . "$(dirname "$0")/lib.sh"
 fixture_paced
@@ -33,8 +34,13 @@ good = records(os.environ["LOG"])[:-1]          # all but the torn exit record
 p, = rep["processes"]
 assert p["records"] == len(good), (p["records"], len(good))
 assert p["state"] == "no exit record", p
-last = max((r for _, r in good), key=lambda r: r["ts"])
-assert p["bytes_out"] == last["totals"]["bytes_out"], (p, last["totals"])
+ex = records(os.environ["LOG"])[-1][1]
+assert ex["type"] == "exit", ex["type"]
+for k in ("bytes_in", "bytes_out", "calls_in", "calls_out"):
+    assert p[k] == ex["totals"][k], (k, p, ex["totals"])
+last = max((r for _, r in good if "totals" in r), key=lambda r: r["ts"])
+closes = [r for _, r in good if r["type"] == "close" and r["ts"] > last["ts"]]
+assert closes, "precondition: no close record after the last interval record"
 PY
 "$REPORT" "$log" "$T/missing.log" >/dev/null 2>"$T/err2" || fail "missing file: status $?"
 [ "$(cat "$T/err2")" = "sockmeter-report: $T/missing.log: cannot read: No such file or directory" ] ||

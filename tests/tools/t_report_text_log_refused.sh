@@ -10,7 +10,7 @@ SOCKMETER_LOG=$T/text.log SOCKMETER_INTERVAL=0.1 sm "$PROGS/pairxfer" 100000 >/d
 "$REPORT" "$T/text.log" >"$T/out" 2>"$T/err"
 st=$?
 [ "$st" = 1 ] || fail "text log alone: exit status $st, expected 1"
-grep -q "^sockmeter-report: $T/text.log: a text-format log, not read: .*needs JSON logs (sockmeter -f json" "$T/err" ||
+grep -q "^sockmeter-report: $T/text.log: a text-format log (format = text), not read: .*needs JSON logs (sockmeter -f json" "$T/err" ||
 	fail "message: $(cat "$T/err")"
 [ "$(wc -l <"$T/err")" = 2 ] && grep -q "no valid record" "$T/err" ||
 	fail "expected the text-log message and 'no valid record' only: $(cat "$T/err")"

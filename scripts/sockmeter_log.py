@@ -1,0 +1,306 @@
+"""sockmeter_log - reading sockmeter JSON Lines logs and formatting their
+numbers: the one module that sockmeter-report and sockmeter-top share.
+
+What is here, and why it is shared (two copies had drifted apart):
+  - the record schema as the tools read it: check_record, counters,
+    shortest_rate (one meaning), the head of a line read without parsing
+    it (record_head, for filters that skip cheaply);
+  - a log that is not JSON (text or Prometheus format): foreign_format;
+  - rotated sets: PATH.N and PATH.N.gz read, oldest first, with PATH as
+    one log (rotated_set, group_rotated, open_log);
+  - a process's totals between its interval records (ProcessTotals): close
+    records are lean and carry no totals since issue 13;
+  - numbers for people: human_rate, human_bytes, utc.
+
+Standard library only.  Installed beside libsockmeter.so
+($(PREFIX)/lib/sockmeter/); the tools find it there or beside themselves.
+"""
+import gzip
+import json
+import math
+import os
+import re
+import time
+
+RECORD_TYPES = ("interval", "close", "exit")
+COUNTER_KEYS = ("bytes_in", "bytes_out", "calls_in", "calls_out",
+                "errors_in", "errors_out")
+
+
+# ---------------------------------------------------------------- numbers
+
+def num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def human_rate(v):
+    """Bytes per second for people: 999B/s, 12.3K/s (powers of 1024)."""
+    if v is None:
+        return "-"
+    for unit in ("B", "K", "M", "G", "T"):
+        if v < 1024 or unit == "T":
+            return ("%dB/s" % round(v)) if unit == "B" else \
+                "%.1f%s/s" % (v, unit)
+        v /= 1024.0
+
+
+def human_bytes(v):
+    """An amount of bytes for people: 999, 12.3K, 4.5M (powers of 1024)."""
+    if v is None:
+        return "-"
+    for unit in ("B", "K", "M", "G", "T"):
+        if v < 1024 or unit == "T":
+            return ("%d" % v) if unit == "B" else "%.1f%s" % (v, unit)
+        v /= 1024.0
+
+
+def utc(ts):
+    """Unix seconds as 2026-11-30T01:37:40.144Z ("" for None)."""
+    if ts is None:
+        return ""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + \
+        ".%03dZ" % int((ts % 1) * 1000)
+
+
+# ---------------------------------------------------------------- records
+
+def looks_like_text_log(line):
+    """A text-format record starts "2026-11-30T01:37:40.144Z sockmeter "."""
+    parts = line.split(" ", 2)
+    return len(parts) >= 2 and parts[1] == "sockmeter" and \
+        len(parts[0]) >= 20 and parts[0][4:5] == "-" and \
+        parts[0][10:11] == "T"
+
+
+def foreign_format(line):
+    """What a log whose first lines look like line is, when it is not JSON
+    Lines (None when it may be): the tools read JSON only."""
+    if looks_like_text_log(line):
+        return "a text-format log (format = text)"
+    if line.startswith(("# HELP sockmeter", "# TYPE sockmeter")):
+        return "a Prometheus textfile (format = prometheus)"
+    return None
+
+
+def check_record(r):
+    """None when r is a usable record, else what is wrong with it.  Close
+    records carry no totals (lean records); interval and exit records
+    must."""
+    if not isinstance(r, dict):
+        return "not a JSON object"
+    t = r.get("type")
+    if t not in RECORD_TYPES:
+        if t is None:
+            return 'not a sockmeter record: no "type"'
+        return 'unknown record type %s, skipped' % json.dumps(t)[:40]
+    for k in ("ts", "start"):
+        if not num(r.get(k)):
+            return 'not a sockmeter record: "%s" is not a number' % k
+    if not isinstance(r.get("pid"), int):
+        return 'not a sockmeter record: "pid" is not an integer'
+    tot = r.get("totals")
+    if not isinstance(tot, dict) and (tot is not None or t != "close"):
+        return 'not a sockmeter record: no "totals" object'
+    fds = r.get("fds")
+    if not isinstance(fds, list):
+        return 'not a sockmeter record: "fds" is not a list of fd objects'
+    for f in fds:
+        if not isinstance(f, dict) or not isinstance(f.get("fd"), int):
+            return 'not a sockmeter record: "fds" is not a list of fd ' \
+                'objects'
+    return None
+
+
+def errsum(d):
+    if isinstance(d, dict):
+        return sum(v for v in d.values() if num(v))
+    return 0
+
+
+def counters(obj):
+    """The counters of an fd entry or of a record's totals.  A field that
+    the schema omits when zero (errors_*, sizes_*), or whose category was
+    off, reads as 0."""
+    g = obj.get
+    return {
+        "bytes_in": g("bytes_in", 0) or 0,
+        "bytes_out": g("bytes_out", 0) or 0,
+        "calls_in": g("calls_in", 0) or 0,
+        "calls_out": g("calls_out", 0) or 0,
+        "errors_in": errsum(g("errors_in")),
+        "errors_out": errsum(g("errors_out")),
+    }
+
+
+ZERO_COUNTERS = counters({})
+
+
+def span_seconds(key):
+    """A span's name ("1s", "0.5s", "60s") in seconds; inf if unreadable."""
+    try:
+        return float(str(key).rstrip("s"))
+    except ValueError:
+        return math.inf
+
+
+def shortest_rate(f):
+    """The rate of an fd entry over its shortest span, as a tuple
+    (span name, span seconds, bytes/s in, bytes/s out); None when the entry
+    has no rates (windows off, or younger than one bucket)."""
+    rates = f.get("rates")
+    if not isinstance(rates, dict) or not rates:
+        return None
+    key = min(rates, key=span_seconds)
+    v = rates[key]
+    if not isinstance(v, dict):
+        return None
+    return (key, span_seconds(key), float(v.get("in", 0) or 0),
+            float(v.get("out", 0) or 0))
+
+
+# The start of every line the library writes; enough to filter on without
+# parsing the line (a line that does not match is parsed in full).
+_HEAD = re.compile(rb'\{"type":"(interval|close|exit)","ts":([0-9.]+),'
+                   rb'"pid":(-?[0-9]+),"prog":"((?:[^"\\]|\\.)*)"')
+
+
+def record_head(raw):
+    """(type, ts, pid, prog) read from the start of a raw JSON line, or
+    None when the line does not start the way the library writes it."""
+    m = _HEAD.match(raw)
+    if not m:
+        return None
+    prog = m.group(4)
+    try:
+        prog = json.loads(b'"' + prog + b'"') if b"\\" in prog \
+            else prog.decode("utf-8")
+    except ValueError:
+        return None
+    return (m.group(1).decode(), float(m.group(2)), int(m.group(3)), prog)
+
+
+class ProcessTotals:
+    """A process's lifetime totals as its records tell them.
+
+    Interval and exit records carry the totals; a close record (lean) only
+    its connection.  A connection closed after the latest totals adds what
+    it moved since then (its bytes at close minus its bytes as last
+    listed), so the totals stay right between two interval records, and
+    exactly right when no record left fds out (fds_omitted = 0)."""
+
+    __slots__ = ("ts", "base", "extra", "fds_open", "fds_closed",
+                 "dropped", "closed_after", "opened_after")
+
+    def __init__(self):
+        self.ts = -math.inf
+        self.base = dict(ZERO_COUNTERS)
+        self.extra = dict(ZERO_COUNTERS)
+        self.fds_open = self.fds_closed = self.dropped = 0
+        self.closed_after = self.opened_after = 0
+
+    def take(self, ts, tot):
+        """An interval or exit record's totals, at ts; an older one than
+        what we have is ignored."""
+        if ts < self.ts:
+            return
+        self.ts = ts
+        self.base = counters(tot)
+        self.extra = dict(ZERO_COUNTERS)
+        self.fds_open = tot.get("fds_open", 0) or 0
+        self.fds_closed = tot.get("fds_closed", 0) or 0
+        self.dropped = tot.get("close_records_dropped", 0) or 0
+        self.closed_after = self.opened_after = 0
+
+    def closed(self, ts, before, after, opened_after):
+        """A close record at ts: the connection's counters as last listed
+        (before) and at close (after); opened_after when it was opened
+        after the latest totals."""
+        if ts <= self.ts:
+            return
+        for k in COUNTER_KEYS:
+            self.extra[k] += max(0, after[k] - before[k])
+        self.closed_after += 1
+        self.opened_after += 1 if opened_after else 0
+
+    def value(self):
+        """The counters (dict of COUNTER_KEYS)."""
+        return {k: self.base[k] + self.extra[k] for k in COUNTER_KEYS}
+
+    def fds(self):
+        """(fds_open, fds_closed)."""
+        return (max(0, self.fds_open + self.opened_after - self.closed_after),
+                self.fds_closed + self.closed_after)
+
+
+# ---------------------------------------------------------------- files
+
+_MEMBER = re.compile(r"^(.*)\.([0-9]+)(\.gz)?$")
+
+
+def rotated_member(path):
+    """(base, N) when path is a rotated file of base (base.N, base.N.gz),
+    else None."""
+    m = _MEMBER.match(path)
+    if not m or not m.group(1):
+        return None
+    return m.group(1), int(m.group(2))
+
+
+def rotated_set(path):
+    """The files of the log at path, oldest first: path.K(.gz), ...,
+    path.1(.gz), then path itself (when it exists).  A rotated file is
+    one whose name is path, a dot, a number and maybe .gz."""
+    d = os.path.dirname(path) or "."
+    base = os.path.basename(path)
+    members = []
+    try:
+        names = os.listdir(d)
+    except OSError:
+        names = []
+    for name in names:
+        if not name.startswith(base + "."):
+            continue
+        m = rotated_member(name)
+        if m and m[0] == base:
+            members.append((m[1], name.endswith(".gz"), name))
+    # the oldest is the highest number; of path.N and path.N.gz (a
+    # rotation caught while compressing) the .gz is the older copy
+    members.sort(key=lambda m: (-m[0], not m[1]))
+    out = [os.path.join(d, name) if os.path.dirname(path) else name
+           for _, _, name in members]
+    if os.path.exists(path) or not out:
+        out.append(path)
+    return out
+
+
+def group_rotated(paths):
+    """Fold the given names into logs: [(log name, [files oldest first])].
+    A log name brings its whole rotated set; a rotated file given beside
+    its log (a shell glob, LOG*) is read as part of that log, once; one
+    given alone is read alone."""
+    logs, order = {}, []
+    for p in paths:
+        base = p
+        m = rotated_member(p) if p != "-" else None
+        if m and m[0] in paths:
+            base = m[0]
+        if base not in logs:
+            logs[base] = None
+            order.append(base)
+    out = []
+    for base in order:
+        if base == "-" or os.path.isdir(base):
+            out.append((base, [base]))
+        else:
+            out.append((base, rotated_set(base)))
+    return out
+
+
+def open_log(path):
+    """A binary file object for path ("-": stdin; *.gz: decompressed)."""
+    import sys
+    if path == "-":
+        return sys.stdin.buffer
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb", buffering=1 << 20)
