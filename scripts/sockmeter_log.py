@@ -184,17 +184,18 @@ class ProcessTotals:
 
     Interval and exit records carry the totals; a close record (lean) only
     its connection.  A connection closed after the latest totals adds what
-    it moved since then (its bytes at close minus its bytes as last
+    it moved since then (its counters at close minus its counters as last
     listed), so the totals stay right between two interval records, and
-    exactly right when no record left fds out (fds_omitted = 0)."""
+    exactly right when no record left fds out (fds_omitted = 0).  Counters
+    are lists in COUNTER_KEYS order."""
 
     __slots__ = ("ts", "base", "extra", "fds_open", "fds_closed",
                  "dropped", "closed_after", "opened_after")
 
     def __init__(self):
         self.ts = -math.inf
-        self.base = dict(ZERO_COUNTERS)
-        self.extra = dict(ZERO_COUNTERS)
+        self.base = [0] * 6
+        self.extra = [0] * 6
         self.fds_open = self.fds_closed = self.dropped = 0
         self.closed_after = self.opened_after = 0
 
@@ -204,32 +205,72 @@ class ProcessTotals:
         if ts < self.ts:
             return
         self.ts = ts
-        self.base = counters(tot)
-        self.extra = dict(ZERO_COUNTERS)
+        c = counters(tot)
+        self.base = [c[k] for k in COUNTER_KEYS]
+        self.extra = [0] * 6
         self.fds_open = tot.get("fds_open", 0) or 0
         self.fds_closed = tot.get("fds_closed", 0) or 0
         self.dropped = tot.get("close_records_dropped", 0) or 0
         self.closed_after = self.opened_after = 0
 
     def closed(self, ts, before, after, opened_after):
-        """A close record at ts: the connection's counters as last listed
-        (before) and at close (after); opened_after when it was opened
-        after the latest totals."""
+        """A close record at ts: the connection's counters (dicts) as last
+        listed (before) and at close (after); opened_after when it was
+        opened after the latest totals."""
         if ts <= self.ts:
             return
-        for k in COUNTER_KEYS:
-            self.extra[k] += max(0, after[k] - before[k])
+        self.closed_list(ts, [max(0, after[k] - before[k])
+                              for k in COUNTER_KEYS], opened_after)
+
+    def closed_list(self, ts, moved, opened_after):
+        """The same with what it moved since the latest totals as a list."""
+        if ts <= self.ts:
+            return
+        e = self.extra
+        for i in range(6):
+            e[i] += moved[i]
         self.closed_after += 1
-        self.opened_after += 1 if opened_after else 0
+        if opened_after:
+            self.opened_after += 1
+
+    def bytes(self):
+        """(bytes_in, bytes_out)."""
+        return (self.base[0] + self.extra[0], self.base[1] + self.extra[1])
 
     def value(self):
         """The counters (dict of COUNTER_KEYS)."""
-        return {k: self.base[k] + self.extra[k] for k in COUNTER_KEYS}
+        return {k: self.base[i] + self.extra[i]
+                for i, k in enumerate(COUNTER_KEYS)}
 
     def fds(self):
         """(fds_open, fds_closed)."""
         return (max(0, self.fds_open + self.opened_after - self.closed_after),
                 self.fds_closed + self.closed_after)
+
+
+# A close record as the library writes it, read without a JSON parser
+# (half the cost): every field in its fixed order, each category's fields
+# optional, the rates and histograms skipped.  A line it does not match (a
+# name with an escape, a field added later) is parsed as JSON instead.
+CLOSE_LINE = re.compile(
+    r'\{"type":"close","ts":([0-9.]++),"pid":(-?[0-9]++),"prog":"([^"\\]*+)",'
+    r'"start":([0-9.]++),"fds":\[\{"fd":(-?[0-9]++),"kind":"([a-z_]++)"'
+    r'(?:,"local":"([^"\\]*+)","peer":"([^"\\]*+)")?'
+    r'(?:,"bytes_in":([0-9]++))?(?:,"calls_in":([0-9]++))?'
+    r'(?:,"bytes_out":([0-9]++))?(?:,"calls_out":([0-9]++))?'
+    r'(?:,"errors_in":\{"again":([0-9]++),"intr":([0-9]++),"other":([0-9]++)\})?'
+    r'(?:,"errors_out":\{"again":([0-9]++),"intr":([0-9]++),"other":([0-9]++)\})?'
+    r'(?:,"sizes_in":\[[0-9,]*+\])?(?:,"sizes_out":\[[0-9,]*+\])?'
+    r'(?:,"latency_ns_in":[0-9]+,"latency_ns_out":[0-9]+)?'
+    r'(?:,"rates":\{(?:"[0-9.]+s":\{"in":[0-9.]+,"out":[0-9.]+\},?)*\})?'
+    r',"opened":([0-9.]+|null),"last_active":(?:[0-9.]+|null),'
+    r'"closed":([0-9.]+|null)(?:,"duration":([0-9.]++))?'
+    r'(?:,"avg_rate":\{"in":[0-9.]+,"out":[0-9.]+\})?\}\]\}\n?$').match
+# The index of each field in the groups() of a CLOSE_LINE match.
+(CL_TS, CL_PID, CL_PROG, CL_START, CL_FD, CL_KIND, CL_LOCAL, CL_PEER,
+ CL_BYTES_IN, CL_CALLS_IN, CL_BYTES_OUT, CL_CALLS_OUT, CL_EIN, CL_EIN2,
+ CL_EIN3, CL_EOUT, CL_EOUT2, CL_EOUT3, CL_OPENED, CL_CLOSED,
+ CL_DURATION) = range(21)
 
 
 # ---------------------------------------------------------------- files
