@@ -135,12 +135,20 @@ def counters(obj):
 ZERO_COUNTERS = counters({})
 
 
+_SPAN_SECONDS = {}
+
+
 def span_seconds(key):
     """A span's name ("1s", "0.5s", "60s") in seconds; inf if unreadable."""
-    try:
-        return float(str(key).rstrip("s"))
-    except ValueError:
-        return math.inf
+    v = _SPAN_SECONDS.get(key)
+    if v is None:
+        try:
+            v = float(str(key).rstrip("s"))
+        except ValueError:
+            v = math.inf
+        if len(_SPAN_SECONDS) < 1000:
+            _SPAN_SECONDS[key] = v
+    return v
 
 
 def shortest_rate(f):

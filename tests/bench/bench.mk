@@ -2,6 +2,7 @@
 #   make bench        side-by-side wall-clock suite; rewrites BENCHMARKS.md
 #   make bench-instr  instructions added per wrapped call (callgrind)
 #   make test-instr   the same, failing when a budget is missed
+#   make bench-tools  the tools (report, top) on big logs; its own section
 BENCH_BIN := $(BUILD)/bench/loadgen
 
 .PHONY: bench bench-instr test-instr
@@ -20,3 +21,10 @@ bench-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 
 test-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 	$(Q)tests/bench/instr.sh --check $(BUILD)
+
+# make bench-tools - sockmeter-report and sockmeter top on generated logs
+# of 10^5, 10^6 and 10^7 records (made from a real run's records), top on
+# 2,000 logs and a 1 GB log; writes its own section of BENCHMARKS.md.
+.PHONY: bench-tools
+bench-tools: $(BUILD)/libsockmeter.so
+	$(Q)/usr/bin/python3 tests/bench/tools_bench.py $(BUILD)

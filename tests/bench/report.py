@@ -572,9 +572,29 @@ def main():
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     if a.out:
+        text += kept_sections(a.out)
         with open(a.out, "w") as f:
             f.write(text)
         sys.stderr.write("wrote %s\n" % a.out)
+
+
+def kept_sections(path):
+    """The sections that other benchmarks write into the same file, each
+    between <!-- NAME --> and <!-- /NAME --> (make bench-tools): kept as
+    they are when this one rewrites the file."""
+    import re
+    try:
+        old = open(path).read()
+    except OSError:
+        return ""
+    blocks = re.findall(r"^<!-- ([a-z-]+) -->\n.*?^<!-- /\1 -->$", old,
+                        re.S | re.M)
+    out = ""
+    for name in blocks:
+        m = re.search(r"^<!-- %s -->\n.*?^<!-- /%s -->$" % (name, name), old,
+                      re.S | re.M)
+        out += "\n" + m.group(0) + "\n"
+    return out
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """tools_gen.py - logs of any length made from the records of a real run.
 
     tools_gen.py TEMPLATE_LOG N [--procs P] [--rate R] [--hosts H]
-                 [--seed S] [--out FILE]          (default: stdout)
+                 [--interval S] [--seed S] [--out FILE]  (default: stdout)
     tools_gen.py TEMPLATE_LOG N --split DIR [--procs P] ...
 
 TEMPLATE_LOG is a JSON log of a real metered run (tests/bench/
@@ -10,7 +10,7 @@ tools_workload.py under the preload).  Writes N records as P processes of
 a busy server would: R close records per second in all (default 1000),
 each a real close record of the template with its time, pid, fd and
 addresses changed (the peer from H hosts, a random port; the counters and
-histograms as recorded), and per process one interval record per second
+histograms as recorded), and per process one interval record per --interval seconds (default 1)
 (a real interval record of the template, its totals the running sums of
 the process's closes, its fds the template's with their times moved) and
 an exit record at the end.  --split writes one log per process into DIR
@@ -68,7 +68,7 @@ class Proc:
         self.start = start
         self.bytes = 0
         self.closed = 0
-        self.next_interval = start + 1.0
+        self.next_interval = start
 
 
 def interval_record(t, p, ts, typ):
@@ -97,6 +97,8 @@ def generate(args, write_for):
     rnd = random.Random(args.seed)
     t0 = 1796000000.0
     procs = [Proc(200000 + i, t0 + 0.013 * i) for i in range(args.procs)]
+    for p in procs:
+        p.next_interval = p.start + args.interval
     dt = 1.0 / args.rate
     ts = t0 + 0.5
     hosts = ["10.%d.%d.%d" % (1 + h // 65536 % 250, h // 256 % 256, h % 256)
@@ -108,7 +110,7 @@ def generate(args, write_for):
         w = write_for(p)
         if ts >= p.next_interval:
             w(interval_record(intervals[n % nint], p, ts, "interval"))
-            p.next_interval += 1.0
+            p.next_interval += args.interval
             n += 1
             continue
         fmt, dur, nbytes = tpl[n % ntpl]
@@ -135,6 +137,7 @@ def main():
     ap.add_argument("--procs", type=int, default=4)
     ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--interval", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--out")
     ap.add_argument("--split", metavar="DIR")
