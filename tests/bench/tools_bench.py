@@ -277,7 +277,10 @@ def body(lib, before, tmp, nmax, gbytes):
     say("")
     if old:
         say("Before: the library given as BENCH_TOOLS_BEFORE_LIB (close "
-            "records with the process totals in each).")
+            "records with the process totals in each). Interval and exit "
+            "records list the fds active or open at that moment, which "
+            "differs from run to run; the close record is the like-for-like "
+            "figure.")
         say("")
         say("| format | record | before | now | change |")
         say("|---|---|---|---|---|")
