@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 
 RECORD_TYPES = ("interval", "close", "exit")
@@ -266,8 +267,10 @@ CLOSE_LINE = re.compile(
     r'(?:,"local":"([^"\\]*+)","peer":"([^"\\]*+)")?'
     r'(?:,"bytes_in":([0-9]++))?(?:,"calls_in":([0-9]++))?'
     r'(?:,"bytes_out":([0-9]++))?(?:,"calls_out":([0-9]++))?'
-    r'(?:,"errors_in":\{"again":([0-9]++),"intr":([0-9]++),"other":([0-9]++)\})?'
-    r'(?:,"errors_out":\{"again":([0-9]++),"intr":([0-9]++),"other":([0-9]++)\})?'
+    r'(?:,"errors_in":\{"again":([0-9]++),"intr":([0-9]++),'
+    r'"other":([0-9]++)\})?'
+    r'(?:,"errors_out":\{"again":([0-9]++),"intr":([0-9]++),'
+    r'"other":([0-9]++)\})?'
     r'(?:,"sizes_in":\[[0-9,]*+\])?(?:,"sizes_out":\[[0-9,]*+\])?'
     r'(?:,"latency_ns_in":[0-9]+,"latency_ns_out":[0-9]+)?'
     r'(?:,"rates":\{(?:"[0-9.]+s":\{"in":[0-9.]+,"out":[0-9.]+\},?)*\})?'
@@ -347,7 +350,6 @@ def group_rotated(paths):
 
 def open_log(path):
     """A binary file object for path ("-": stdin; *.gz: decompressed)."""
-    import sys
     if path == "-":
         return sys.stdin.buffer
     if path.endswith(".gz"):

@@ -582,7 +582,6 @@ def kept_sections(path):
     """The sections that other benchmarks write into the same file, each
     between <!-- NAME --> and <!-- /NAME --> (make bench-tools): kept as
     they are when this one rewrites the file."""
-    import re
     try:
         old = open(path).read()
     except OSError:

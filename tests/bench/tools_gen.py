@@ -10,8 +10,8 @@ tools_workload.py under the preload).  Writes N records as P processes of
 a busy server would: R close records per second in all (default 1000),
 each a real close record of the template with its time, pid, fd and
 addresses changed (the peer from H hosts, a random port; the counters and
-histograms as recorded), and per process one interval record per --interval seconds (default 1)
-(a real interval record of the template, its totals the running sums of
+histograms as recorded), and per process one interval record every
+--interval seconds (default 1) (a real interval record of the template, its totals the running sums of
 the process's closes, its fds the template's with their times moved) and
 an exit record at the end.  --split writes one log per process into DIR
 (PROG.PID.log) instead: the shape of a directory of many short-lived
