@@ -258,25 +258,28 @@ class ProcessTotals:
 
 
 # A close record as the library writes it, read without a JSON parser
-# (half the cost): every field in its fixed order, each category's fields
-# optional, the rates and histograms skipped.  A line it does not match (a
-# name with an escape, a field added later) is parsed as JSON instead.
+# (half the cost): the fields the tools use in their fixed order, each
+# category's fields optional, the histograms and rates skipped.  A field
+# this does not know (one added later) is skipped where it may appear, as
+# long as it is not one of the fields read here.  A line it does not match
+# (a name with an escape, say) is parsed as JSON instead, with the same
+# result.
+_VALUE = (r'(?:-?[0-9.eE+]++|null|true|false|"[^"\\]*+"'
+          r'|\{[^{}]*+(?:\{[^{}]*+\}[^{}]*+)*+\}|\[[^\[\]]*+\])')
+_OTHER = (r'(?:,"(?!bytes_|calls_|errors_|opened"|closed"|duration")'
+          r'[a-z0-9_]++":' + _VALUE + r')*+')
 CLOSE_LINE = re.compile(
     r'\{"type":"close","ts":([0-9.]++),"pid":(-?[0-9]++),"prog":"([^"\\]*+)",'
     r'"start":([0-9.]++),"fds":\[\{"fd":(-?[0-9]++),"kind":"([a-z_]++)"'
-    r'(?:,"local":"([^"\\]*+)","peer":"([^"\\]*+)")?'
+    r'(?:,"local":"([^"\\]*+)","peer":"([^"\\]*+)")?' + _OTHER +
     r'(?:,"bytes_in":([0-9]++))?(?:,"calls_in":([0-9]++))?'
     r'(?:,"bytes_out":([0-9]++))?(?:,"calls_out":([0-9]++))?'
     r'(?:,"errors_in":\{"again":([0-9]++),"intr":([0-9]++),'
     r'"other":([0-9]++)\})?'
     r'(?:,"errors_out":\{"again":([0-9]++),"intr":([0-9]++),'
-    r'"other":([0-9]++)\})?'
-    r'(?:,"sizes_in":\[[0-9,]*+\])?(?:,"sizes_out":\[[0-9,]*+\])?'
-    r'(?:,"latency_ns_in":[0-9]+,"latency_ns_out":[0-9]+)?'
-    r'(?:,"rates":\{(?:"[0-9.]+s":\{"in":[0-9.]+,"out":[0-9.]+\},?)*\})?'
-    r',"opened":([0-9.]+|null),"last_active":(?:[0-9.]+|null),'
-    r'"closed":([0-9.]+|null)(?:,"duration":([0-9.]++))?'
-    r'(?:,"avg_rate":\{"in":[0-9.]+,"out":[0-9.]+\})?\}\]\}\n?$').match
+    r'"other":([0-9]++)\})?' + _OTHER +
+    r',"opened":([0-9.]++|null)' + _OTHER + r',"closed":([0-9.]++|null)'
+    r'(?:,"duration":([0-9.]++))?' + _OTHER + r'\}\]\}\n?$').match
 # The index of each field in the groups() of a CLOSE_LINE match.
 (CL_TS, CL_PID, CL_PROG, CL_START, CL_FD, CL_KIND, CL_LOCAL, CL_PEER,
  CL_BYTES_IN, CL_CALLS_IN, CL_BYTES_OUT, CL_CALLS_OUT, CL_EIN, CL_EIN2,
