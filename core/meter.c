@@ -469,6 +469,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		struct sbuf *out)
 {
 	bool record = type != SUMMARY_CLOSE;
+	bool final = type == SUMMARY_EXIT || type == SUMMARY_EXEC;
 	uint32_t nclosed = drain(m), n, i;
 	struct summary r, rc;
 
@@ -481,7 +482,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 			prom_format(&m->prom->data, &m->cfg, out);
 		return;
 	}
-	n = sample_all(m, now, &r, record, type == SUMMARY_EXIT);
+	n = sample_all(m, now, &r, record, final);
 	for (i = 0; i < nclosed; i++) {
 		rc = r;
 		rc.type = SUMMARY_CLOSE;
@@ -491,8 +492,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	}
 	/* A process that never had a tracked fd (a shell, ls...) leaves no
 	 * log behind at all. */
-	if (!record || (type == SUMMARY_EXIT && r.fds_open == 0 &&
-			r.fds_closed == 0))
+	if (!record || (final && r.fds_open == 0 && r.fds_closed == 0))
 		return;
 	topn_sort(&m->top);
 	r.fds = m->top.v;
@@ -551,6 +551,16 @@ void meter_exit(struct meter *m, struct meter_time now)
 	/* No tick will come again: the per-fd windows can go now (and leak
 	 * checkers see nothing left behind). */
 	free_windows(m);
+}
+
+void meter_exec(struct meter *m, struct meter_time now)
+{
+	struct sbuf out = { 0 };
+
+	if (m->finished || !m->tab.cap)
+		return;
+	run(m, now, SUMMARY_EXEC, &out);
+	flush(m, &out);
 }
 
 void meter_after_fork(struct meter *m, long pid, struct meter_time now)

@@ -128,6 +128,14 @@ uint64_t meter_tick(struct meter *m, struct meter_time now);
 void meter_exit(struct meter *m, struct meter_time now);
 
 /*
+ * meter_exec - the exec record: the exit record of an image about to be
+ * replaced by exec, written without ending metering (the exec may fail;
+ * then ticks go on and a later record supersedes it).
+ * Context: ticker only (the caller holds the ticker's lock).
+ */
+void meter_exec(struct meter *m, struct meter_time now);
+
+/*
  * meter_after_fork - in a fresh child: counters, totals, queue and windows
  * start from zero, the log path is re-made for the child's pid.
  * Context: fork child.

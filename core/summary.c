@@ -290,7 +290,8 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	sbuf_addc(b, '}');
 }
 
-static const char *const type_names[] = { "interval", "close", "exit" };
+static const char *const type_names[] = { "interval", "close", "exit",
+					    "exec" };
 
 
 /* The process totals: in interval and exit records only. */
@@ -320,6 +321,10 @@ static void format_json(const struct summary *r, const struct config *c,
 	uint32_t i;
 
 	sbuf_addf(b, "{\"type\":\"%s\"", type_names[r->type]);
+	if (r->end) {
+		sbuf_addf(b, ",\"end\":");
+		json_str(b, r->end);
+	}
 	json_ts(b, "ts", r->ts_ns);
 	sbuf_addf(b, ",\"pid\":%ld,\"prog\":", r->pid);
 	json_str(b, r->prog);
@@ -524,9 +529,10 @@ static void format_text(const struct summary *r, const struct config *c,
 		text_close(r, c, b, when);
 		return;
 	}
-	sbuf_addf(b, "%s sockmeter %s pid=%ld prog=%s fds_open=%" PRIu64
+	sbuf_addf(b, "%s sockmeter %s%s%s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
-		  when, type_names[r->type], r->pid,
+		  when, type_names[r->type], r->end ? " end=" : "",
+		  r->end ? r->end : "", r->pid,
 		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
 	sbuf_addf(b, "  totals:");

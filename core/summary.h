@@ -14,7 +14,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum summary_type { SUMMARY_INTERVAL, SUMMARY_CLOSE, SUMMARY_EXIT };
+/* SUMMARY_EXEC is an exit record written just before exec: the image's
+ * final numbers.  When the exec fails, metering goes on and a later
+ * interval or exit record (same pid and start) supersedes it. */
+enum summary_type {
+	SUMMARY_INTERVAL,
+	SUMMARY_CLOSE,
+	SUMMARY_EXIT,
+	SUMMARY_EXEC
+};
 
 /* One fd as a record shows it. */
 struct summary_fd {
@@ -39,6 +47,9 @@ struct summary {
 	uint32_t nfds;
 	uint32_t omitted;       /* active fds left out by the top-N limit */
 	const struct summary_fd *fds;
+	const char *end; /* exit records only: how the process ended, when it
+			  * was not by itself ("killed": a recovered record);
+			  * NULL otherwise */
 };
 
 /* A growable output buffer.  On allocation failure it keeps what fitted

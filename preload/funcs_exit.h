@@ -1,10 +1,22 @@
 /*
- * funcs_exit.h - the real functions of one group of wrapped calls: _exit, _Exit and the exec family.
+ * funcs_exit.h - the real functions of one group of wrapped calls: _exit,
+ * _Exit and the exec family (wrappers and stubs in wrap_exit.c).  execl,
+ * execlp and execle are wrapped too, but forward to execv, execvp and
+ * execve: a variadic call cannot be passed on.
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
  */
 #ifndef SOCKMETER_FUNCS_EXIT_H
 #define SOCKMETER_FUNCS_EXIT_H
 
-#define SM_FUNCS_EXIT(X)
+#define SM_FUNCS_EXIT(X)                                                       \
+	X(_exit, void, (int))                                                  \
+	X(_Exit, void, (int))                                                  \
+	X(execve, int, (const char *, char *const[], char *const[]))           \
+	X(execv, int, (const char *, char *const[]))                           \
+	X(execvp, int, (const char *, char *const[]))                          \
+	X(execvpe, int, (const char *, char *const[], char *const[]))          \
+	X(fexecve, int, (int, char *const[], char *const[]))                   \
+	X(execveat, int,                                                       \
+	  (int, const char *, char *const[], char *const[], int))
 
 #endif

@@ -391,6 +391,25 @@ void sm_closing_range(unsigned first, unsigned last)
 		meter_closed(&sm_meter, (int)fd, now);
 }
 
+void sm_final_record(bool exec)
+{
+	struct meter_time now;
+	int saved = errno;
+
+	/* A vfork child shares our memory: nothing of ours is its to end. */
+	if (!sm_meter.tab.cap || foreign_process() || !lock_bounded(2000))
+		goto out;
+	now = now_both();
+	calibrate(now);
+	if (exec)
+		meter_exec(&sm_meter, now);
+	else
+		meter_exit(&sm_meter, now);
+	pthread_mutex_unlock(&tick_lock);
+out:
+	errno = saved;
+}
+
 uint64_t sm_start_slow(void)
 {
 	return sm_ticks() | 1;

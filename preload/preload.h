@@ -117,6 +117,15 @@ void sm_bound(int fd);
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
 
+/*
+ * sm_final_record - the last record before _exit (the exit record, and
+ * metering ends) or exec (the exec record; metering goes on if the exec
+ * fails).  Waits at most 2 s for a ticker mid-write; does nothing in a
+ * vfork child.  errno kept.
+ * Context: any thread (the _exit and exec wrappers).
+ */
+void sm_final_record(bool exec);
+
 /* The first data call on an fd nobody classified: returns the kind the
  * slot now holds. */
 __attribute__((cold)) enum fd_kind sm_classify_slow(int fd);

@@ -23,7 +23,7 @@ import re
 import sys
 import time
 
-RECORD_TYPES = ("interval", "close", "exit")
+RECORD_TYPES = ("interval", "close", "exit", "exec")
 COUNTER_KEYS = ("bytes_in", "bytes_out", "calls_in", "calls_out",
                 "errors_in", "errors_out")
 

@@ -21,6 +21,7 @@ Names EXPR can use:
   E            the exit record (error if there is not exactly one)
   T            E["totals"]
   IV           the interval records
+  X            the exec records (written just before an exec)
   CL           the fd objects of the close records (one per record)
   closes(**f)  the close-record fds whose fields equal f, e.g.
                closes(kind="tcp", peer="127.0.0.1:8080"); fd=N works too
@@ -37,7 +38,7 @@ import json
 import math
 import sys
 
-TYPES = ("interval", "close", "exit")
+TYPES = ("interval", "close", "exit", "exec")
 
 
 class LogError(Exception):
@@ -146,6 +147,7 @@ def namespace(records):
         E=e,
         T=e["totals"] if len(exits) == 1 else e,
         IV=[r for r in records if r["type"] == "interval"],
+        X=[r for r in records if r["type"] == "exec"],
         CL=closes_l,
         closes=lambda **f: matching(closes_l, f),
         efds=lambda **f: matching(exit_record()["fds"], f),

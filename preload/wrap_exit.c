@@ -1,0 +1,210 @@
+/*
+ * wrap_exit.c - the last calls of a process image: _exit, _Exit and the
+ * exec family.  Each writes the image's final record (the exit record
+ * before _exit, the exec record before exec: see sm_final_record), then
+ * makes the real call.  A vfork child (it shares our memory) writes
+ * nothing.  The unbound_* stubs of this group live here too.
+ */
+#include "preload.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* glibc declares these only for some feature sets. */
+int execveat(int dirfd, const char *path, char *const argv[],
+	     char *const envp[], int flags);
+int execvpe(const char *file, char *const argv[], char *const envp[]);
+
+/* --- stubs: the real function, or the system call ----------------------- */
+
+#define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
+
+void unbound__exit(int status)
+{
+	if (BOUND(_exit))
+		sm_real._exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+void unbound__Exit(int status)
+{
+	if (BOUND(_Exit))
+		sm_real._Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+int unbound_execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (BOUND(execve))
+		return sm_real.execve(path, argv, envp);
+	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+int unbound_execv(const char *path, char *const argv[])
+{
+	if (BOUND(execv))
+		return sm_real.execv(path, argv);
+	return (int)syscall(SYS_execve, path, argv, environ);
+}
+
+/* No system call searches PATH: without the real one, say so. */
+int unbound_execvp(const char *file, char *const argv[])
+{
+	if (BOUND(execvp))
+		return sm_real.execvp(file, argv);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (BOUND(execvpe))
+		return sm_real.execvpe(file, argv, envp);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (BOUND(fexecve))
+		return sm_real.fexecve(fd, argv, envp);
+	return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+}
+
+int unbound_execveat(int dirfd, const char *path, char *const argv[],
+		     char *const envp[], int flags)
+{
+	if (BOUND(execveat))
+		return sm_real.execveat(dirfd, path, argv, envp, flags);
+	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* --- _exit --------------------------------------------------------------- */
+
+SM_EXPORT void _exit(int status)
+{
+	sm_final_record(false);
+	sm_real._exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SM_EXPORT void _Exit(int status)
+{
+	sm_final_record(false);
+	sm_real._Exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* --- exec ---------------------------------------------------------------- */
+
+SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	sm_final_record(true);
+	return sm_real.execve(path, argv, envp);
+}
+
+SM_EXPORT int execv(const char *path, char *const argv[])
+{
+	sm_final_record(true);
+	return sm_real.execv(path, argv);
+}
+
+SM_EXPORT int execvp(const char *file, char *const argv[])
+{
+	sm_final_record(true);
+	return sm_real.execvp(file, argv);
+}
+
+SM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	sm_final_record(true);
+	return sm_real.execvpe(file, argv, envp);
+}
+
+SM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	sm_final_record(true);
+	return sm_real.fexecve(fd, argv, envp);
+}
+
+SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
+		       char *const envp[], int flags)
+{
+	sm_final_record(true);
+	return sm_real.execveat(dirfd, path, argv, envp, flags);
+}
+
+/*
+ * The variadic forms: count the arguments, gather them into an array on
+ * the stack (exec may run in a vfork child or a signal handler: no
+ * malloc), and pass on to the array form, whose wrapper writes the record.
+ */
+static size_t count_args(va_list *ap)
+{
+	va_list c;
+	size_t n = 1;
+
+	va_copy(c, *ap);
+	while (va_arg(c, char *))
+		n++;
+	va_end(c);
+	return n;
+}
+
+/* argv has room for n + 1: arg0, the n - 1 others, the terminating NULL. */
+static void gather_args(char **argv, size_t n, const char *arg0, va_list *ap)
+{
+	size_t i;
+
+	argv[0] = (char *)arg0;
+	for (i = 1; i <= n; i++)
+		argv[i] = va_arg(*ap, char *);
+}
+
+SM_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg0);
+	n = count_args(&ap);
+	char *argv[n + 1];
+	gather_args(argv, n, arg0, &ap);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+SM_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg0);
+	n = count_args(&ap);
+	char *argv[n + 1];
+	gather_args(argv, n, arg0, &ap);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+SM_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	char *const *envp;
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg0);
+	n = count_args(&ap);
+	char *argv[n + 1];
+	gather_args(argv, n, arg0, &ap);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
+}

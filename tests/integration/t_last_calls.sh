@@ -1,0 +1,67 @@
+# Issue 8's cases of a process image that ends without exit(): each leaves
+# its final numbers in its log, equal to the truth from the other end.
+#  - a forked child receives 1 MiB sent with sendfile and ends with
+#    _exit(0): its exit record holds the 1,048,576 bytes in;
+#  - _Exit after 100,000 bytes through a socketpair;
+#  - execlp("true") after 100,000 bytes: an exec record with the totals
+#    (and no exit record: the new image never had a metered fd);
+#  - an exec that fails: the exec record, then metering goes on, and the
+#    exit record holds both halves; sockmeter-report counts each byte once.
+. "$(dirname "$0")/lib.sh"
+
+need_prog lastcall
+report=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter-report
+export SOCKMETER_FORMAT=json
+
+run_case() { # MODE BYTES: logs in $T/MODE/
+	mkdir -p "$T/$1"
+	SOCKMETER_LOG=$T/$1/%p.log sm "$PROGS/lastcall" "$1" "$2" \
+		>"$T/$1.out" 2>"$T/$1.err" || fail "lastcall $1: $(cat "$T/$1.err")"
+}
+
+# sendfile to a fork child that _exits
+run_case sendfile 1048576
+cpid=$(sed -n 's/^child pid=//p' "$T/sendfile.out")
+ppid=$(field pid "$T/sendfile.out")
+expect_eq "child's truth" "$(field child_in "$T/sendfile.out")" 1048576
+clog=$T/sendfile/$cpid.log
+[ -f "$clog" ] || fail "no log for the _exit child ($(ls "$T/sendfile"))"
+expect_eq "_exit child: exit bytes_in" "$(q "$clog" "tot('bytes_in')")" 1048576
+expect_eq "_exit child: its records' pid" \
+	"$(q "$clog" "sorted(set(r['pid'] for r in R))")" "[$cpid]"
+expect_eq "sendfile parent: bytes_out" \
+	"$(q "$T/sendfile/$ppid.log" "tot('bytes_out')")" 1048576
+
+# _Exit
+run_case _Exit 100000
+log=$T/_Exit/$(field pid "$T/_Exit.out").log
+expect_eq "_Exit: exit records" "$(q "$log" "len([r for r in R if r['type'] == 'exit'])")" 1
+expect_eq "_Exit: bytes_out" "$(q "$log" "tot('bytes_out')")" 100000
+expect_eq "_Exit: bytes_in" "$(q "$log" "tot('bytes_in')")" "$(field in "$T/_Exit.out")"
+
+# exec after traffic
+run_case exec 100000
+log=$T/exec/$(field pid "$T/exec.out").log
+expect_eq "exec: exec records" "$(q "$log" "len(X)")" 1
+expect_eq "exec: exit records" "$(q "$log" "len([r for r in R if r['type'] == 'exit'])")" 0
+expect_eq "exec: bytes_out" "$(q "$log" "X[0]['totals']['bytes_out']")" 100000
+expect_eq "exec: bytes_in" "$(q "$log" "X[0]['totals']['bytes_in']")" 100000
+expect_eq "exec: open fds listed" "$(q "$log" "X[0]['totals']['fds_open']")" 2
+expect_eq "exec: one log (true moved nothing)" "$(ls "$T/exec" | wc -l)" 1
+"$report" -f json "$log" >"$T/exec.rep" 2>&1 || fail "report: $(cat "$T/exec.rep")"
+expect_eq "report: state after exec" \
+	"$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["state"])' "$T/exec.rep")" exec
+
+# exec that fails: metering goes on, nothing counted twice
+run_case execfail 100000
+[ "$(field exec_errno "$T/execfail.out")" = 2 ] || fail "exec did not fail with ENOENT"
+log=$T/execfail/$(field pid "$T/execfail.out").log
+expect_eq "execfail: exec record's bytes_out" "$(q "$log" "X[0]['totals']['bytes_out']")" 100000
+expect_eq "execfail: exit bytes_out" "$(q "$log" "tot('bytes_out')")" 200000
+expect_eq "execfail: exit bytes_in" "$(q "$log" "tot('bytes_in')")" 200000
+"$report" -f json "$log" >"$T/fail.rep" 2>&1 || fail "report: $(cat "$T/fail.rep")"
+got=$("$PY" -c 'import json,sys
+p = json.load(open(sys.argv[1]))["processes"]
+print(len(p), p[0]["bytes_out"], p[0]["bytes_in"], p[0]["state"])' "$T/fail.rep")
+expect_eq "report after a failed exec" "$got" "1 200000 200000 exited"
+exit 0

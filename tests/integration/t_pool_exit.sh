@@ -1,0 +1,43 @@
+# Issue 8's first case: a multiprocessing.Pool (fork start method) whose 8
+# tasks each move 100,000 bytes through a socketpair.  The workers end with
+# os._exit, the parent never has a metered fd: before _exit was
+# interposed there was no log at all.  Now the workers' exit records sum
+# to the truth, 800,000 bytes each way.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/pool.py" <<'PYEOF'
+import multiprocessing as mp
+import socket
+
+def task(n):
+    a, b = socket.socketpair()
+    data = b"x" * n
+    sent = got = 0
+    while sent < n:
+        sent += a.send(data[sent:sent + 65536])
+        while got < sent:
+            got += len(b.recv(65536))
+    a.close()
+    b.close()
+    return got
+
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    with mp.Pool(4) as pool:
+        print("truth=%d" % sum(pool.map(task, [100000] * 8)))
+PYEOF
+mkdir -p "$T/logs"
+SOCKMETER_LOG=$T/logs/%p.log SOCKMETER_FORMAT=json \
+	sm "$PY" "$T/pool.py" >"$T/out" 2>"$T/err" || fail "pool: $(cat "$T/err")"
+expect_eq "truth" "$(field truth "$T/out")" 800000
+n=$(ls "$T/logs" | wc -l)
+[ "$n" -ge 1 ] || fail "no log at all"
+expect_eq "exit records, one per log" \
+	"$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit'])")" "$n"
+expect_eq "unix bytes_out of all workers" \
+	"$(q "$T/logs/*.log" "sum(f['bytes_out'] for r in R if r['type'] == 'close' for f in r['fds'] if f['kind'] == 'unix')")" 800000
+expect_eq "unix bytes_in of all workers" \
+	"$(q "$T/logs/*.log" "sum(f['bytes_in'] for r in R if r['type'] == 'close' for f in r['fds'] if f['kind'] == 'unix')")" 800000
+expect_eq "exit totals, all logs" \
+	"$(q "$T/logs/*.log" "sum(r['totals']['bytes_out'] for r in R if r['type'] == 'exit')")" 800000
+exit 0
