@@ -36,7 +36,7 @@ PROG_SRC    := $(wildcard tests/progs/*.c)
 PROG_BIN    := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
 
 .PHONY: all test unit integration tools-test clean progs
-all: $(BUILD)/libsockmeter.so
+all: $(BUILD)/libsockmeter.so $(BUILD)/sockmeter-recover
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -56,6 +56,12 @@ $(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)
 	$(Q)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -fvisibility=default $< \
 		$(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a $(CHECK_LIBS) -pthread
 
+# sockmeter recover: the same core code as the library's own recovery.
+$(BUILD)/sockmeter-recover: tools/sockmeter-recover.c $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a
+
 # Test programs: plain programs, some deliberately fortified.
 $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
@@ -73,11 +79,11 @@ progs: $(PROG_BIN)
 unit: $(UNIT_BIN)
 	$(Q)fail=0; for t in $(UNIT_BIN); do echo "== $$t"; $$t || fail=1; done; exit $$fail
 
-integration: $(BUILD)/libsockmeter.so $(PROG_BIN)
+integration: $(BUILD)/libsockmeter.so $(BUILD)/sockmeter-recover $(PROG_BIN)
 	$(Q)tests/integration/run.sh $(BUILD)
 
 # The report tool, plots, the live view, install and man pages.
-tools-test: $(BUILD)/libsockmeter.so $(PROG_BIN)
+tools-test: $(BUILD)/libsockmeter.so $(BUILD)/sockmeter-recover $(PROG_BIN)
 	$(Q)tests/tools/run.sh $(BUILD)
 
 test: unit integration tools-test test-instr

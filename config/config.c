@@ -47,11 +47,11 @@ _Static_assert(CONFIG_LINE_MAX <= INI_MAX_LINE, "inih line buffer too small");
  * ignored without a message of their own. */
 #define BAD_SECTION_LINE "[[]"
 
-#define SECTIONS_TEXT "[sockmeter] [log] [stats] [window] [track]"
+#define SECTIONS_TEXT "[sockmeter] [log] [stats] [window] [track] [state]"
 #define BOOL_TEXT "true false yes no on off 1 0"
 
 static const char *const sections[] = {"sockmeter", "log", "stats", "window",
-				       "track"};
+				       "track", "state"};
 
 /* Spans from a [window] spans line, in ms: checked once the ring is known. */
 struct span_list {
@@ -381,6 +381,32 @@ static int parse_path(struct load *ld, const struct key_def *k, const char *v,
 	return 0;
 }
 
+/* [state] dir: a directory path with only %u and %% as escapes; "off"
+ * (the SOCKMETER_STATE=off form) turns durable state off instead. */
+static int parse_state_dir(struct load *ld, const struct key_def *k,
+			   const char *v, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+	const char *p;
+
+	if (strcasecmp(v, "off") == 0) {
+		ld->c->state_enabled = false;
+		return 0;
+	}
+	quote(q, sizeof q, v);
+	if (!*v) {
+		snprintf(why, n, "the directory is empty");
+		return -1;
+	}
+	for (p = strchr(v, '%'); p; p = strchr(p + 2, '%'))
+		if (!p[1] || !strchr("u%", p[1])) {
+			snprintf(why, n, "%s uses an escape other than %%u %%%%",
+				 q);
+			return -1;
+		}
+	return parse_path(ld, k, v, why, n);
+}
+
 static void show_string(const struct load *ld, const struct key_def *k,
 			char *out, size_t n)
 {
@@ -544,6 +570,8 @@ static const struct value_type type_seconds = {parse_seconds, show_seconds,
 					       false};
 static const struct value_type type_u32 = {parse_u32, show_u32, false};
 static const struct value_type type_path = {parse_path, show_string, false};
+static const struct value_type type_state_dir = {parse_state_dir, show_string,
+						false};
 static const struct value_type type_format = {parse_format, show_format,
 					      false};
 static const struct value_type type_skip = {parse_skip, show_skip, true};
@@ -582,6 +610,10 @@ static const struct key_def keys[] = {
 	{"window", "spans", &type_spans, 0, 100, 3600ULL * 86400 * 1000,
 	 "1 to " STR(CONFIG_MAX_SPANS) " ascending durations in seconds, each "
 	 "a multiple of bucket and at most buckets x bucket"},
+	{"state", "enabled", &type_bool, OFF(state_enabled), 0, 0, BOOL_TEXT},
+	{"state", "dir", &type_state_dir, OFF(state_dir), 0, 0,
+	 "\"off\" or a directory path shorter than " STR(CONFIG_PATH_MAX)
+	 " bytes using only the escapes %u %%"},
 };
 
 #undef CAT_KEY
@@ -594,6 +626,7 @@ static const struct env_def env_vars[] = {
 	{"SOCKMETER_FORMAT", "log", "format"},
 	{"SOCKMETER_INTERVAL", "log", "interval"},
 	{"SOCKMETER_TOP", "log", "top"},
+	{"SOCKMETER_STATE", "state", "dir"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -1012,6 +1045,9 @@ void config_defaults(struct config *c)
 	c->bucket_ms = 1000;
 	c->buckets = 60;
 	default_spans(c);
+	c->state_enabled = true;
+	memcpy(c->state_dir, CONFIG_DEFAULT_STATE_DIR,
+	       sizeof CONFIG_DEFAULT_STATE_DIR);
 }
 
 int config_load_string(struct config *c, const char *name, const char *buf,

@@ -94,7 +94,14 @@ struct config {
 	/* Derived: the resolution of span k's tier, in buckets (it divides
 	 * span_buckets[k]); see core/window.h. */
 	uint32_t span_res[CONFIG_MAX_SPANS];
+
+	bool state_enabled;             /* [state] enabled: durable state file */
+	char state_dir[CONFIG_PATH_MAX]; /* [state] dir: escapes %u %% */
 };
+
+/* The default directory of the durable state files: a tmpfs (no writeback
+ * of dirty pages), one directory per user, created 0700 if missing. */
+#define CONFIG_DEFAULT_STATE_DIR "/dev/shm/sockmeter-%u"
 
 /* The default log path: one file per process, in a per-user directory
  * (created 0700 if missing).  With format = prometheus and the default

@@ -25,10 +25,14 @@ struct closeq_entry {
 	uint32_t state; /* free, being written, ready: see closeq.c */
 	uint64_t closed_ns;
 	struct fd_snapshot s;
+	/* To a multiple of 256 bytes: the durable state backs the ring in
+	 * chunks of whole pages, which 16 entries then make (3 pages). */
+	uint8_t pad[(256 - (16 + sizeof(struct fd_snapshot)) % 256) % 256];
 };
 
-struct closeq {
-	struct closeq_entry *ring; /* CLOSEQ_CAP entries */
+/* The queue's counts: pointer-free, so they can live in the durable state
+ * file (core/state.h) beside the ring. */
+struct closeq_shared {
 	uint64_t head, tail;       /* head: producers (CAS); tail: ticker */
 	uint64_t pushed;           /* every close, recorded or dropped */
 	uint64_t dropped;          /* close records lost to a full ring */
@@ -37,12 +41,31 @@ struct closeq {
 	uint64_t dropped_n[KIND_COUNT];
 };
 
+struct closeq {
+	struct closeq_shared *sh;
+	struct closeq_entry *ring; /* CLOSEQ_CAP entries */
+	/* Called before an entry is written (NULL: none): the durable state
+	 * backs the ring's page there.  Context: any thread and signal
+	 * handler. */
+	void (*back)(void *ctx, uint32_t index);
+	void *back_ctx;
+	void *own;                 /* what closeq_init mapped, if anything */
+};
+
 /*
  * closeq_init - map an empty queue.  Returns 0, or -ENOMEM (q is then
  * empty and closeq_destroy may still be called).
  * Context: start-up only.
  */
 int closeq_init(struct closeq *q);
+
+/*
+ * closeq_attach - use memory that someone else owns (the durable state
+ * file): sh and ring (CLOSEQ_CAP entries) as they are, not cleared.
+ * Context: start-up only, fork child, or a recovery tool.
+ */
+void closeq_attach(struct closeq *q, struct closeq_shared *sh,
+		   struct closeq_entry *ring);
 
 /* closeq_destroy - unmap q.  Context: tests, never at process exit. */
 void closeq_destroy(struct closeq *q);
@@ -63,6 +86,29 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
  * Context: ticker only.
  */
 bool closeq_pop(struct closeq *q, struct closeq_entry *out);
+
+/*
+ * closeq_peek - copy the i-th ready entry from the tail (i = 0 is the
+ * oldest) into *out without taking it; false when it is not ready.
+ * closeq_release - free the n oldest entries (all peeked ready).
+ * Taking entries in two steps lets the ticker make their numbers durable
+ * before they leave the queue.
+ * Context: ticker only.
+ */
+bool closeq_peek(const struct closeq *q, uint64_t i, struct closeq_entry *out);
+void closeq_release(struct closeq *q, uint64_t n);
+
+/* closeq_tail - the position of the oldest entry.  Context: ticker only. */
+uint64_t closeq_tail(const struct closeq *q);
+
+/*
+ * closeq_settle - a dead process's queue, as its state file kept it: the
+ * entries before upto are already in the totals (tail moves there), and
+ * entries between upto and head that were never finished (the process
+ * died writing them) are left out; the ready ones keep their order.
+ * Context: recovery only (nobody else uses q).
+ */
+void closeq_settle(struct closeq *q, uint64_t upto);
 
 /*
  * closeq_dropped - the raw numbers of the dropped records of kind k (all

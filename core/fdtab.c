@@ -15,12 +15,11 @@
 int fdtab_init(struct fdtab *t, uint32_t cap)
 {
 	void *p;
+	int r;
 
 	if (cap > FDTAB_MAX_CAP)
 		cap = FDTAB_MAX_CAP;
-	t->slots = NULL;
-	t->cap = 0;
-	t->high = 0;
+	memset(t, 0, sizeof(*t));
 	if (cap == 0)
 		return -EINVAL;
 	/* NORESERVE: untouched pages stay unbacked, so capacity is free. */
@@ -29,16 +28,30 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	t->slots = p;
+	r = fdtab_init_at(t, p, cap);
+	if (r) {
+		munmap(p, (size_t)cap * sizeof(struct fd_slot));
+		t->slots = NULL;
+		return r;
+	}
+	t->own_slots = true;
+	return 0;
+}
+
+int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
+{
+	void *p;
+
+	memset(t, 0, sizeof(*t));
+	if (cap == 0 || cap > FDTAB_MAX_CAP || !slots)
+		return -EINVAL;
+	t->slots = slots;
 	p = mmap(NULL, (size_t)cap * sizeof(struct fd_unix_paths),
 		 PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		int err = -errno;
-
-		munmap(t->slots, (size_t)cap * sizeof(struct fd_slot));
 		t->slots = NULL;
-		return err;
+		return -errno;
 	}
 	t->unix_paths = p;
 	t->cap = cap;
@@ -47,15 +60,12 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 
 void fdtab_destroy(struct fdtab *t)
 {
-	if (t->slots)
+	if (t->slots && t->own_slots)
 		munmap(t->slots, (size_t)t->cap * sizeof(struct fd_slot));
 	if (t->unix_paths)
 		munmap(t->unix_paths,
 		       (size_t)t->cap * sizeof(struct fd_unix_paths));
-	t->slots = NULL;
-	t->unix_paths = NULL;
-	t->cap = 0;
-	t->high = 0;
+	memset(t, 0, sizeof(*t));
 }
 
 static void raise_high(struct fdtab *t, int fd)
@@ -254,6 +264,8 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 
 	if (!s)
 		return 0;
+	if (t->back)
+		t->back(t->back_ctx, (uint32_t)fd);
 	old = own_slot(s);
 	had = retire_owned(t, s, fd, old, stale);
 	publish(t, s, fd, kind, now_ns, local, peer);
@@ -287,6 +299,8 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 
 	if (!s)
 		return KIND_UNTRACKED;
+	if (t->back)
+		t->back(t->back_ctx, (uint32_t)fd);
 	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (enum fd_kind)expect;

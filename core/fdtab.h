@@ -120,6 +120,13 @@ struct fdtab {
 	struct fd_unix_paths *unix_paths; /* side array, same index */
 	uint32_t cap;  /* slots mapped; fds >= cap are not metered */
 	uint32_t high; /* 1 + highest fd ever classified; atomic */
+	/* Called by fdtab_open and fdtab_classify before they write a slot
+	 * (NULL: none): the durable state backs the slot's page there, so
+	 * the hot path never touches a page no file system backs.
+	 * Context: any thread and signal handler. */
+	void (*back)(void *ctx, uint32_t fd);
+	void *back_ctx;
+	bool own_slots; /* fdtab_init mapped the slots (else attached) */
 };
 
 /* A consistent copy of one slot, as the ticker and close records see it. */
@@ -139,6 +146,14 @@ struct fd_snapshot {
  * cap 0, so every lookup misses and nothing is counted).
  */
 int fdtab_init(struct fdtab *t, uint32_t cap);
+
+/*
+ * fdtab_init_at - the same, with the slot array given (cap slots, zero or
+ * as a dead process left them: the durable state file); only the side
+ * array is mapped here.  Returns 0 or a negative errno.
+ * Context: start-up only, or a recovery tool.
+ */
+int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap);
 
 /* fdtab_destroy - unmap the table; t becomes empty. */
 void fdtab_destroy(struct fdtab *t);

@@ -46,6 +46,41 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	       long pid, uint32_t fd_cap, struct meter_time now,
 	       config_report_fn report, void *ctx)
 {
+	return meter_init_at(m, cfg, prog, pid, fd_cap, now, report, ctx,
+			     NULL);
+}
+
+/* The regions: given (mem), or mapped here. */
+static int init_memory(struct meter *m, uint32_t fd_cap,
+		       const struct meter_mem *mem)
+{
+	int r;
+
+	if (!mem) {
+		r = fdtab_init(&m->tab, fd_cap);
+		if (r)
+			return r;
+		m->durable = m->durable_own = calloc(1, sizeof(*m->durable));
+		r = closeq_init(&m->q);
+		return r ? r : m->durable ? 0 : -ENOMEM;
+	}
+	r = fdtab_init_at(&m->tab, mem->slots, fd_cap);
+	if (r)
+		return r;
+	m->tab.back = mem->back_slot;
+	m->tab.back_ctx = mem->back_ctx;
+	closeq_attach(&m->q, mem->queue, mem->ring);
+	m->q.back = mem->back_ring;
+	m->q.back_ctx = mem->back_ctx;
+	m->durable = mem->ticker;
+	return 0;
+}
+
+int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
+		  long pid, uint32_t fd_cap, struct meter_time now,
+		  config_report_fn report, void *ctx,
+		  const struct meter_mem *mem)
+{
 	int r;
 
 	memset(m, 0, sizeof(*m));
@@ -60,10 +95,9 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	window_shape_init(&m->shape, cfg->bucket_ms, cfg->nspans,
 			  cfg->span_buckets);
 
-	r = fdtab_init(&m->tab, fd_cap);
-	if (r)
+	r = init_memory(m, fd_cap, mem);
+	if (r && !m->tab.cap)
 		return r;
-	r = closeq_init(&m->q);
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
 	if (cfg->format == FORMAT_PROMETHEUS)
 		m->prom = calloc(1, sizeof(*m->prom));
@@ -102,6 +136,7 @@ void meter_destroy(struct meter *m)
 	if (m->fds)
 		munmap(m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
 	closeq_destroy(&m->q);
+	free(m->durable_own);
 	topn_free(&m->top);
 	topn_free(&m->closing);
 	free(m->prom);
@@ -347,14 +382,18 @@ static void add_carry(struct meter *m, struct fd_snapshot *s)
 static uint32_t drain(struct meter *m)
 {
 	struct closeq_entry e;
+	uint64_t n = 0;
 
 	m->closing.n = 0;
-	while (closeq_pop(&m->q, &e)) {
+	state_ticker_begin(m->durable);
+	while (closeq_peek(&m->q, n, &e)) {
 		struct summary_fd *f;
 
+		n++;
 		add_carry(m, &e.s);
 		finish_counters(m, &e.s.c);
 		fd_counters_add(&m->closed, &e.s.c);
+		state_ticker_add(m->durable, &e.s);
 		if (m->prom)
 			prom_agg_closed(m->prom, &e.s);
 		if (!topn_grow(&m->closing, m->closing.n + 1)) {
@@ -367,6 +406,10 @@ static uint32_t drain(struct meter *m)
 		f->closed_ns = e.closed_ns;
 		f->last_active_ns = last_active_at_close(m, &e);
 	}
+	/* Their numbers are durable before the entries leave the queue: a
+	 * process killed in between is counted once either way. */
+	state_ticker_commit(m->durable, closeq_tail(&m->q) + n);
+	closeq_release(&m->q, n);
 	return m->closing.n;
 }
 
@@ -386,6 +429,7 @@ void meter_build(struct meter *m, enum summary_type type,
 
 	memset(r, 0, sizeof(*r));
 	r->type = type;
+	r->end = type == SUMMARY_EXIT ? m->end : NULL;
 	r->ts_ns = now.real_ns;
 	r->pid = m->pid;
 	r->prog = m->prog;
@@ -531,6 +575,7 @@ uint64_t meter_tick(struct meter *m, struct meter_time now)
 
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
+	m->durable->ns_per_tick = m->ns_per_tick;
 	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, &out);
 	while (m->next_record_mono <= now.mono_ns)
 		m->next_record_mono += m->cfg.interval_ms * 1000000ull;
@@ -579,6 +624,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	 * queue may never have been paged in. */
 	closeq_after_fork(&m->q);
 	memset(&m->closed, 0, sizeof(m->closed));
+	memset(m->durable, 0, sizeof(*m->durable));
 	if (m->prom)
 		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;

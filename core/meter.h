@@ -23,6 +23,7 @@
 #include "fdtab.h"
 #include "prom.h"
 #include "sink.h"
+#include "state.h"
 #include "summary.h"
 #include "topn.h"
 #include "window.h"
@@ -62,6 +63,10 @@ struct meter {
 
 	/* written by any thread (atomics) */
 	struct closeq q;
+	/* the ticker's durable part (core/state.h): what it drained */
+	struct state_ticker *durable;
+	struct state_ticker *durable_own; /* when none was given */
+	const char *end; /* exit records' "end" (a recovery's "killed") */
 
 	/* the ticker's own */
 	struct meter_fdstate *fds;
@@ -88,6 +93,30 @@ struct meter {
 int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	       long pid, uint32_t fd_cap, struct meter_time now,
 	       config_report_fn report, void *ctx);
+
+/* Memory for meter_init_at (the durable state file's regions): cap slots,
+ * the close queue's counts and ring, the ticker's totals; and the hooks
+ * that back a slot or ring entry before a lifecycle call writes it. */
+struct meter_mem {
+	struct fd_slot *slots;
+	struct closeq_shared *queue;
+	struct closeq_entry *ring;
+	struct state_ticker *ticker;
+	void (*back_slot)(void *ctx, uint32_t fd);
+	void (*back_ring)(void *ctx, uint32_t index);
+	void *back_ctx;
+};
+
+/*
+ * meter_init_at - meter_init with the memory given (mem may be NULL: then
+ * as meter_init).  A recovery tool passes a dead process's regions, as
+ * they are: nothing is cleared.
+ * Context: start-up only, or a recovery tool.
+ */
+int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
+		  long pid, uint32_t fd_cap, struct meter_time now,
+		  config_report_fn report, void *ctx,
+		  const struct meter_mem *mem);
 
 /* meter_destroy - release everything.  Context: tests only, never at
  * process exit. */

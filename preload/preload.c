@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ static void *ticker_main(void *arg)
 		calibrate(now);
 		next = meter_tick(&sm_meter, now);
 		pthread_mutex_unlock(&tick_lock);
+		sm_durable_chores(now.mono_ns);
 		ts.tv_sec = (time_t)(next / 1000000000u);
 		ts.tv_nsec = (long)(next % 1000000000u);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
@@ -197,7 +199,7 @@ static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
-	meter_after_fork(&sm_meter, (long)getpid(), now_both());
+	sm_durable_after_fork((long)getpid(), now_both());
 }
 
 /* --- start-up and exit --------------------------------------------------- */
@@ -233,8 +235,8 @@ __attribute__((constructor)) static void sm_init(void)
 	config_load(&cfg, env_secure, report_stderr, NULL);
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
-	r = meter_init(&sm_meter, &cfg, prog, (long)getpid(), fd_capacity(),
-		       now_both(), report_stderr, NULL);
+	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(),
+			    now_both(), report_stderr, NULL);
 	if (r) {
 		char msg[160];
 
@@ -266,6 +268,7 @@ __attribute__((destructor)) static void sm_fini(void)
 	now = now_both();
 	calibrate(now);
 	meter_exit(&sm_meter, now);
+	sm_durable_end(SM_END_EXIT);
 	pthread_mutex_unlock(&tick_lock);
 	errno = saved;
 }
@@ -391,13 +394,26 @@ void sm_closing_range(unsigned first, unsigned last)
 		meter_closed(&sm_meter, (int)fd, now);
 }
 
+/* Records for a stderr nobody reads would block the last call for good:
+ * then the state file keeps the numbers instead. */
+static bool stderr_stuck(void)
+{
+	struct pollfd p = { .fd = 2, .events = POLLOUT };
+	struct timespec zero = { 0, 0 };
+
+	return sm_meter.sink.to_stderr &&
+	       (syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) != 1 ||
+		!(p.revents & POLLOUT));
+}
+
 void sm_final_record(bool exec)
 {
 	struct meter_time now;
 	int saved = errno;
 
 	/* A vfork child shares our memory: nothing of ours is its to end. */
-	if (!sm_meter.tab.cap || foreign_process() || !lock_bounded(2000))
+	if (!sm_meter.tab.cap || foreign_process() || stderr_stuck() ||
+	    !lock_bounded(2000))
 		goto out;
 	now = now_both();
 	calibrate(now);
@@ -405,6 +421,7 @@ void sm_final_record(bool exec)
 		meter_exec(&sm_meter, now);
 	else
 		meter_exit(&sm_meter, now);
+	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
 	pthread_mutex_unlock(&tick_lock);
 out:
 	errno = saved;

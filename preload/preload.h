@@ -126,6 +126,29 @@ void sm_closing_range(unsigned first, unsigned last);
  */
 void sm_final_record(bool exec);
 
+/* The durable state (durable.c).  How an image ends, for sm_durable_end. */
+enum sm_end { SM_END_EXIT, SM_END_EXEC, SM_END_EXEC_FAILED };
+
+/* sm_durable_init - the state file, then the meter in it (sm_meter); as
+ * meter_init returns.  Context: start-up only. */
+int sm_durable_init(const struct config *cfg, const char *prog, long pid,
+		    uint32_t cap, struct meter_time now,
+		    config_report_fn report, void *ctx);
+
+/* sm_durable_after_fork - the child's own state file, then
+ * meter_after_fork.  Context: fork child. */
+void sm_durable_after_fork(long pid, struct meter_time now);
+
+/* sm_durable_end - after the final record: exit removes the file, exec
+ * marks it final, a failed exec marks it live again.
+ * Context: the final record's caller (holds the ticker's lock). */
+void sm_durable_end(enum sm_end how);
+
+/* sm_durable_chores - once, a little after the ticker starts: recover
+ * dead processes' state files (rate-limited across processes).
+ * Context: ticker only, outside the ticker's lock. */
+void sm_durable_chores(uint64_t mono_ns);
+
 /* The first data call on an fd nobody classified: returns the kind the
  * slot now holds. */
 __attribute__((cold)) enum fd_kind sm_classify_slow(int fd);

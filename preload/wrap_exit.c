@@ -104,41 +104,48 @@ SM_EXPORT void _Exit(int status)
 
 /* --- exec ---------------------------------------------------------------- */
 
+/* The exec returned: it failed, and this image goes on metering. */
+static int exec_failed(int r)
+{
+	sm_durable_end(SM_END_EXEC_FAILED);
+	return r;
+}
+
 SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	sm_final_record(true);
-	return sm_real.execve(path, argv, envp);
+	return exec_failed(sm_real.execve(path, argv, envp));
 }
 
 SM_EXPORT int execv(const char *path, char *const argv[])
 {
 	sm_final_record(true);
-	return sm_real.execv(path, argv);
+	return exec_failed(sm_real.execv(path, argv));
 }
 
 SM_EXPORT int execvp(const char *file, char *const argv[])
 {
 	sm_final_record(true);
-	return sm_real.execvp(file, argv);
+	return exec_failed(sm_real.execvp(file, argv));
 }
 
 SM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	sm_final_record(true);
-	return sm_real.execvpe(file, argv, envp);
+	return exec_failed(sm_real.execvpe(file, argv, envp));
 }
 
 SM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	sm_final_record(true);
-	return sm_real.fexecve(fd, argv, envp);
+	return exec_failed(sm_real.fexecve(fd, argv, envp));
 }
 
 SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 		       char *const envp[], int flags)
 {
 	sm_final_record(true);
-	return sm_real.execveat(dirfd, path, argv, envp, flags);
+	return exec_failed(sm_real.execveat(dirfd, path, argv, envp, flags));
 }
 
 /*

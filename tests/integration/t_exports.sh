@@ -5,6 +5,7 @@
 command -v nm >/dev/null || fail "nm (binutils) is not installed"
 want="__read_chk __recv_chk __recvfrom_chk accept accept4 bind close
 close_range closefrom connect dup dup2 dup3 fcntl fcntl64 read readv recv
+_exit _Exit execve execv execvp execvpe execl execlp execle fexecve execveat
 recvfrom recvmmsg recvmsg send sendfile sendfile64 sendmmsg sendmsg sendto
 socket socketpair write writev"
 want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | sort)

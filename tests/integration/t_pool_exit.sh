@@ -2,7 +2,9 @@
 # tasks each move 100,000 bytes through a socketpair.  The workers end with
 # os._exit, the parent never has a metered fd: before _exit was
 # interposed there was no log at all.  Now the workers' exit records sum
-# to the truth, 800,000 bytes each way.
+# to the truth, 800,000 bytes each way.  Pool.__exit__ terminates the
+# workers still alive with SIGTERM (the default action): their final
+# records come from their state files, through sockmeter recover.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/pool.py" <<'PYEOF'
@@ -27,8 +29,11 @@ if __name__ == "__main__":
         print("truth=%d" % sum(pool.map(task, [100000] * 8)))
 PYEOF
 mkdir -p "$T/logs"
+export SOCKMETER_STATE=$T/state
 SOCKMETER_LOG=$T/logs/%p.log SOCKMETER_FORMAT=json \
 	sm "$PY" "$T/pool.py" >"$T/out" 2>"$T/err" || fail "pool: $(cat "$T/err")"
+"$SM_BUILD/sockmeter-recover" -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
+expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 expect_eq "truth" "$(field truth "$T/out")" 800000
 n=$(ls "$T/logs" | wc -l)
 [ "$n" -ge 1 ] || fail "no log at all"

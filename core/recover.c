@@ -1,0 +1,398 @@
+/*
+ * recover.c - writing dead processes' final records from their state files
+ * (contract in recover.h).  File access is made with raw system calls: in
+ * the library this runs on the ticker, and must not go through the
+ * wrappers of the process it runs in.
+ */
+#include "recover.h"
+
+#include "meter.h"
+#include "state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLAIM ".rec-"
+
+/* A dead process's state file, read into private memory. */
+struct image {
+	char *p;
+	size_t size;
+	struct state_header hdr;
+};
+
+static void no_report(void *ctx, const char *msg);
+static void say(const struct recover_opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(const struct recover_opts *o, const char *fmt, ...)
+{
+	char msg[CONFIG_PATH_MAX * 2 + 256];
+	va_list ap;
+
+	if (!o->report || o->report == no_report)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o->report(o->ctx, msg);
+}
+
+static long sys_open(const char *path, int flags)
+{
+	return syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0600);
+}
+
+/* The header at the start of fd, checked against this build's layout. */
+static int read_header(long fd, struct state_header *h, const char **why)
+{
+	struct state_layout mine;
+
+	if (syscall(SYS_pread64, fd, h, sizeof(*h), 0) != (long)sizeof(*h)) {
+		*why = "too short for a state file";
+		return -1;
+	}
+	if (memcmp(h->magic, STATE_MAGIC, sizeof(h->magic)) != 0) {
+		*why = "not a sockmeter state file";
+		return -1;
+	}
+	if (h->version != STATE_VERSION || h->byte_order != STATE_BYTE_ORDER ||
+	    h->header_size != sizeof(*h)) {
+		*why = "another layout version or byte order";
+		return -1;
+	}
+	state_layout_fill(&mine, (uint32_t)h->layout.slot_count);
+	if (h->layout.slot_count > FDTAB_MAX_CAP ||
+	    memcmp(&mine, &h->layout, sizeof(mine)) != 0) {
+		*why = "another layout (written by another build)";
+		return -1;
+	}
+	h->prog[sizeof(h->prog) - 1] = '\0';
+	h->log_path[sizeof(h->log_path) - 1] = '\0';
+	h->boot_id[sizeof(h->boot_id) - 1] = '\0';
+	return 0;
+}
+
+/* Copy the file's data (not its holes) into private memory of its size:
+ * holes stay untouched zero pages, so a sparse table costs nothing. */
+static int read_image(const char *path, struct image *img, const char **why)
+{
+	long fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
+	struct stat st;
+	off_t pos = 0;
+
+	*why = "cannot be read";
+	if (fd < 0)
+		return -1;
+	if (fstat((int)fd, &st) != 0 || st.st_uid != geteuid()) {
+		*why = "owned by another user";
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	if (read_header(fd, &img->hdr, why) != 0 ||
+	    (uint64_t)st.st_size != img->hdr.layout.file_size) {
+		syscall(SYS_close, fd);
+		return -1;
+	}
+	img->size = (size_t)st.st_size;
+	img->p = mmap(NULL, img->size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (img->p == MAP_FAILED) {
+		syscall(SYS_close, fd);
+		*why = "no memory to read it";
+		return -1;
+	}
+	for (;;) {
+		off_t data = lseek((int)fd, pos, SEEK_DATA), hole;
+
+		if (data < 0)
+			break;
+		hole = lseek((int)fd, data, SEEK_HOLE);
+		if (hole < 0)
+			hole = st.st_size;
+		for (pos = data; pos < hole;) {
+			long n = syscall(SYS_pread64, fd, img->p + pos,
+					 (size_t)(hole - pos), pos);
+
+			if (n <= 0)
+				break;
+			pos += n;
+		}
+		if (pos < hole)
+			break;
+	}
+	syscall(SYS_close, fd);
+	return 0;
+}
+
+/* Whether the process that wrote h still runs this image's process. */
+static bool process_alive(const struct state_header *h)
+{
+	char boot[40];
+	long fd;
+	long n;
+
+	fd = sys_open("/proc/sys/kernel/random/boot_id", O_RDONLY);
+	if (fd >= 0) {
+		n = syscall(SYS_read, fd, boot, sizeof(boot) - 1);
+		syscall(SYS_close, fd);
+		while (n > 0 && (boot[n - 1] == '\n' || boot[n - 1] == ' '))
+			n--;
+		boot[n > 0 ? n : 0] = '\0';
+		if (h->boot_id[0] && n > 0 && strcmp(boot, h->boot_id) != 0)
+			return false; /* a previous boot */
+	}
+	return state_proc_start((long)h->pid) == h->proc_start &&
+	       h->proc_start != 0;
+}
+
+/* If the log does not end in a newline (the process died mid-write),
+ * end the torn line so the recovered records start on their own. */
+static void end_torn_line(const char *path)
+{
+	long fd = sys_open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	char last;
+
+	if (fd < 0)
+		return;
+	if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    syscall(SYS_pread64, fd, &last, 1, st.st_size - 1) == 1 &&
+	    last != '\n')
+		syscall(SYS_write, fd, "\n", 1);
+	syscall(SYS_close, fd);
+}
+
+static void sum_closed(const struct state_closed *w, struct meter *m)
+{
+	unsigned k;
+
+	memset(&m->closed, 0, sizeof(m->closed));
+	for (k = 0; k < KIND_COUNT; k++) {
+		fd_counters_add(&m->closed, &w->closed[k]);
+		if (m->prom) {
+			m->prom->closed[k] = w->closed[k];
+			m->prom->closed_n[k] = w->closed_n[k];
+		}
+	}
+}
+
+/* Write the records of the dead process img holds. */
+static int write_records(struct image *img, const struct recover_opts *o)
+{
+	const struct state_layout *l = &img->hdr.layout;
+	struct config cfg;
+	struct meter m;
+	struct meter_mem mem;
+	struct meter_time start, now;
+	struct timespec ts;
+	bool to_stderr;
+	int r;
+
+	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
+	cfg.log_path[sizeof(cfg.log_path) - 1] = '\0';
+	to_stderr = strcmp(img->hdr.log_path, "stderr") == 0;
+	if (to_stderr && !o->stderr_here)
+		return 0; /* its records went to a stderr that is gone */
+	memset(&mem, 0, sizeof(mem));
+	mem.slots = (struct fd_slot *)(img->p + l->slots_off);
+	mem.queue = (struct closeq_shared *)(img->p + l->queue_off);
+	mem.ring = (struct closeq_entry *)(img->p + l->ring_off);
+	mem.ticker = (struct state_ticker *)(img->p + l->ticker_off);
+	start.mono_ns = img->hdr.start_mono_ns;
+	start.real_ns = img->hdr.start_real_ns;
+	/* No log set-up of the template: the header names the very file. */
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "stderr");
+	r = meter_init_at(&m, &cfg, img->hdr.prog, (long)img->hdr.pid,
+			  (uint32_t)l->slot_count, start, o->report, o->ctx,
+			  &mem);
+	if (r)
+		return r;
+	if (!to_stderr) {
+		snprintf(m.sink.path, sizeof(m.sink.path), "%s",
+			 img->hdr.log_path);
+		m.sink.to_stderr = false;
+	}
+	m.tab.high = m.tab.cap;
+	m.ns_per_tick = mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick
+						    : 1.0;
+	sum_closed(state_ticker_whole(mem.ticker), &m);
+	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
+	m.end = "killed";
+	if (!to_stderr && cfg.format != FORMAT_PROMETHEUS)
+		end_torn_line(img->hdr.log_path);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	now.mono_ns = start.mono_ns;
+	meter_exit(&m, now);
+	meter_destroy(&m);
+	return 0;
+}
+
+static bool pid_alive(long pid)
+{
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* A claim name: NAME.state.rec-PID.  Returns PID, or 0 if name is not. */
+static long claim_pid(const char *name)
+{
+	const char *p = strstr(name, STATE_SUFFIX CLAIM);
+
+	if (!p)
+		return 0;
+	return strtol(p + strlen(STATE_SUFFIX CLAIM), NULL, 10);
+}
+
+static bool is_state_name(const char *name)
+{
+	size_t n = strlen(name), s = strlen(STATE_SUFFIX);
+
+	return name[0] != '.' && n > s && strcmp(name + n - s, STATE_SUFFIX) == 0;
+}
+
+static void recover_one(const char *dir, const char *name,
+			const struct recover_opts *o, struct recover_stats *st)
+{
+	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
+	struct image img;
+	const char *why;
+	long fd, owner = claim_pid(name);
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (owner) {
+		/* A recoverer's claim: take it over only if it died. */
+		if (owner == (long)getpid() || pid_alive(owner)) {
+			st->skipped++;
+			return;
+		}
+		snprintf(claim, sizeof(claim), "%.*s%s%ld", (int)(strstr(path, CLAIM) - path),
+			 path, CLAIM, (long)getpid());
+	} else {
+		memset(&img, 0, sizeof(img));
+		fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
+		if (fd < 0) {
+			st->skipped++; /* gone meanwhile: another recoverer */
+			return;
+		}
+		if (read_header(fd, &img.hdr, &why) != 0) {
+			syscall(SYS_close, fd);
+			say(o, "sockmeter recover: %s: %s; left alone", path,
+			    why);
+			st->skipped++;
+			return;
+		}
+		syscall(SYS_close, fd);
+		if (img.hdr.status == STATE_FINAL) {
+			/* Its last record is written (exec): nothing to do
+			 * but tidy up, once. */
+			if (syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0)
+				st->removed++;
+			return;
+		}
+		if (img.hdr.status != STATE_ORPHAN &&
+		    process_alive(&img.hdr)) {
+			st->alive++;
+			return;
+		}
+		snprintf(claim, sizeof(claim), "%s%s%ld", path, CLAIM,
+			 (long)getpid());
+	}
+	/* The one atomic step that makes the recovery ours alone. */
+	if (syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0) {
+		st->skipped++;
+		return;
+	}
+	memset(&img, 0, sizeof(img));
+	if (read_image(claim, &img, &why) != 0) {
+		say(o, "sockmeter recover: %s: %s; left as %s", path, why,
+		    claim);
+		st->skipped++;
+		return;
+	}
+	if (img.hdr.status == STATE_FINAL) {
+		st->removed++;
+	} else if (write_records(&img, o) == 0) {
+		st->recovered++;
+		say(o, "sockmeter recover: %s[%" PRId64 "]: final records "
+		       "appended to %s",
+		    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
+	}
+	munmap(img.p, img.size);
+	syscall(SYS_unlinkat, AT_FDCWD, claim, 0);
+}
+
+int recover_dir(const char *dir, const struct recover_opts *o,
+		struct recover_stats *st)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned seen = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!d) {
+		int err = errno;
+
+		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
+		return -err;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!is_state_name(e->d_name) && !claim_pid(e->d_name))
+			continue;
+		if (o->max_files && seen++ >= o->max_files)
+			break;
+		recover_one(dir, e->d_name, o, st);
+	}
+	closedir(d);
+	return 0;
+}
+
+static void no_report(void *ctx, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+void recover_auto(const struct config *cfg)
+{
+	struct recover_opts o = { .max_files = RECOVER_AUTO_MAX,
+				  .report = no_report };
+	struct recover_stats st;
+	char dir[CONFIG_PATH_MAX], lock[CONFIG_PATH_MAX + 32];
+	struct stat sb;
+	struct timespec now;
+	long fd;
+
+	if (!cfg->state_enabled ||
+	    state_dir_expand(cfg->state_dir, dir, sizeof(dir)) != 0)
+		return;
+	snprintf(lock, sizeof(lock), "%s/%s", dir, RECOVER_LOCK);
+	fd = sys_open(lock, O_RDWR | O_CREAT | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (syscall(SYS_flock, fd, LOCK_EX | LOCK_NB) != 0 ||
+	    fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
+	    (sb.st_size > 0 && now.tv_sec - sb.st_mtime < RECOVER_AUTO_EVERY_S &&
+	     now.tv_sec >= sb.st_mtime)) {
+		syscall(SYS_close, fd);
+		return;
+	}
+	/* Its mtime says when the last scan was. */
+	syscall(SYS_pwrite64, fd, "1", 1, 0);
+	recover_dir(dir, &o, &st);
+	syscall(SYS_close, fd);
+}

@@ -1,0 +1,65 @@
+/*
+ * recover.h - the final records of processes that died without writing
+ * them, made from their durable state files (core/state.h).
+ *
+ * For each state file in a directory whose process is gone (its pid is not
+ * alive, or is alive with another start time or boot), the records the
+ * process would have written are appended to its log, in its own format:
+ * the close records still queued, then an exit record with its final
+ * totals and still-open fds, marked "end":"killed" (a Prometheus file is
+ * rewritten once more).  Then the file is removed.  A file marked final (its
+ * image wrote its own last record, then exec'd) is only removed.
+ *
+ * Once only: a file is claimed by renaming it to NAME.rec-PID before it is
+ * read, so of several recoverers running at once (the tool, the tickers of
+ * other processes) exactly one writes its records.  A claim whose
+ * recoverer died is taken over.
+ */
+#ifndef SOCKMETER_RECOVER_H
+#define SOCKMETER_RECOVER_H
+
+#include "../config/config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The ticker recovers once, this long after it starts, and skips the
+ * directory when another process scanned it less than RECOVER_AUTO_EVERY
+ * ago; at most RECOVER_AUTO_MAX files per scan. */
+#define RECOVER_AUTO_DELAY_NS 1000000000ull
+#define RECOVER_AUTO_EVERY_S 10
+#define RECOVER_AUTO_MAX 64
+#define RECOVER_LOCK ".recover.lock"
+
+struct recover_stats {
+	unsigned recovered; /* records written for a dead process */
+	unsigned removed;   /* final or foreign-build files removed */
+	unsigned alive;     /* left alone: the process runs */
+	unsigned skipped;   /* left alone: claimed by another, unreadable */
+};
+
+struct recover_opts {
+	unsigned max_files;     /* 0: no limit */
+	bool stderr_here;       /* a process that logged to stderr: its
+				 * records go to our stderr (else dropped) */
+	config_report_fn report; /* messages; may be NULL */
+	void *ctx;
+};
+
+/*
+ * recover_dir - recover every dead process's state file in dir.  Returns 0,
+ * or a negative errno when dir cannot be read (reported).
+ * Context: a recovery tool, or the ticker (outside its lock).
+ */
+int recover_dir(const char *dir, const struct recover_opts *o,
+		struct recover_stats *st);
+
+/*
+ * recover_auto - the ticker's once-after-start recovery in cfg's state
+ * directory: quiet, bounded, and skipped when another process holds the
+ * directory's lock file or scanned it recently.
+ * Context: ticker only (outside its lock).
+ */
+void recover_auto(const struct config *cfg);
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * state.c - the durable state file (contract and layout in state.h).
+ *
+ * Every system call here is made raw (syscall()), never through the
+ * preload's wrappers, and nothing allocates: backing a chunk runs inside
+ * lifecycle calls, which may run in signal handlers.
+ */
+#include "state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* A chunk of a region: still the private memory it started as and never
+ * tried; being backed by another thread; backed by the file; private for
+ * good (the file system could not back it). */
+enum { CHUNK_UNTRIED, CHUNK_BACKING, CHUNK_FILE, CHUNK_PRIVATE };
+
+static uint64_t round_page(uint64_t n)
+{
+	return (n + STATE_PAGE - 1) & ~(uint64_t)(STATE_PAGE - 1);
+}
+
+/* The fewest elements of size elem filling whole pages, at least min. */
+static uint64_t chunk_of(uint64_t elem, uint64_t min)
+{
+	uint64_t a = elem, b = STATE_PAGE, n;
+
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	n = STATE_PAGE / a;
+	while (n < min)
+		n *= 2;
+	return n;
+}
+
+void state_layout_fill(struct state_layout *l, uint32_t cap)
+{
+	uint64_t off;
+
+	memset(l, 0, sizeof(*l));
+	off = round_page(sizeof(struct state_header));
+	l->config_off = off;
+	l->config_size = sizeof(struct config);
+	off = round_page(off + l->config_size);
+	l->ticker_off = off;
+	l->ticker_size = sizeof(struct state_ticker);
+	off = round_page(off + l->ticker_size);
+	l->queue_off = off;
+	l->queue_size = sizeof(struct closeq_shared);
+	off = round_page(off + l->queue_size);
+	l->ring_off = off;
+	l->ring_count = CLOSEQ_CAP;
+	l->entry_size = sizeof(struct closeq_entry);
+	l->ring_chunk = chunk_of(l->entry_size, 64);
+	off = round_page(off + l->ring_count * l->entry_size);
+	l->slots_off = off;
+	l->slot_count = cap;
+	l->slot_size = sizeof(struct fd_slot);
+	l->slot_chunk = chunk_of(l->slot_size, 256);
+	l->file_size = round_page(off + (uint64_t)cap * l->slot_size);
+	l->slot_kind = offsetof(struct fd_slot, kind);
+	l->slot_seq = offsetof(struct fd_slot, seq);
+	l->slot_gen = offsetof(struct fd_slot, gen);
+	l->slot_opened = offsetof(struct fd_slot, opened_ns);
+	l->slot_hot = offsetof(struct fd_slot, c);
+	l->slot_local = offsetof(struct fd_slot, local);
+	l->slot_peer = offsetof(struct fd_slot, peer);
+	l->hot_bytes = offsetof(struct fd_hot, bytes);
+	l->hot_calls = offsetof(struct fd_hot, calls);
+	l->hot_latency = offsetof(struct fd_hot, latency);
+	l->hot_errors = offsetof(struct fd_hot, errors);
+	l->hot_sizes = offsetof(struct fd_hot, sizes);
+	l->entry_state = offsetof(struct closeq_entry, state);
+	l->entry_closed_ns = offsetof(struct closeq_entry, closed_ns);
+	l->entry_snapshot = offsetof(struct closeq_entry, s);
+	l->counters_size = sizeof(struct fd_counters);
+	l->snapshot_size = sizeof(struct fd_snapshot);
+	l->dirs = DIR_COUNT;
+	l->errs = ERR_COUNT;
+	l->size_buckets = SIZE_BUCKETS;
+	l->kinds = KIND_COUNT;
+}
+
+int state_dir_expand(const char *tmpl, char *out, size_t cap)
+{
+	size_t len = 0;
+	char num[24];
+
+	for (; *tmpl; tmpl++) {
+		const char *add = num;
+
+		num[0] = *tmpl;
+		num[1] = '\0';
+		if (*tmpl == '%' && tmpl[1] == 'u') {
+			snprintf(num, sizeof(num), "%u", (unsigned)getuid());
+			tmpl++;
+		} else if (*tmpl == '%' && tmpl[1] == '%') {
+			tmpl++;
+		}
+		if (len + strlen(add) >= cap) {
+			out[0] = '\0';
+			return -ENAMETOOLONG;
+		}
+		memcpy(out + len, add, strlen(add) + 1);
+		len += strlen(add);
+	}
+	out[len] = '\0';
+	return 0;
+}
+
+/* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
+static long read_small(const char *path, char *buf, size_t cap)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long n;
+
+	if (fd < 0)
+		return -1;
+	n = syscall(SYS_read, fd, buf, cap - 1);
+	syscall(SYS_close, fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+uint64_t state_proc_start(long pid)
+{
+	char path[64], buf[1024], *p;
+	uint64_t v = 0;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	/* The name (field 2) may hold anything: count after its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+static void boot_id(char *out, size_t cap)
+{
+	char buf[40];
+	long n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	snprintf(out, cap, "%s", n > 0 ? buf : "");
+}
+
+static void say(config_report_fn report, void *ctx, const char *dir,
+		const char *what, int err)
+{
+	char msg[CONFIG_PATH_MAX + 256];
+
+	if (!report)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: state directory %s: %s (%s); the final numbers "
+		 "are kept in private memory: they are lost if the process is "
+		 "killed",
+		 dir, what, strerror(err));
+	report(ctx, msg);
+}
+
+/* The directory must exist or be made here, be ours, closed to others. */
+static int check_dir(const char *dir, config_report_fn report, void *ctx)
+{
+	struct stat st;
+
+	if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
+		int err = errno;
+
+		say(report, ctx, dir, "cannot create it", err);
+		return -err;
+	}
+	if (lstat(dir, &st) != 0) {
+		int err = errno;
+
+		say(report, ctx, dir, "cannot inspect it", err);
+		return -err;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		say(report, ctx, dir,
+		    "not a directory owned by this user and closed to others",
+		    EPERM);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Back [off, off + len) of the file mapped at addr; 0 or -errno.  Where
+ * the kernel predates MADV_POPULATE_WRITE, the file is opened again by
+ * name just long enough to fallocate. */
+static int populate(const struct state *st, char *addr, uint64_t off,
+		    uint64_t len)
+{
+	long fd, r;
+
+	if (syscall(SYS_madvise, addr, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	fd = syscall(SYS_openat, AT_FDCWD, st->path,
+		     O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len);
+	r = r == 0 ? 0 : -errno;
+	syscall(SYS_close, fd);
+	return r;
+}
+
+/*
+ * The file of an earlier image of this very process is at path: remove it
+ * when that image wrote its final record (exec), else keep it for recovery
+ * under a name of its own.  True when path is free now.
+ */
+static bool clear_predecessor(const char *path, long pid)
+{
+	struct state_header h;
+	char to[CONFIG_PATH_MAX + 160];
+	long fd = syscall(SYS_openat, AT_FDCWD, path,
+			  O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (syscall(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
+	    memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) == 0 && h.pid == pid &&
+	    h.proc_start == state_proc_start(pid)) {
+		if (h.status == STATE_FINAL) {
+			ok = syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+		} else {
+			uint32_t orphan = STATE_ORPHAN;
+
+			syscall(SYS_pwrite64, fd, &orphan, sizeof(orphan),
+				offsetof(struct state_header, status));
+			snprintf(to, sizeof(to), "%.*s-%" PRIu64 "%s",
+				 (int)(strlen(path) - strlen(STATE_SUFFIX)),
+				 path, h.start_real_ns, STATE_SUFFIX);
+			ok = syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD,
+				     to) == 0;
+		}
+	}
+	syscall(SYS_close, fd);
+	return ok;
+}
+
+/* Create the file and map it whole; 0 or -errno (reported). */
+static int create_file(struct state *st, const char *dir, long pid,
+		       uint64_t size, config_report_fn report, void *ctx)
+{
+	int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	struct rlimit fsz;
+	long fd;
+	void *p;
+	int err;
+
+	snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s", dir, pid,
+		 state_proc_start(pid), STATE_SUFFIX);
+	fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
+	if (fd < 0 && errno == EEXIST && clear_predecessor(st->path, pid))
+		fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
+	if (fd < 0) {
+		err = errno;
+		say(report, ctx, dir, "cannot create a state file", err);
+		return -err;
+	}
+	/* Beyond the file size limit, ftruncate would raise SIGXFSZ. */
+	if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+	    fsz.rlim_cur < size) {
+		/* Quietly: the log's own writes will say the limit is hit. */
+		syscall(SYS_close, fd);
+		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+		return -EFBIG;
+	}
+	if (syscall(SYS_ftruncate, fd, (off_t)size) != 0) {
+		err = errno;
+		goto fail;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	syscall(SYS_close, fd);
+	st->file = p;
+	st->size = size;
+	return 0;
+fail:
+	syscall(SYS_close, fd);
+	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	say(report, ctx, dir, "cannot size or map a state file", err);
+	return -err;
+}
+
+static void fill_header(struct state *st, const struct config *cfg,
+			const char *prog, long pid, uint64_t start_real_ns,
+			uint64_t start_mono_ns, const char *log_path)
+{
+	struct state_header *h = st->hdr;
+
+	memcpy(h->magic, STATE_MAGIC, sizeof(h->magic));
+	h->version = STATE_VERSION;
+	h->header_size = sizeof(*h);
+	h->byte_order = STATE_BYTE_ORDER;
+	h->pid = pid;
+	h->proc_start = state_proc_start(pid);
+	h->start_real_ns = start_real_ns;
+	h->start_mono_ns = start_mono_ns;
+	h->uid = (uint32_t)geteuid();
+	h->format = (uint32_t)cfg->format;
+	boot_id(h->boot_id, sizeof(h->boot_id));
+	snprintf(h->prog, sizeof(h->prog), "%s", prog);
+	snprintf(h->log_path, sizeof(h->log_path), "%s", log_path);
+	state_layout_fill(&h->layout, st->cap);
+	memcpy(st->file + h->layout.config_off, cfg, sizeof(*cfg));
+	st->ticker->ns_per_tick = 1.0;
+	STORE(&h->status, (uint32_t)STATE_LIVE);
+}
+
+/* Point the small regions (header .. queue) at base, laid out as l says. */
+static void point_head(struct state *st, char *base,
+		       const struct state_layout *l)
+{
+	st->hdr = (struct state_header *)base;
+	st->ticker = (struct state_ticker *)(base + l->ticker_off);
+	st->queue = (struct closeq_shared *)(base + l->queue_off);
+}
+
+static int private_head(struct state *st, const struct state_layout *l)
+{
+	void *p = mmap(NULL, l->ring_off, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	st->private_head = p;
+	point_head(st, p, l);
+	return 0;
+}
+
+static void region_init(struct state_region *r, char *va, uint64_t off,
+			uint64_t elem, uint64_t chunk, uint64_t count,
+			uint8_t *states, uint32_t max)
+{
+	r->va = va;
+	r->off = off;
+	r->elem = elem;
+	r->chunk = chunk;
+	r->count = count;
+	r->nchunks = (uint32_t)((count + chunk - 1) / chunk);
+	if (r->nchunks > max)
+		r->nchunks = max; /* the rest stays private */
+	r->chunk_state = states;
+	memset(states, 0, max);
+}
+
+/* Make (or remake, in a fork child) the file and its head; false if the
+ * state is private.  The regions' chunks are backed later, on use. */
+static bool open_durable(struct state *st, const struct config *cfg,
+			 const char *prog, long pid, uint64_t start_real_ns,
+			 uint64_t start_mono_ns, const char *log_path,
+			 config_report_fn report, void *ctx)
+{
+	struct state_layout l;
+	char dir[CONFIG_PATH_MAX];
+
+	if (!cfg->state_enabled)
+		return false;
+	state_layout_fill(&l, st->cap);
+	if (state_dir_expand(cfg->state_dir, dir, sizeof(dir)) != 0) {
+		say(report, ctx, cfg->state_dir, "path too long", ENAMETOOLONG);
+		return false;
+	}
+	if (check_dir(dir, report, ctx) != 0 ||
+	    create_file(st, dir, pid, l.file_size, report, ctx) != 0)
+		return false;
+	if (populate(st, st->file, 0, l.ring_off) != 0) {
+		say(report, ctx, dir, "no room for a state file", ENOSPC);
+		munmap(st->file, st->size);
+		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+		st->file = NULL;
+		return false;
+	}
+	point_head(st, st->file, &l);
+	fill_header(st, cfg, prog, pid, start_real_ns, start_mono_ns,
+		    log_path);
+	return true;
+}
+
+int state_open(struct state *st, const struct config *cfg, const char *prog,
+	       long pid, uint32_t cap, uint64_t start_real_ns,
+	       uint64_t start_mono_ns, const char *log_path,
+	       config_report_fn report, void *ctx)
+{
+	struct state_layout l;
+	void *slots, *ring;
+
+	memset(st, 0, sizeof(*st));
+	st->cap = cap;
+	state_layout_fill(&l, cap);
+	/* The addresses the process uses: private memory until backed. */
+	slots = mmap(NULL, l.file_size - l.slots_off, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	ring = mmap(NULL, l.slots_off - l.ring_off, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (slots == MAP_FAILED || ring == MAP_FAILED)
+		return -ENOMEM;
+	st->slots = slots;
+	st->ring = ring;
+	region_init(&st->slot_region, slots, l.slots_off, l.slot_size,
+		    l.slot_chunk, cap, st->slot_chunks, STATE_MAX_CHUNKS);
+	region_init(&st->ring_region, ring, l.ring_off, l.entry_size,
+		    l.ring_chunk, l.ring_count, st->ring_chunks,
+		    sizeof(st->ring_chunks));
+	st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
+				   start_mono_ns, log_path, report, ctx);
+	if (!st->durable && private_head(st, &l) != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int block_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	return (int)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, old,
+			    _NSIG / 8);
+}
+
+static void restore_signals(const sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+/* Move chunk c of r from the file's mapping to the address the process
+ * uses; true when the file backs it. */
+static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
+{
+	uint64_t bytes = r->chunk * r->elem;
+	uint64_t off = r->off + (uint64_t)c * bytes;
+	char *from = st->file + off;
+	void *to = r->va + (uint64_t)c * bytes;
+
+	if (off + bytes > st->size)
+		bytes = st->size - off;
+	if (populate(st, from, off, bytes) != 0)
+		return false;
+	return syscall(SYS_mremap, from, bytes, bytes,
+		       MREMAP_MAYMOVE | MREMAP_FIXED, to) == (long)to;
+}
+
+static void back(struct state *st, struct state_region *r, uint64_t index)
+{
+	uint32_t c = (uint32_t)(index / r->chunk);
+	uint8_t cur, want = CHUNK_UNTRIED;
+	sigset_t old;
+	int saved;
+
+	if (!st->durable || c >= r->nchunks)
+		return;
+	cur = LOAD(&r->chunk_state[c]);
+	if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)
+		return;
+	if (cur == CHUNK_UNTRIED &&
+	    __atomic_compare_exchange_n(&r->chunk_state[c], &want,
+					CHUNK_BACKING, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		saved = errno;
+		/* A signal handler on this thread must not wait for us. */
+		block_signals(&old);
+		cur = back_chunk(st, r, c) ? CHUNK_FILE : CHUNK_PRIVATE;
+		STORE(&r->chunk_state[c], cur);
+		restore_signals(&old);
+		errno = saved;
+		return;
+	}
+	/* Another thread is backing it: a few system calls, wait. */
+	while (LOAD(&r->chunk_state[c]) == CHUNK_BACKING)
+		syscall(SYS_sched_yield);
+}
+
+void state_back_slot(void *ctx, uint32_t fd)
+{
+	struct state *st = ctx;
+
+	back(st, &st->slot_region, fd);
+}
+
+void state_back_ring(void *ctx, uint32_t index)
+{
+	struct state *st = ctx;
+
+	back(st, &st->ring_region, index);
+}
+
+/* In a fork child: every chunk the parent's file backed gets the child's
+ * file (or private zeroes); the child never writes the parent's pages. */
+static void rebase_region(struct state *st, struct state_region *r)
+{
+	uint64_t bytes = r->chunk * r->elem;
+	uint32_t c;
+
+	for (c = 0; c < r->nchunks; c++) {
+		uint8_t s = r->chunk_state[c];
+		char *va = r->va + (uint64_t)c * bytes;
+
+		if (s == CHUNK_UNTRIED || s == CHUNK_PRIVATE)
+			continue;
+		if (st->durable && s == CHUNK_FILE && back_chunk(st, r, c))
+			continue;
+		mmap(va, bytes, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		     -1, 0);
+		r->chunk_state[c] = CHUNK_PRIVATE;
+	}
+}
+
+/* Unmap what is left of the parent's file mapping in a fork child: the
+ * head and every chunk not moved out of it (the places moved chunks left
+ * may hold other mappings by now). */
+static void unmap_region_rest(const struct state_region *r, char *file,
+			      size_t size)
+{
+	uint64_t bytes = r->chunk * r->elem;
+	uint32_t c;
+
+	for (c = 0; c < r->nchunks; c++) {
+		uint64_t off = r->off + (uint64_t)c * bytes;
+		uint64_t len = off + bytes > size ? size - off : bytes;
+		uint8_t s = r->chunk_state[c];
+
+		if (s != CHUNK_FILE && s != CHUNK_BACKING)
+			munmap(file + off, len);
+	}
+}
+
+static void unmap_old_file(const struct state *st, char *file, size_t size,
+			   const struct state_layout *l)
+{
+	const struct state_region *ring = &st->ring_region;
+	const struct state_region *slots = &st->slot_region;
+	uint64_t ring_end = ring->off + (uint64_t)ring->nchunks * ring->chunk *
+						ring->elem;
+	uint64_t slots_end = slots->off + (uint64_t)slots->nchunks *
+						  slots->chunk * slots->elem;
+
+	munmap(file, l->ring_off);
+	unmap_region_rest(ring, file, size);
+	if (ring_end < l->slots_off)
+		munmap(file + ring_end, l->slots_off - ring_end);
+	unmap_region_rest(slots, file, size);
+	if (slots_end < size)
+		munmap(file + slots_end, size - slots_end);
+}
+
+void state_after_fork(struct state *st, const struct config *cfg,
+		      const char *prog, long pid, uint64_t start_real_ns,
+		      uint64_t start_mono_ns, const char *log_path,
+		      config_report_fn report, void *ctx)
+{
+	struct state_layout l;
+	char *old_file = st->file;
+	size_t old_size = st->size;
+
+	state_layout_fill(&l, st->cap);
+	if (old_file)
+		unmap_old_file(st, old_file, old_size, &l);
+	st->file = NULL;
+	st->size = 0;
+	st->hdr = NULL;
+	st->durable = false;
+	if (old_file || st->private_head) {
+		/* Quietly: a failure was reported by the first process. */
+		st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
+					   start_mono_ns, log_path, NULL, NULL);
+		(void)report;
+		(void)ctx;
+	}
+	rebase_region(st, &st->slot_region);
+	rebase_region(st, &st->ring_region);
+	if (!st->durable) {
+		if (st->private_head) {
+			/* Our own copy already: start it from zero. */
+			memset(st->private_head, 0, l.ring_off);
+			point_head(st, st->private_head, &l);
+		} else {
+			private_head(st, &l);
+		}
+	}
+}
+
+void state_set_status(struct state *st, enum state_status s)
+{
+	if (st->durable && st->hdr)
+		STORE(&st->hdr->status, (uint32_t)s);
+}
+
+void state_remove(struct state *st)
+{
+	if (!st->durable)
+		return;
+	state_set_status(st, STATE_FINAL);
+	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+}
+
+void state_ticker_begin(struct state_ticker *t)
+{
+	uint32_t a = LOAD(&t->active) & 1;
+
+	t->buf[a ^ 1] = t->buf[a];
+}
+
+void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s)
+{
+	struct state_closed *next = &t->buf[(LOAD(&t->active) & 1) ^ 1];
+	unsigned k = (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind
+						    : KIND_UNTRACKED;
+
+	fd_counters_add(&next->closed[k], &s->c);
+	next->closed_n[k]++;
+}
+
+void state_ticker_commit(struct state_ticker *t, uint64_t upto)
+{
+	uint32_t a = LOAD(&t->active) & 1;
+
+	t->buf[a ^ 1].upto = upto;
+	STORE(&t->active, a ^ 1);
+}
+
+const struct state_closed *state_ticker_whole(const struct state_ticker *t)
+{
+	return &t->buf[LOAD(&t->active) & 1];
+}

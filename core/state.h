@@ -1,0 +1,232 @@
+/*
+ * state.h - the durable state: the part of a process's metering state that
+ * its final numbers are made of, in a MAP_SHARED file on a tmpfs, so that
+ * the kernel keeps it however the process ends (SIGKILL, OOM killer).
+ *
+ * One file per process, DIR/PID-START.state (START: the process's start
+ * time as /proc/PID/stat gives it, so a recycled pid has its own file).
+ * An exec'd image takes the name over: it removes the file its predecessor
+ * marked final before exec, or, when the predecessor exec'd without our
+ * knowing (a raw system call), renames it DIR/PID-START-NS.state (NS: the
+ * predecessor's metering start) marked STATE_ORPHAN for recovery.  The layout is
+ * pointer-free, versioned and self-describing: a header (struct
+ * state_header, at offset 0) names the process, its log, the config that
+ * shapes its records, and the offset and size of every region, and the
+ * offsets of the fields inside struct fd_slot, so that a reader outside the
+ * process can check its own idea of the layout against the file's:
+ *
+ *   header    struct state_header (one page)
+ *   config    struct config, as the process loaded it
+ *   ticker    struct state_ticker: what the ticker drained (double buffer)
+ *   queue     struct closeq_shared: the close queue's counts
+ *   ring      CLOSEQ_CAP struct closeq_entry: closes not yet drained
+ *   slots     cap struct fd_slot: the fd table the wrappers count into
+ *
+ * The hot path is unchanged: the fd table's slot array *is* the file's
+ * slots region, mapped at the address the wrappers index.  No page of the
+ * file is ever touched before it is backed: the file is sparse, and the
+ * slots and ring regions are made of chunks that a lifecycle call backs
+ * (MADV_POPULATE_WRITE, or fallocate) the first time it writes into one;
+ * until then (or for good, when the file system is full) the chunk is
+ * private anonymous memory, so a full tmpfs costs durability, never a
+ * SIGBUS.  See docs/state.md.
+ */
+#ifndef SOCKMETER_STATE_H
+#define SOCKMETER_STATE_H
+
+#include "../config/config.h"
+#include "closeq.h"
+#include "fdtab.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STATE_MAGIC "SOCKMST\n" /* 8 bytes, no NUL */
+#define STATE_VERSION 1
+#define STATE_BYTE_ORDER 0x01020304u
+#define STATE_PAGE 4096u
+#define STATE_SUFFIX ".state"
+#define STATE_LOG_MAX (CONFIG_PATH_MAX + 128)
+
+/* header.status */
+enum state_status {
+	STATE_LIVE = 1,  /* the process (image) is metering */
+	STATE_FINAL = 2, /* its final record is written (exit, exec): a
+			  * reader removes the file, writes nothing */
+	STATE_ORPHAN = 3, /* its image is gone (a later image of the same
+			   * pid found it live): recover it */
+};
+
+/* What the ticker drained out of the close queue, as records show it. */
+struct state_closed {
+	uint64_t upto; /* queue position: the entries before it are in */
+	uint64_t closed_n[KIND_COUNT];
+	struct fd_counters closed[KIND_COUNT];
+};
+
+/*
+ * The ticker's durable part.  buf[active] is always whole: the ticker
+ * writes the other one, then flips active (one store), then frees the
+ * queue entries it took; a process killed at any point leaves either the
+ * old totals with the entries still queued, or the new ones.
+ */
+struct state_ticker {
+	uint32_t active;    /* 0 or 1; atomic */
+	uint32_t pad;
+	double ns_per_tick; /* latency clock calibration */
+	struct state_closed buf[2];
+};
+
+/* Offsets (bytes from the start of the file) and sizes of the regions, and
+ * the layout of the records inside them. */
+struct state_layout {
+	uint64_t file_size;
+	uint64_t config_off, config_size;
+	uint64_t ticker_off, ticker_size;
+	uint64_t queue_off, queue_size;
+	uint64_t ring_off, ring_count, entry_size, ring_chunk;
+	uint64_t slots_off, slot_count, slot_size, slot_chunk;
+	/* inside struct fd_slot */
+	uint32_t slot_kind, slot_seq, slot_gen, slot_opened, slot_hot,
+		slot_local, slot_peer;
+	/* inside struct fd_hot: arrays of [dir] or [dir][n] */
+	uint32_t hot_bytes, hot_calls, hot_latency, hot_errors, hot_sizes;
+	/* inside struct closeq_entry */
+	uint32_t entry_state, entry_closed_ns, entry_snapshot;
+	uint32_t counters_size, snapshot_size;
+	uint32_t dirs, errs, size_buckets, kinds;
+};
+
+struct state_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	uint32_t byte_order;
+	uint32_t status;        /* enum state_status; atomic */
+	int64_t pid;
+	uint64_t proc_start;    /* /proc/PID/stat field 22, clock ticks */
+	uint64_t start_real_ns; /* when metering started (records' "start") */
+	uint64_t start_mono_ns;
+	uint32_t uid;
+	uint32_t format;        /* enum config_format */
+	char boot_id[40];       /* /proc/sys/kernel/random/boot_id */
+	char prog[CONFIG_NAME_MAX];
+	char log_path[STATE_LOG_MAX]; /* expanded, or "stderr" */
+	struct state_layout layout;
+};
+
+/* A region made of chunks backed on first use. */
+struct state_region {
+	char *va;          /* where the process uses it */
+	uint64_t off;      /* where it is in the file */
+	uint64_t elem;     /* element size */
+	uint64_t chunk;    /* elements per chunk (chunk bytes: whole pages) */
+	uint64_t count;    /* elements */
+	uint32_t nchunks;
+	uint8_t *chunk_state; /* per chunk, atomic: see state.c */
+};
+
+#define STATE_MAX_CHUNKS 4096
+
+/* The durable state of this process, as the preload holds it. */
+struct state {
+	bool durable;        /* a file backs it (else private memory) */
+	char path[CONFIG_PATH_MAX + 96];
+	char *file;          /* the whole file mapped (regions move out) */
+	size_t size;
+	struct state_header *hdr;
+	struct state_ticker *ticker;
+	struct closeq_shared *queue;
+	struct closeq_entry *ring;
+	struct fd_slot *slots;
+	uint32_t cap;
+	struct state_region slot_region, ring_region;
+	uint8_t slot_chunks[STATE_MAX_CHUNKS];
+	uint8_t ring_chunks[64];
+	char *private_head;  /* header..queue when not durable */
+	int (*populate)(void *addr, size_t len); /* tests: a full fs */
+};
+
+/*
+ * state_open - set up the state of a process about to meter: the file in
+ * cfg->state_dir (when cfg->state_enabled), or private memory.  st->slots
+ * (cap slots), st->ring, st->queue and st->ticker are then ready for
+ * fdtab_init_at and closeq_attach.  A directory or file that cannot be used
+ * is reported once through report(ctx, msg) and private memory is used:
+ * metering never stops because of it.  The file's fd is closed before this
+ * returns.  Returns 0, or -ENOMEM when not even private memory could be
+ * mapped.
+ * Context: start-up only.
+ */
+int state_open(struct state *st, const struct config *cfg, const char *prog,
+	       long pid, uint32_t cap, uint64_t start_real_ns,
+	       uint64_t start_mono_ns, const char *log_path,
+	       config_report_fn report, void *ctx);
+
+/*
+ * state_back_slot, state_back_ring - a lifecycle call is about to write
+ * slot fd (ring entry index): back its chunk with the file if that has not
+ * been tried yet.  ctx is the struct state.  Lock-free; a system call or
+ * two the first time a chunk is used, nothing after.
+ * Context: any thread and signal handler (lifecycle calls, never data
+ * calls).
+ */
+void state_back_slot(void *ctx, uint32_t fd);
+void state_back_ring(void *ctx, uint32_t index);
+
+/*
+ * state_after_fork - in a fresh child: a file of its own (or private
+ * memory), so that nothing the child does reaches the parent's file.  Every
+ * region starts from zero; the caller then resets the meter.
+ * Context: fork child (before fork returns).
+ */
+void state_after_fork(struct state *st, const struct config *cfg,
+		      const char *prog, long pid, uint64_t start_real_ns,
+		      uint64_t start_mono_ns, const char *log_path,
+		      config_report_fn report, void *ctx);
+
+/*
+ * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final
+ * before the exec, live again when it failed).
+ * state_remove - the final record is written: mark it final and remove the
+ * file (clean exit).
+ * Context: the caller of the final record (holds the ticker's lock).
+ */
+void state_set_status(struct state *st, enum state_status s);
+void state_remove(struct state *st);
+
+/*
+ * The ticker's double buffer.  state_ticker_begin starts the next copy
+ * from the whole one; state_ticker_add adds a drained close record's
+ * numbers to it; state_ticker_commit makes it the whole one, including the
+ * queue entries before upto.
+ * Context: ticker only.
+ */
+void state_ticker_begin(struct state_ticker *t);
+void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s);
+void state_ticker_commit(struct state_ticker *t, uint64_t upto);
+const struct state_closed *state_ticker_whole(const struct state_ticker *t);
+
+/*
+ * state_layout_fill - the layout of this build for cap slots: what a
+ * header says, and what a reader compares a file's header with.
+ * Context: any.
+ */
+void state_layout_fill(struct state_layout *l, uint32_t cap);
+
+/*
+ * state_dir_expand - cfg->state_dir with %u (real uid) and %% expanded.
+ * Returns 0 or -ENAMETOOLONG.
+ */
+int state_dir_expand(const char *tmpl, char *out, size_t cap);
+
+/*
+ * state_proc_start - field 22 of /proc/PID/stat (start time in clock ticks
+ * since boot), or 0 when the process is gone or unreadable.  Raw system
+ * calls only, no allocation.
+ * Context: any thread and signal handler.
+ */
+uint64_t state_proc_start(long pid);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * durable.c - the preload's side of the durable state (core/state.h): the
+ * one struct state of this process, set up before metering starts, made
+ * anew in a fork child, marked final and removed when the process ends
+ * cleanly, and the ticker's once-after-start recovery of dead processes'
+ * files.
+ */
+#include "preload.h"
+
+#include "../core/recover.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static struct state sm_state;
+static uint64_t chores_due; /* 0: not planned yet; UINT64_MAX: done */
+
+/* The header names the log as the sink expanded it. */
+static void note_log_path(void)
+{
+	if (!sm_state.hdr)
+		return;
+	snprintf(sm_state.hdr->log_path, sizeof(sm_state.hdr->log_path), "%s",
+		 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
+}
+
+int sm_durable_init(const struct config *cfg, const char *prog, long pid,
+		    uint32_t cap, struct meter_time now,
+		    config_report_fn report, void *ctx)
+{
+	struct meter_mem mem;
+	int r;
+
+	if (state_open(&sm_state, cfg, prog, pid, cap, now.real_ns,
+		       now.mono_ns, "", report, ctx) != 0) {
+		memset(&sm_state, 0, sizeof(sm_state));
+		return meter_init(&sm_meter, cfg, prog, pid, cap, now, report,
+				  ctx);
+	}
+	mem.slots = sm_state.slots;
+	mem.queue = sm_state.queue;
+	mem.ring = sm_state.ring;
+	mem.ticker = sm_state.ticker;
+	mem.back_slot = state_back_slot;
+	mem.back_ring = state_back_ring;
+	mem.back_ctx = &sm_state;
+	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
+			  &mem);
+	if (r) {
+		state_remove(&sm_state);
+		return r;
+	}
+	note_log_path();
+	return 0;
+}
+
+void sm_durable_after_fork(long pid, struct meter_time now)
+{
+	if (sm_state.slots && sm_meter.tab.cap) {
+		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
+				 now.real_ns, now.mono_ns, "", NULL, NULL);
+		closeq_attach(&sm_meter.q, sm_state.queue, sm_state.ring);
+		sm_meter.durable = sm_state.ticker;
+	}
+	meter_after_fork(&sm_meter, pid, now);
+	note_log_path();
+	chores_due = 0;
+}
+
+void sm_durable_end(enum sm_end how)
+{
+	switch (how) {
+	case SM_END_EXIT:
+		state_remove(&sm_state);
+		break;
+	case SM_END_EXEC:
+		state_set_status(&sm_state, STATE_FINAL);
+		break;
+	case SM_END_EXEC_FAILED:
+		state_set_status(&sm_state, STATE_LIVE);
+		break;
+	}
+}
+
+void sm_durable_chores(uint64_t mono_ns)
+{
+	if (!sm_meter.cfg.state_enabled || chores_due == UINT64_MAX)
+		return;
+	if (chores_due == 0) {
+		chores_due = mono_ns + RECOVER_AUTO_DELAY_NS;
+		return;
+	}
+	if (mono_ns < chores_due)
+		return;
+	chores_due = UINT64_MAX;
+	recover_auto(&sm_meter.cfg);
+}
