@@ -264,6 +264,29 @@ static bool is_state_name(const char *name)
 	return name[0] != '.' && n > s && strcmp(name + n - s, STATE_SUFFIX) == 0;
 }
 
+/*
+ * A file shorter than a header whose process (pid and start time from its
+ * name) is gone: it died between creating the file and sizing it, and
+ * there is nothing to recover.  Removes it and returns true.
+ */
+static bool unfinished(const char *name, const char *path)
+{
+	struct stat sb;
+	long pid;
+	uint64_t start;
+	char *end;
+
+	if (stat(path, &sb) != 0 || sb.st_size >= (off_t)sizeof(struct state_header))
+		return false;
+	pid = strtol(name, &end, 10);
+	if (*end != '-')
+		return false;
+	start = strtoull(end + 1, NULL, 10);
+	if (pid_alive(pid) && state_proc_start(pid) == start)
+		return false;
+	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+}
+
 static void recover_one(const char *dir, const char *name,
 			const struct recover_opts *o, struct recover_stats *st)
 {
@@ -290,6 +313,10 @@ static void recover_one(const char *dir, const char *name,
 		}
 		if (read_header(fd, &img.hdr, &why) != 0) {
 			syscall(SYS_close, fd);
+			if (unfinished(name, path)) {
+				st->removed++;
+				return;
+			}
 			say(o, "sockmeter recover: %s: %s; left alone", path,
 			    why);
 			st->skipped++;

@@ -5,6 +5,7 @@
 #
 # Installs:
 #   $(PREFIX)/lib/sockmeter/libsockmeter.so      the preload library
+#   $(PREFIX)/lib/sockmeter/sockmeter-recover    sockmeter recover
 #   $(PREFIX)/bin/sockmeter                      the launcher (finds the
 #                                                library in ../lib/sockmeter)
 #   $(PREFIX)/bin/sockmeter-report               report, CSV/JSON, plots
@@ -37,10 +38,11 @@ SM_DOCDIR := $(DESTDIR)$(PREFIX)/share/doc/sockmeter
 SM_SCRIPTS := sockmeter sockmeter-report sockmeter-top
 
 .PHONY: install uninstall
-install: $(BUILD)/libsockmeter.so
+install: $(BUILD)/libsockmeter.so $(BUILD)/sockmeter-recover
 	$(INSTALL) -d "$(SM_BINDIR)" "$(SM_LIBDIR)" "$(SM_MANDIR)/man1" \
 		"$(SM_MANDIR)/man5" "$(SM_DOCDIR)"
 	$(INSTALL) -m 0644 $(BUILD)/libsockmeter.so "$(SM_LIBDIR)/libsockmeter.so"
+	$(INSTALL) -m 0755 $(BUILD)/sockmeter-recover "$(SM_LIBDIR)/sockmeter-recover"
 	$(INSTALL) -m 0755 $(addprefix scripts/,$(SM_SCRIPTS)) "$(SM_BINDIR)/"
 	$(INSTALL) -m 0644 scripts/sockmeter_log.py "$(SM_LIBDIR)/sockmeter_log.py"
 	$(INSTALL) -m 0644 man/sockmeter.1 "$(SM_MANDIR)/man1/sockmeter.1"
@@ -49,6 +51,7 @@ install: $(BUILD)/libsockmeter.so
 
 uninstall:
 	rm -f "$(SM_LIBDIR)/libsockmeter.so" "$(SM_LIBDIR)/sockmeter_log.py" \
+		"$(SM_LIBDIR)/sockmeter-recover" \
 		$(foreach s,$(SM_SCRIPTS),"$(SM_BINDIR)/$(s)") \
 		"$(SM_MANDIR)/man1/sockmeter.1" "$(SM_MANDIR)/man5/sockmeter.ini.5" \
 		"$(SM_DOCDIR)/sockmeter.ini"

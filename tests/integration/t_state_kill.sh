@@ -1,0 +1,103 @@
+# Durable state: a process that dies without writing its final records
+# (SIGKILL, SIGTERM with the default action) has them written by
+# `sockmeter recover`, exact, from its state file; then the file is gone.
+#  - SIGTERM: a python3 program that moved known bytes over two socketpairs
+#    (one closed, one still open) and then waits; its recovered exit record
+#    is marked "end":"killed", holds the totals and lists the open fds.
+#  - SIGKILL in the middle of a 1 GB TCP transfer by socat (64 KiB
+#    writes): the victim's recovered bytes_out equals what the receiver
+#    got, up to the one write in flight when the signal landed (its bytes
+#    reached the socket, its return was never seen: at most 65,536 less).
+. "$(dirname "$0")/lib.sh"
+
+launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
+export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
+mkdir -p "$T/logs"
+
+# wait_for FILE PATTERN - until FILE has a line matching PATTERN (10 s).
+wait_for() {
+	local i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -gt 500 ] && fail "no '$2' in $1 after 10 s"
+		sleep 0.02
+	done
+}
+
+# --- SIGTERM, default action ---------------------------------------------
+cat >"$T/victim.py" <<'PYEOF'
+import os, socket, time
+a, b = socket.socketpair()
+a.sendall(b"x" * 123456)
+n = 0
+while n < 123456:
+    n += len(b.recv(65536))
+c, d = socket.socketpair()
+c.sendall(b"y" * 7777)
+m = 0
+while m < 7777:
+    m += len(d.recv(65536))
+c.close(); d.close()
+print("ready", os.getpid(), flush=True)
+time.sleep(60)
+PYEOF
+SOCKMETER_LOG=$T/logs/term.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/term.out"
+wait_for "$T/term.out" '^ready'
+vpid=$(awk '/^ready/ { print $2 }' "$T/term.out")
+[ "$(ls "$T/state")" = "$vpid-$(awk '{ print $22 }' /proc/"$vpid"/stat).state" ] ||
+	fail "state file: $(ls "$T/state")"
+"$launcher" recover "$T/state" 2>"$T/rec0" || fail "recover: $(cat "$T/rec0")"
+grep -q ', 1 still running' "$T/rec0" || fail "a live process was not left alone: $(cat "$T/rec0")"
+kill -TERM "$vpid"
+bg_wait "$vpid" 10
+"$launcher" recover "$T/state" 2>"$T/rec1" || fail "recover: $(cat "$T/rec1")"
+grep -q ': 1 recovered' "$T/rec1" || fail "recover: $(cat "$T/rec1")"
+log=$T/logs/term.$vpid.log
+expect_eq "SIGTERM: end" "$(q "$log" "E['end']")" killed
+expect_eq "SIGTERM: bytes_out" "$(q "$log" "tot('bytes_out')")" $((123456 + 7777))
+expect_eq "SIGTERM: bytes_in" "$(q "$log" "tot('bytes_in')")" $((123456 + 7777))
+expect_eq "SIGTERM: fds_closed" "$(q "$log" "tot('fds_closed')")" 2
+expect_eq "SIGTERM: fds still open" "$(q "$log" "sorted(f['bytes_out'] + f['bytes_in'] for f in E['fds'])")" "[123456, 123456]"
+expect_eq "SIGTERM: close records" "$(q "$log" "sorted(f['bytes_out'] + f['bytes_in'] for f in CL)")" "[7777, 7777]"
+expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
+
+# --- SIGKILL in the middle of 1 GB ---------------------------------------
+cat >"$T/recv.py" <<'PYEOF'
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(1)
+print("port", s.getsockname()[1], flush=True)
+c, _ = s.accept()
+n = 0
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    n += len(b)
+    if n >= 64 << 20:
+        print("progress", n, flush=True)
+        time.sleep(0.001)   # keeps 1 GB well over a second long
+print("total", n, flush=True)
+PYEOF
+bg_start "$PY" "$T/recv.py" >"$T/recv.out"
+rpid=$BG_PID
+wait_for "$T/recv.out" '^port'
+port=$(awk '/^port/ { print $2 }' "$T/recv.out")
+SOCKMETER_LOG=$T/logs/kill.%p.log bg_start env LD_PRELOAD="$LIB" \
+	socat -b 65536 -u OPEN:/dev/zero,readbytes=1073741824 TCP:127.0.0.1:"$port"
+wait_for "$T/recv.out" '^progress'
+spid=$(ps -o pid= --ppid "$BG_PID" | tr -d ' ') # socat, under timeout
+[ -n "$spid" ] || fail "socat is not running"
+kill -KILL "$spid"
+bg_wait "$rpid" 20 || fail "receiver failed"
+total=$(awk '/^total/ { print $2 }' "$T/recv.out")
+[ "$total" -lt 1073741824 ] || fail "the transfer ended before the kill"
+"$launcher" recover -q "$T/state" 2>"$T/rec2" || fail "recover: $(cat "$T/rec2")"
+log=$(one_log "$T/logs/kill.*.log")
+got=$(q "$log" "tot('bytes_out')")
+expect_eq "SIGKILL: end" "$(q "$log" "E['end']")" killed
+[ "$got" -le "$total" ] && [ $((total - got)) -le 65536 ] ||
+	fail "SIGKILL: recovered bytes_out $got, receiver got $total"
+echo "SIGKILL at $total bytes: recovered $got ($((total - got)) in flight)" >&2
+expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
+exit 0
