@@ -321,7 +321,7 @@ static void format_json(const struct summary *r, const struct config *c,
 	uint32_t i;
 
 	sbuf_addf(b, "{\"type\":\"%s\"", type_names[r->type]);
-	if (r->end) {
+	if (r->end && r->type == SUMMARY_EXIT) {
 		sbuf_addf(b, ",\"end\":");
 		json_str(b, r->end);
 	}
@@ -524,6 +524,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	char when[80], prog[CONFIG_NAME_MAX];
 	uint32_t i;
 
+	const char *end = r->type == SUMMARY_EXIT ? r->end : NULL;
+
 	text_time(when, sizeof(when), r->ts_ns);
 	if (r->type == SUMMARY_CLOSE && r->nfds == 1) {
 		text_close(r, c, b, when);
@@ -531,8 +533,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	}
 	sbuf_addf(b, "%s sockmeter %s%s%s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
-		  when, type_names[r->type], r->end ? " end=" : "",
-		  r->end ? r->end : "", r->pid,
+		  when, type_names[r->type], end ? " end=" : "", end ? end : "",
+		  r->pid,
 		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
 	sbuf_addf(b, "  totals:");

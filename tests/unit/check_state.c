@@ -1,0 +1,308 @@
+/*
+ * check_state.c - the durable state file (core/state.c): a reader that
+ * knows only the header finds the counters; the ticker's double buffer;
+ * a dead process's queue settled; a fork child's own file; recovery
+ * writing the records of a dead process once.
+ */
+#include "../../core/meter.h"
+#include "../../core/recover.h"
+#include "../../core/state.h"
+#include "unit_util.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[256];
+static struct config cfg;
+
+static void quiet(void *ctx, const char *msg)
+{
+	(void)ctx;
+	(void)msg;
+}
+
+static void setup(void)
+{
+	uu_tmpdir(dir, sizeof(dir));
+	config_defaults(&cfg);
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st", dir);
+	cfg.format = FORMAT_JSON;
+}
+
+static void teardown(void)
+{
+	uu_rmtree(dir);
+}
+
+/* The one file in DIR/st, its path into out; false if not exactly one. */
+static bool only_file(char *out, size_t cap)
+{
+	char d[300];
+	struct dirent *e;
+	DIR *dp;
+	int n = 0;
+
+	snprintf(d, sizeof(d), "%s/st", dir);
+	dp = opendir(d);
+	if (!dp)
+		return false;
+	while ((e = readdir(dp)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(out, cap, "%s/%s", d, e->d_name);
+		n++;
+	}
+	closedir(dp);
+	return n == 1;
+}
+
+static uint64_t u64_at(int fd, uint64_t off)
+{
+	uint64_t v = 0;
+
+	ck_assert_int_eq(pread(fd, &v, sizeof(v), (off_t)off), sizeof(v));
+	return v;
+}
+
+/* Set up a meter in a state file, as the preload does. */
+static void open_meter(struct state *st, struct meter *m, uint32_t cap)
+{
+	struct meter_mem mem = { 0 };
+	struct meter_time now = { 1000, 1700000000000000000ull };
+
+	ck_assert_int_eq(state_open(st, &cfg, "unit", (long)getpid(), cap,
+				    now.real_ns, now.mono_ns, "x.log", quiet,
+				    NULL),
+			 0);
+	ck_assert(st->durable);
+	mem.slots = st->slots;
+	mem.queue = st->queue;
+	mem.ring = st->ring;
+	mem.ticker = st->ticker;
+	mem.back_slot = state_back_slot;
+	mem.back_ring = state_back_ring;
+	mem.back_ctx = st;
+	ck_assert_int_eq(meter_init_at(m, &cfg, "unit", (long)getpid(), cap,
+				       now, quiet, NULL, &mem),
+			 0);
+	/* As the preload does: the header names the log the sink made. */
+	snprintf(st->hdr->log_path, sizeof(st->hdr->log_path), "%s",
+		 m->sink.path);
+}
+
+START_TEST(test_a_reader_finds_the_counters_from_the_header_alone)
+{
+	struct state st;
+	struct meter m;
+	struct state_header h;
+	char path[600];
+	uint64_t slot, hot;
+	uint8_t kind;
+	int fd;
+
+	open_meter(&st, &m, 4096);
+	meter_opened(&m, 3, KIND_TCP, 1, NULL, NULL);
+	meter_opened(&m, 1500, KIND_UDP, 1, NULL, NULL);
+	fd_account(&m.tab.slots[3], DIR_OUT, 1234, 0, (ACCT_BYTES | ACCT_CALLS));
+	fd_account(&m.tab.slots[1500], DIR_IN, 99, 0, (ACCT_BYTES | ACCT_CALLS));
+
+	ck_assert(only_file(path, sizeof(path)));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	/* Only the header's own fields are used from here on. */
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_mem_eq(h.magic, STATE_MAGIC, 8);
+	ck_assert_uint_eq(h.version, STATE_VERSION);
+	ck_assert_uint_eq(h.status, STATE_LIVE);
+	ck_assert_int_eq(h.pid, getpid());
+	ck_assert_uint_eq(h.proc_start, state_proc_start(getpid()));
+	ck_assert_str_eq(h.prog, "unit");
+	ck_assert_uint_eq(h.layout.slot_count, 4096);
+	slot = h.layout.slots_off + 3 * h.layout.slot_size;
+	hot = slot + h.layout.slot_hot;
+	ck_assert_int_eq(pread(fd, &kind, 1, (off_t)(slot + h.layout.slot_kind)),
+			 1);
+	ck_assert_uint_eq(kind, KIND_TCP);
+	ck_assert_uint_eq(u64_at(fd, hot + h.layout.hot_bytes + 8 * DIR_OUT),
+			  1234);
+	slot = h.layout.slots_off + 1500 * h.layout.slot_size;
+	hot = slot + h.layout.slot_hot;
+	ck_assert_uint_eq(u64_at(fd, hot + h.layout.hot_bytes + 8 * DIR_IN), 99);
+	close(fd);
+	meter_destroy(&m);
+}
+END_TEST
+
+START_TEST(test_ticker_totals_change_only_at_commit)
+{
+	struct state_ticker *t = calloc(1, sizeof(*t));
+	struct fd_snapshot s = { 0 };
+
+	ck_assert_ptr_nonnull(t);
+	s.kind = KIND_TCP;
+	s.c.bytes[DIR_OUT] = 10;
+	state_ticker_begin(t);
+	state_ticker_add(t, &s);
+	state_ticker_add(t, &s);
+	/* Not committed: a reader sees the old (empty) totals. */
+	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
+			  0);
+	state_ticker_commit(t, 2);
+	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
+			  20);
+	ck_assert_uint_eq(state_ticker_whole(t)->closed_n[KIND_TCP], 2);
+	ck_assert_uint_eq(state_ticker_whole(t)->upto, 2);
+	state_ticker_begin(t);
+	state_ticker_add(t, &s);
+	state_ticker_commit(t, 3);
+	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
+			  30);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_settle_skips_counted_and_unfinished_entries)
+{
+	struct closeq q;
+	struct fd_snapshot s = { 0 };
+	struct closeq_entry e;
+	int i;
+
+	ck_assert_int_eq(closeq_init(&q), 0);
+	s.kind = KIND_TCP;
+	for (i = 0; i < 5; i++) {
+		s.fd = i;
+		closeq_push(&q, &s, 0);
+	}
+	/* Entry 3 was being written when the process died. */
+	q.ring[3].state = 1;
+	/* The totals include entries 0 and 1. */
+	closeq_settle(&q, 2);
+	ck_assert(closeq_peek(&q, 0, &e));
+	ck_assert_int_eq(e.s.fd, 2);
+	ck_assert(closeq_peek(&q, 1, &e));
+	ck_assert_int_eq(e.s.fd, 4);
+	ck_assert(!closeq_peek(&q, 2, &e));
+	closeq_destroy(&q);
+}
+END_TEST
+
+START_TEST(test_a_fork_child_never_writes_the_parent_file)
+{
+	struct state st;
+	struct meter m;
+	char path[600];
+	pid_t pid;
+	int status, fd, n = 0;
+	struct state_header h;
+	struct dirent *e;
+	DIR *dp;
+	char d[300];
+
+	open_meter(&st, &m, 4096);
+	meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
+	fd_account(&m.tab.slots[5], DIR_OUT, 100, 0, (ACCT_BYTES | ACCT_CALLS));
+	ck_assert(only_file(path, sizeof(path)));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = { 2000, 1700000001000000000ull };
+
+		state_after_fork(&st, &cfg, "unit", (long)getpid(),
+				 now.real_ns, now.mono_ns, "x.log", NULL, NULL);
+		closeq_attach(&m.q, st.queue, st.ring);
+		m.durable = st.ticker;
+		meter_after_fork(&m, (long)getpid(), now);
+		meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[5], DIR_OUT, 7, 0, (ACCT_BYTES | ACCT_CALLS));
+		_exit(m.tab.slots[5].c.bytes[DIR_OUT] == 7 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
+	/* Two files now: ours, unchanged, and the child's. */
+	snprintf(d, sizeof(d), "%s/st", dir);
+	dp = opendir(d);
+	while ((e = readdir(dp)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	ck_assert_int_eq(n, 2);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_int_eq(h.pid, getpid());
+	ck_assert_uint_eq(u64_at(fd, h.layout.slots_off +
+					     5 * h.layout.slot_size +
+					     h.layout.slot_hot +
+					     h.layout.hot_bytes + 8 * DIR_OUT),
+			  100);
+	close(fd);
+	meter_destroy(&m);
+}
+END_TEST
+
+START_TEST(test_recovery_writes_a_dead_process_records_once)
+{
+	struct recover_opts o = { .report = quiet };
+	struct recover_stats rs;
+	char logp[400], sd[300], *text;
+	pid_t pid;
+	int status;
+
+	snprintf(logp, sizeof(logp), "%s/dead.log", dir);
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", logp);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct state st;
+		struct meter m;
+
+		open_meter(&st, &m, 2048);
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0, (ACCT_BYTES | ACCT_CALLS));
+		meter_opened(&m, 8, KIND_UDP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[8], DIR_IN, 55, 0, (ACCT_BYTES | ACCT_CALLS));
+		meter_closed(&m, 8, 2);
+		/* Dies without a word: no exit record. */
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 1);
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 0);
+	text = uu_slurp(logp);
+	ck_assert_uint_eq(uu_count(text, "\"type\":\"exit\""), 1);
+	ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""), 1);
+	ck_assert_uint_eq(uu_count(text, "\"end\":\"killed\""), 1);
+	ck_assert_uint_eq(uu_json_u64(uu_line_with(text, "\"exit\""),
+				      "bytes_out"),
+			  4321);
+	ck_assert_uint_eq(uu_json_u64(uu_line_with(text, "\"exit\""),
+				      "bytes_in"),
+			  55);
+	free(text);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("state");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_a_reader_finds_the_counters_from_the_header_alone);
+	tcase_add_test(tc, test_ticker_totals_change_only_at_commit);
+	tcase_add_test(tc, test_settle_skips_counted_and_unfinished_entries);
+	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
+	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
+	suite_add_tcase(s, tc);
+	return uu_run(s);
+}
