@@ -244,7 +244,7 @@ static int populate(const struct state *st, char *addr, uint64_t off,
  * when that image wrote its final record (exec), else keep it for recovery
  * under a name of its own.  True when path is free now.
  */
-static bool clear_predecessor(const char *path, long pid)
+static bool clear_predecessor(const char *path, long pid, uint64_t start)
 {
 	struct state_header h;
 	char to[CONFIG_PATH_MAX + 160];
@@ -256,7 +256,7 @@ static bool clear_predecessor(const char *path, long pid)
 		return false;
 	if (syscall(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
 	    memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) == 0 && h.pid == pid &&
-	    h.proc_start == state_proc_start(pid)) {
+	    h.proc_start == start) {
 		if (h.status == STATE_FINAL) {
 			ok = syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 		} else {
@@ -285,10 +285,12 @@ static int create_file(struct state *st, const char *dir, long pid,
 	void *p;
 	int err;
 
+	st->proc_start = state_proc_start(pid);
 	snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s", dir, pid,
-		 state_proc_start(pid), STATE_SUFFIX);
+		 st->proc_start, STATE_SUFFIX);
 	fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
-	if (fd < 0 && errno == EEXIST && clear_predecessor(st->path, pid))
+	if (fd < 0 && errno == EEXIST &&
+	    clear_predecessor(st->path, pid, st->proc_start))
 		fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
 	if (fd < 0) {
 		err = errno;
@@ -334,7 +336,7 @@ static void fill_header(struct state *st, const struct config *cfg,
 	h->header_size = sizeof(*h);
 	h->byte_order = STATE_BYTE_ORDER;
 	h->pid = pid;
-	h->proc_start = state_proc_start(pid);
+	h->proc_start = st->proc_start;
 	h->start_real_ns = start_real_ns;
 	h->start_mono_ns = start_mono_ns;
 	h->uid = (uint32_t)geteuid();
@@ -549,20 +551,26 @@ static void rebase_region(struct state *st, struct state_region *r)
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
  * head and every chunk not moved out of it (the places moved chunks left
- * may hold other mappings by now). */
+ * may hold other mappings by now), each run of chunks in one call. */
 static void unmap_region_rest(const struct state_region *r, char *file,
 			      size_t size)
 {
-	uint64_t bytes = r->chunk * r->elem;
+	uint64_t bytes = r->chunk * r->elem, run = 0, len = 0;
 	uint32_t c;
 
-	for (c = 0; c < r->nchunks; c++) {
+	for (c = 0; c <= r->nchunks; c++) {
 		uint64_t off = r->off + (uint64_t)c * bytes;
-		uint64_t len = off + bytes > size ? size - off : bytes;
-		uint8_t s = r->chunk_state[c];
+		uint8_t s = c < r->nchunks ? r->chunk_state[c] : CHUNK_FILE;
 
-		if (s != CHUNK_FILE && s != CHUNK_BACKING)
-			munmap(file + off, len);
+		if (s != CHUNK_FILE && s != CHUNK_BACKING) {
+			if (!len)
+				run = off;
+			len = (off + bytes > size ? size : off + bytes) - run;
+			continue;
+		}
+		if (len)
+			munmap(file + run, len);
+		len = 0;
 	}
 }
 

@@ -133,6 +133,7 @@ struct state_region {
 struct state {
 	bool durable;        /* a file backs it (else private memory) */
 	char path[CONFIG_PATH_MAX + 96];
+	uint64_t proc_start; /* this process's, as in the file's name */
 	char *file;          /* the whole file mapped (regions move out) */
 	size_t size;
 	struct state_header *hdr;

@@ -5,7 +5,7 @@
 #   make bench-tools  the tools (report, top) on big logs; its own section
 BENCH_BIN := $(BUILD)/bench/loadgen
 
-.PHONY: bench bench-instr test-instr
+.PHONY: bench bench-instr test-instr bench-fork-state
 
 $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	@mkdir -p $(dir $@)
@@ -13,8 +13,17 @@ $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
 
-bench: $(BUILD)/libsockmeter.so $(BENCH_BIN)
+$(BUILD)/bench/forkrate: tests/bench/forkrate.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@
+
+bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) bench-fork-state
 	$(Q)tests/bench/run.sh $(BUILD)
+
+# Durable state's cost to fork (issue 8): forks/s with and without it.
+bench-fork-state: $(BUILD)/libsockmeter.so $(BUILD)/bench/forkrate
+	$(Q)tests/bench/fork_state.sh $(BUILD)
 
 bench-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 	$(Q)tests/bench/instr.sh $(BUILD)
