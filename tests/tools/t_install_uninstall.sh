@@ -16,6 +16,7 @@ p=$dest/usr/local
 cat >"$T/want" <<WANT
 644 ./usr/local/lib/sockmeter/libsockmeter.so
 644 ./usr/local/lib/sockmeter/sockmeter_log.py
+755 ./usr/local/lib/sockmeter/sockmeter-recover
 644 ./usr/local/share/doc/sockmeter/sockmeter.ini
 644 ./usr/local/share/man/man1/sockmeter.1
 644 ./usr/local/share/man/man5/sockmeter.ini.5
