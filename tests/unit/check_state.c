@@ -250,7 +250,7 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 {
 	struct recover_opts o = { .report = quiet };
 	struct recover_stats rs;
-	char logp[400], sd[300], *text;
+	char logp[400], sd[300], *text, *line;
 	pid_t pid;
 	int status;
 
@@ -281,12 +281,10 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 	ck_assert_uint_eq(uu_count(text, "\"type\":\"exit\""), 1);
 	ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""), 1);
 	ck_assert_uint_eq(uu_count(text, "\"end\":\"killed\""), 1);
-	ck_assert_uint_eq(uu_json_u64(uu_line_with(text, "\"exit\""),
-				      "bytes_out"),
-			  4321);
-	ck_assert_uint_eq(uu_json_u64(uu_line_with(text, "\"exit\""),
-				      "bytes_in"),
-			  55);
+	line = uu_line_with(text, "\"exit\"");
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 4321);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 55);
+	free(line);
 	free(text);
 }
 END_TEST
