@@ -36,7 +36,7 @@ struct image {
 
 static void no_report(void *ctx, const char *msg);
 static void say(const struct recover_opts *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void say(const struct recover_opts *o, const char *fmt, ...)
 {
@@ -227,8 +227,8 @@ static int write_records(struct image *img, const struct recover_opts *o)
 		m.sink.to_stderr = false;
 	}
 	m.tab.high = m.tab.cap;
-	m.ns_per_tick = mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick
-						    : 1.0;
+	m.ns_per_tick =
+	    mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick : 1.0;
 	sum_closed(state_ticker_whole(mem.ticker), &m);
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	m.end = "killed";
@@ -261,7 +261,8 @@ static bool is_state_name(const char *name)
 {
 	size_t n = strlen(name), s = strlen(STATE_SUFFIX);
 
-	return name[0] != '.' && n > s && strcmp(name + n - s, STATE_SUFFIX) == 0;
+	return name[0] != '.' && n > s &&
+	       strcmp(name + n - s, STATE_SUFFIX) == 0;
 }
 
 /*
@@ -276,7 +277,8 @@ static bool unfinished(const char *name, const char *path)
 	uint64_t start;
 	char *end;
 
-	if (stat(path, &sb) != 0 || sb.st_size >= (off_t)sizeof(struct state_header))
+	if (stat(path, &sb) != 0 ||
+	    sb.st_size >= (off_t)sizeof(struct state_header))
 		return false;
 	pid = strtol(name, &end, 10);
 	if (*end != '-')
@@ -302,8 +304,9 @@ static void recover_one(const char *dir, const char *name,
 			st->skipped++;
 			return;
 		}
-		snprintf(claim, sizeof(claim), "%.*s%s%ld", (int)(strstr(path, CLAIM) - path),
-			 path, CLAIM, (long)getpid());
+		snprintf(claim, sizeof(claim), "%.*s%s%ld",
+			 (int)(strstr(path, CLAIM) - path), path, CLAIM,
+			 (long)getpid());
 	} else {
 		memset(&img, 0, sizeof(img));
 		fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
@@ -330,8 +333,7 @@ static void recover_one(const char *dir, const char *name,
 				st->removed++;
 			return;
 		}
-		if (img.hdr.status != STATE_ORPHAN &&
-		    process_alive(&img.hdr)) {
+		if (img.hdr.status != STATE_ORPHAN && process_alive(&img.hdr)) {
 			st->alive++;
 			return;
 		}
@@ -354,8 +356,9 @@ static void recover_one(const char *dir, const char *name,
 		st->removed++;
 	} else if (write_records(&img, o) == 0) {
 		st->recovered++;
-		say(o, "sockmeter recover: %s[%" PRId64 "]: final records "
-		       "appended to %s",
+		say(o,
+		    "sockmeter recover: %s[%" PRId64 "]: final records "
+		    "appended to %s",
 		    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
 	}
 	munmap(img.p, img.size);
@@ -395,8 +398,8 @@ static void no_report(void *ctx, const char *msg)
 
 void recover_auto(const struct config *cfg)
 {
-	struct recover_opts o = { .max_files = RECOVER_AUTO_MAX,
-				  .report = no_report };
+	struct recover_opts o = {.max_files = RECOVER_AUTO_MAX,
+				 .report = no_report};
 	struct recover_stats st;
 	char dir[CONFIG_PATH_MAX], lock[CONFIG_PATH_MAX + 32];
 	struct stat sb;
@@ -413,7 +416,8 @@ void recover_auto(const struct config *cfg)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (syscall(SYS_flock, fd, LOCK_EX | LOCK_NB) != 0 ||
 	    fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
-	    (sb.st_size > 0 && now.tv_sec - sb.st_mtime < RECOVER_AUTO_EVERY_S &&
+	    (sb.st_size > 0 &&
+	     now.tv_sec - sb.st_mtime < RECOVER_AUTO_EVERY_S &&
 	     now.tv_sec >= sb.st_mtime)) {
 		syscall(SYS_close, fd);
 		return;

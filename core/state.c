@@ -23,7 +23,7 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* A chunk of a region: still the private memory it started as and never
@@ -168,7 +168,8 @@ uint64_t state_proc_start(long pid)
 static void boot_id(char *out, size_t cap)
 {
 	char buf[40];
-	long n = read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	long n =
+	    read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
 
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
@@ -255,8 +256,8 @@ static bool clear_predecessor(const char *path, long pid, uint64_t start)
 	if (fd < 0)
 		return false;
 	if (syscall(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
-	    memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) == 0 && h.pid == pid &&
-	    h.proc_start == start) {
+	    memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) == 0 &&
+	    h.pid == pid && h.proc_start == start) {
 		if (h.status == STATE_FINAL) {
 			ok = syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 		} else {
@@ -298,8 +299,8 @@ static int create_file(struct state *st, const char *dir, long pid,
 		return -err;
 	}
 	/* Beyond the file size limit, ftruncate would raise SIGXFSZ. */
-	if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
-	    fsz.rlim_cur < size) {
+	if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 &&
+	    fsz.rlim_cur != RLIM_INFINITY && fsz.rlim_cur < size) {
 		/* Quietly: the log's own writes will say the limit is hit. */
 		syscall(SYS_close, fd);
 		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
@@ -415,8 +416,7 @@ static bool open_durable(struct state *st, const struct config *cfg,
 		return false;
 	}
 	point_head(st, st->file, &l);
-	fill_header(st, cfg, prog, pid, start_real_ns, start_mono_ns,
-		    log_path);
+	fill_header(st, cfg, prog, pid, start_real_ns, start_mono_ns, log_path);
 	return true;
 }
 
@@ -579,10 +579,10 @@ static void unmap_old_file(const struct state *st, char *file, size_t size,
 {
 	const struct state_region *ring = &st->ring_region;
 	const struct state_region *slots = &st->slot_region;
-	uint64_t ring_end = ring->off + (uint64_t)ring->nchunks * ring->chunk *
-						ring->elem;
-	uint64_t slots_end = slots->off + (uint64_t)slots->nchunks *
-						  slots->chunk * slots->elem;
+	uint64_t ring_end =
+	    ring->off + (uint64_t)ring->nchunks * ring->chunk * ring->elem;
+	uint64_t slots_end =
+	    slots->off + (uint64_t)slots->nchunks * slots->chunk * slots->elem;
 
 	munmap(file, l->ring_off);
 	unmap_region_rest(ring, file, size);
@@ -653,8 +653,8 @@ void state_ticker_begin(struct state_ticker *t)
 void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s)
 {
 	struct state_closed *next = &t->buf[(LOAD(&t->active) & 1) ^ 1];
-	unsigned k = (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind
-						    : KIND_UNTRACKED;
+	unsigned k =
+	    (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind : KIND_UNTRACKED;
 
 	fd_counters_add(&next->closed[k], &s->c);
 	next->closed_n[k]++;

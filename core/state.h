@@ -8,8 +8,8 @@
  * An exec'd image takes the name over: it removes the file its predecessor
  * marked final before exec, or, when the predecessor exec'd without our
  * knowing (a raw system call), renames it DIR/PID-START-NS.state (NS: the
- * predecessor's metering start) marked STATE_ORPHAN for recovery.  The layout is
- * pointer-free, versioned and self-describing: a header (struct
+ * predecessor's metering start) marked STATE_ORPHAN for recovery.
+ * The layout is pointer-free, versioned and self-describing: a header (struct
  * state_header, at offset 0) names the process, its log, the config that
  * shapes its records, and the offset and size of every region, and the
  * offsets of the fields inside struct fd_slot, so that a reader outside the

@@ -31,8 +31,8 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	struct meter_mem mem;
 	int r;
 
-	if (state_open(&sm_state, cfg, prog, pid, cap, now.real_ns,
-		       now.mono_ns, "", report, ctx) != 0) {
+	if (state_open(&sm_state, cfg, prog, pid, cap, now.real_ns, now.mono_ns,
+		       "", report, ctx) != 0) {
 		memset(&sm_state, 0, sizeof(sm_state));
 		return meter_init(&sm_meter, cfg, prog, pid, cap, now, report,
 				  ctx);

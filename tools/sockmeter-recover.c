@@ -39,7 +39,7 @@ static void quiet(void *ctx, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct recover_opts o = { .stderr_here = true, .report = to_stderr };
+	struct recover_opts o = {.stderr_here = true, .report = to_stderr};
 	struct recover_stats st;
 	struct config cfg;
 	char dir[CONFIG_PATH_MAX];
@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 			printf("usage: sockmeter recover [-q] [DIR]\n");
 			return 0;
 		} else if (argv[i][0] == '-' || arg) {
-			fprintf(stderr, "usage: sockmeter recover [-q] [DIR]\n");
+			fprintf(stderr,
+				"usage: sockmeter recover [-q] [DIR]\n");
 			return 2;
 		} else {
 			arg = argv[i];
@@ -63,7 +64,8 @@ int main(int argc, char **argv)
 	if (!arg) {
 		config_load(&cfg, env, to_stderr, NULL);
 		if (state_dir_expand(cfg.state_dir, dir, sizeof(dir)) != 0) {
-			fprintf(stderr, "sockmeter recover: state dir too long\n");
+			fprintf(stderr,
+				"sockmeter recover: state dir too long\n");
 			return 1;
 		}
 		arg = dir;

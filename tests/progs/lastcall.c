@@ -29,8 +29,9 @@ static long long xfer(int a, int b, long long want)
 	long long done = 0, got = 0;
 
 	while (done < want) {
-		size_t n = want - done < (long long)sizeof(buf) ? (size_t)(want - done)
-								  : sizeof(buf);
+		size_t n = want - done < (long long)sizeof(buf)
+			       ? (size_t)(want - done)
+			       : sizeof(buf);
 		ssize_t w = write(a, buf, n), r;
 
 		if (w <= 0)
@@ -68,7 +69,8 @@ static int do_sendfile(long long want)
 	unlink(path);
 	memset(buf, 'x', sizeof(buf));
 	while (left > 0) {
-		size_t n = left < (long long)sizeof(buf) ? (size_t)left : sizeof(buf);
+		size_t n =
+		    left < (long long)sizeof(buf) ? (size_t)left : sizeof(buf);
 
 		if (write(fd, buf, n) != (ssize_t)n)
 			return 1;

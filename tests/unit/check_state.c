@@ -73,8 +73,8 @@ static uint64_t u64_at(int fd, uint64_t off)
 /* Set up a meter in a state file, as the preload does. */
 static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 {
-	struct meter_mem mem = { 0 };
-	struct meter_time now = { 1000, 1700000000000000000ull };
+	struct meter_mem mem = {0};
+	struct meter_time now = {1000, 1700000000000000000ull};
 
 	ck_assert_int_eq(state_open(st, &cfg, "unit", (long)getpid(), cap,
 				    now.real_ns, now.mono_ns, "x.log", quiet,
@@ -109,8 +109,10 @@ START_TEST(test_a_reader_finds_the_counters_from_the_header_alone)
 	open_meter(&st, &m, 4096);
 	meter_opened(&m, 3, KIND_TCP, 1, NULL, NULL);
 	meter_opened(&m, 1500, KIND_UDP, 1, NULL, NULL);
-	fd_account(&m.tab.slots[3], DIR_OUT, 1234, 0, (ACCT_BYTES | ACCT_CALLS));
-	fd_account(&m.tab.slots[1500], DIR_IN, 99, 0, (ACCT_BYTES | ACCT_CALLS));
+	fd_account(&m.tab.slots[3], DIR_OUT, 1234, 0,
+		   (ACCT_BYTES | ACCT_CALLS));
+	fd_account(&m.tab.slots[1500], DIR_IN, 99, 0,
+		   (ACCT_BYTES | ACCT_CALLS));
 
 	ck_assert(only_file(path, sizeof(path)));
 	fd = open(path, O_RDONLY);
@@ -126,14 +128,15 @@ START_TEST(test_a_reader_finds_the_counters_from_the_header_alone)
 	ck_assert_uint_eq(h.layout.slot_count, 4096);
 	slot = h.layout.slots_off + 3 * h.layout.slot_size;
 	hot = slot + h.layout.slot_hot;
-	ck_assert_int_eq(pread(fd, &kind, 1, (off_t)(slot + h.layout.slot_kind)),
-			 1);
+	ck_assert_int_eq(
+	    pread(fd, &kind, 1, (off_t)(slot + h.layout.slot_kind)), 1);
 	ck_assert_uint_eq(kind, KIND_TCP);
 	ck_assert_uint_eq(u64_at(fd, hot + h.layout.hot_bytes + 8 * DIR_OUT),
 			  1234);
 	slot = h.layout.slots_off + 1500 * h.layout.slot_size;
 	hot = slot + h.layout.slot_hot;
-	ck_assert_uint_eq(u64_at(fd, hot + h.layout.hot_bytes + 8 * DIR_IN), 99);
+	ck_assert_uint_eq(u64_at(fd, hot + h.layout.hot_bytes + 8 * DIR_IN),
+			  99);
 	close(fd);
 	meter_destroy(&m);
 }
@@ -142,7 +145,7 @@ END_TEST
 START_TEST(test_ticker_totals_change_only_at_commit)
 {
 	struct state_ticker *t = calloc(1, sizeof(*t));
-	struct fd_snapshot s = { 0 };
+	struct fd_snapshot s = {0};
 
 	ck_assert_ptr_nonnull(t);
 	s.kind = KIND_TCP;
@@ -151,18 +154,18 @@ START_TEST(test_ticker_totals_change_only_at_commit)
 	state_ticker_add(t, &s);
 	state_ticker_add(t, &s);
 	/* Not committed: a reader sees the old (empty) totals. */
-	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
-			  0);
+	ck_assert_uint_eq(
+	    state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT], 0);
 	state_ticker_commit(t, 2);
-	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
-			  20);
+	ck_assert_uint_eq(
+	    state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT], 20);
 	ck_assert_uint_eq(state_ticker_whole(t)->closed_n[KIND_TCP], 2);
 	ck_assert_uint_eq(state_ticker_whole(t)->upto, 2);
 	state_ticker_begin(t);
 	state_ticker_add(t, &s);
 	state_ticker_commit(t, 3);
-	ck_assert_uint_eq(state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT],
-			  30);
+	ck_assert_uint_eq(
+	    state_ticker_whole(t)->closed[KIND_TCP].bytes[DIR_OUT], 30);
 	free(t);
 }
 END_TEST
@@ -170,7 +173,7 @@ END_TEST
 START_TEST(test_settle_skips_counted_and_unfinished_entries)
 {
 	struct closeq q;
-	struct fd_snapshot s = { 0 };
+	struct fd_snapshot s = {0};
 	struct closeq_entry e;
 	int i;
 
@@ -212,15 +215,16 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct meter_time now = { 2000, 1700000001000000000ull };
+		struct meter_time now = {2000, 1700000001000000000ull};
 
-		state_after_fork(&st, &cfg, "unit", (long)getpid(),
-				 now.real_ns, now.mono_ns, "x.log", NULL, NULL);
+		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
+				 now.mono_ns, "x.log", NULL, NULL);
 		closeq_attach(&m.q, st.queue, st.ring);
 		m.durable = st.ticker;
 		meter_after_fork(&m, (long)getpid(), now);
 		meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[5], DIR_OUT, 7, 0, (ACCT_BYTES | ACCT_CALLS));
+		fd_account(&m.tab.slots[5], DIR_OUT, 7, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
 		_exit(m.tab.slots[5].c.bytes[DIR_OUT] == 7 ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -237,9 +241,9 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
 	ck_assert_int_eq(h.pid, getpid());
 	ck_assert_uint_eq(u64_at(fd, h.layout.slots_off +
-					     5 * h.layout.slot_size +
-					     h.layout.slot_hot +
-					     h.layout.hot_bytes + 8 * DIR_OUT),
+					 5 * h.layout.slot_size +
+					 h.layout.slot_hot +
+					 h.layout.hot_bytes + 8 * DIR_OUT),
 			  100);
 	close(fd);
 	meter_destroy(&m);
@@ -248,7 +252,7 @@ END_TEST
 
 START_TEST(test_recovery_writes_a_dead_process_records_once)
 {
-	struct recover_opts o = { .report = quiet };
+	struct recover_opts o = {.report = quiet};
 	struct recover_stats rs;
 	char logp[400], sd[300], *text, *line;
 	pid_t pid;
@@ -264,9 +268,11 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 
 		open_meter(&st, &m, 2048);
 		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0, (ACCT_BYTES | ACCT_CALLS));
+		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
 		meter_opened(&m, 8, KIND_UDP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[8], DIR_IN, 55, 0, (ACCT_BYTES | ACCT_CALLS));
+		fd_account(&m.tab.slots[8], DIR_IN, 55, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
 		meter_closed(&m, 8, 2);
 		/* Dies without a word: no exit record. */
 		_exit(0);
@@ -296,7 +302,8 @@ int main(void)
 
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_a_reader_finds_the_counters_from_the_header_alone);
+	tcase_add_test(tc,
+		       test_a_reader_finds_the_counters_from_the_header_alone);
 	tcase_add_test(tc, test_ticker_totals_change_only_at_commit);
 	tcase_add_test(tc, test_settle_skips_counted_and_unfinished_entries);
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
