@@ -155,7 +155,8 @@ uint64_t state_proc_start(long pid)
 		return 0;
 	/* The name (field 2) may hold anything: count after its last ')'. */
 	p = strrchr(buf, ')');
-	if (!p)
+	/* A zombie (or dying) process is gone for us: its state is final. */
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
 	for (field = 2; *p && field < 22; p++)
 		if (*p == ' ')

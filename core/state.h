@@ -224,7 +224,7 @@ int state_dir_expand(const char *tmpl, char *out, size_t cap);
 
 /*
  * state_proc_start - field 22 of /proc/PID/stat (start time in clock ticks
- * since boot), or 0 when the process is gone or unreadable.  Raw system
+ * since boot), or 0 when the process is gone, a zombie, or unreadable.  Raw system
  * calls only, no allocation.
  * Context: any thread and signal handler.
  */

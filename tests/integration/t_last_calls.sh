@@ -11,7 +11,7 @@
 
 need_prog lastcall
 report=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter-report
-export SOCKMETER_FORMAT=json
+export SOCKMETER_FORMAT=json SOCKMETER_STATE=$T/state
 
 run_case() { # MODE BYTES: logs in $T/MODE/
 	mkdir -p "$T/$1"
@@ -64,4 +64,7 @@ got=$("$PY" -c 'import json,sys
 p = json.load(open(sys.argv[1]))["processes"]
 print(len(p), p[0]["bytes_out"], p[0]["bytes_in"], p[0]["state"])' "$T/fail.rep")
 expect_eq "report after a failed exec" "$got" "1 200000 200000 exited"
+# Every image removed its state file: _exit, exit, and the exec'd true
+# removed the one its predecessor marked final.
+expect_eq "state files left" "$(ls -A "$T/state" | grep -vc '^\.recover')" 0
 exit 0
