@@ -92,10 +92,19 @@ struct state_layout {
 		slot_local, slot_peer;
 	/* inside struct fd_hot: arrays of [dir] or [dir][n] */
 	uint32_t hot_bytes, hot_calls, hot_latency, hot_errors, hot_sizes;
-	/* inside struct closeq_entry */
+	/* inside struct closeq_entry, and its struct fd_snapshot */
 	uint32_t entry_state, entry_closed_ns, entry_snapshot;
+	uint32_t snap_fd, snap_kind, snap_opened, snap_counters;
 	uint32_t counters_size, snapshot_size;
+	/* inside struct fd_counters: u64 arrays of [dir] or [dir][n] */
+	uint32_t ctr_bytes, ctr_calls, ctr_errors, ctr_sizes, ctr_latency;
+	/* inside struct state_ticker and struct state_closed */
+	uint32_t tick_active, tick_buf, closed_size, closed_upto, closed_n,
+		closed_c;
+	/* inside struct closeq_shared */
+	uint32_t q_head, q_tail, q_pushed, q_dropped, q_dropped_c, q_dropped_n;
 	uint32_t dirs, errs, size_buckets, kinds;
+	uint32_t pad;
 };
 
 struct state_header {

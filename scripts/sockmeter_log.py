@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import struct
 import sys
 import time
 
@@ -358,3 +359,232 @@ def open_log(path):
     if path.endswith(".gz"):
         return gzip.open(path, "rb")
     return open(path, "rb", buffering=1 << 20)
+
+
+# ---------------------------------------------------------------- state files
+
+# The state file of a metered process (docs/state.md): the header's own
+# fields are fixed by the layout version; everything else is found through
+# the offsets the header gives.
+STATE_MAGIC = b"SOCKMST\n"
+STATE_HEAD = struct.Struct("=8sIIIIqQQQII40s64s640s")
+STATE_LAYOUT_AT = 808
+STATE_LAYOUT_U64 = ("file_size config_off config_size ticker_off ticker_size "
+                    "queue_off queue_size ring_off ring_count entry_size "
+                    "ring_chunk slots_off slot_count slot_size "
+                    "slot_chunk").split()
+STATE_LAYOUT_U32 = ("slot_kind slot_seq slot_gen slot_opened slot_hot "
+                    "slot_local slot_peer hot_bytes hot_calls hot_latency "
+                    "hot_errors hot_sizes entry_state entry_closed_ns "
+                    "entry_snapshot snap_fd snap_kind snap_opened "
+                    "snap_counters counters_size snapshot_size ctr_bytes "
+                    "ctr_calls ctr_errors ctr_sizes ctr_latency tick_active "
+                    "tick_buf closed_size closed_upto closed_n closed_c "
+                    "q_head q_tail q_pushed q_dropped q_dropped_c "
+                    "q_dropped_n dirs errs size_buckets kinds").split()
+KIND_NAMES = (None, None, "tcp", "udp", "unix", "unix_dgram", "socket",
+              "pipe", "file", "tty")
+ERR_NAMES = ("again", "intr", "other")
+
+
+class StateError(Exception):
+    pass
+
+
+def _ts(ns):
+    """Nanoseconds as records write them: seconds, 6 decimals, truncated
+    (so a state record and its log's records name the same start)."""
+    return float("%d.%06d" % (ns // 10**9, ns % 10**9 // 1000)) if ns else None
+
+
+def _cstr(b):
+    return b.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _proc_start(pid):
+    """Field 22 of /proc/PID/stat, or None when gone or a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as fh:
+            s = fh.read()
+    except OSError:
+        return None
+    rest = s[s.rfind(b")") + 2:].split()
+    if not rest or rest[0] in (b"Z", b"X"):
+        return None
+    return int(rest[19])
+
+
+def _addr(b):
+    """A slot's address (family u16, then sockaddr_in/in6) as records
+    write it."""
+    import socket as so
+    fam = struct.unpack_from("=H", b, 0)[0]
+    if fam == so.AF_INET:
+        port = struct.unpack_from("!H", b, 2)[0]
+        return "%s:%d" % (so.inet_ntop(so.AF_INET, b[4:8]), port)
+    if fam == so.AF_INET6:
+        port = struct.unpack_from("!H", b, 2)[0]
+        return "[%s]:%d" % (so.inet_ntop(so.AF_INET6, b[8:24]), port)
+    return ""
+
+
+def read_state(path):
+    """The numbers of a metered process as its state file holds them, as a
+    record: "type" "exit" and "end" "unrecovered" when its process is gone,
+    "interval" (its counters now) while it runs; None for a file whose
+    last record was written (status final).  Raises StateError when the
+    file is not a state file this reader knows."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise StateError("cannot read: %s" % (e.strerror or e))
+    try:
+        return _read_state(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _data_ranges(fd, start, end):
+    """The allocated ranges of [start, end) of a sparse file (its holes
+    read as zeros and are skipped: reading them whole would cost the
+    memory of a table sized for a million fds)."""
+    pos = start
+    while pos < end:
+        try:
+            a = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError:
+            return
+        if a >= end:
+            return
+        try:
+            b = min(os.lseek(fd, a, os.SEEK_HOLE), end)
+        except OSError:
+            b = end
+        yield a, b
+        pos = b
+
+
+def _read_state(fd, path):
+    data = os.pread(fd, 1 << 16, 0)
+    if len(data) < STATE_LAYOUT_AT + 8 * 15 + 4 * 43:
+        raise StateError("too short for a state file")
+    (magic, version, hsize, order, status, pid, proc_start, start_real, _,
+     _, _, boot, prog, logp) = STATE_HEAD.unpack_from(data, 0)
+    if magic != STATE_MAGIC or version != 1 or order != 0x01020304:
+        raise StateError("not a version 1 state file of this byte order")
+    u64 = struct.unpack_from("=15Q", data, STATE_LAYOUT_AT)
+    u32 = struct.unpack_from("=43I", data, STATE_LAYOUT_AT + 8 * 15)
+    L = dict(zip(STATE_LAYOUT_U64, u64))
+    L.update(zip(STATE_LAYOUT_U32, u32))
+    if status == 2:
+        return None
+    if os.fstat(fd).st_size < L["file_size"] or \
+            (L["dirs"], L["errs"], L["size_buckets"]) != (2, 3, 24):
+        raise StateError("a layout this reader does not know")
+    # The small regions before the ring (header, config, ticker, queue).
+    data = os.pread(fd, L["ring_off"], 0)
+    nsz = L["size_buckets"]
+
+    def ctr(off, buf=None):
+        """A struct fd_counters at off of buf (default: data): [in, out] of
+        bytes, calls, errors (3 each), sizes (24 each)."""
+        buf = data if buf is None else buf
+        q = lambda o, n: struct.unpack_from("=%dQ" % n, buf, off + o)
+        return (q(L["ctr_bytes"], 2), q(L["ctr_calls"], 2),
+                q(L["ctr_errors"], 6), q(L["ctr_sizes"], 2 * nsz))
+
+    tot = [[0, 0], [0, 0], [0] * 6, [0] * (2 * nsz)]
+
+    def add(c):
+        for a, b in zip(tot, c):
+            for i, v in enumerate(b):
+                a[i] += v
+
+    def entry(fd, kind, opened, c):
+        b, ca, e, z = c
+        f = dict(fd=fd, kind=KIND_NAMES[kind] if kind < 10 else "unknown",
+                 opened=_ts(opened))
+        for d, dn in enumerate(("in", "out")):
+            f["bytes_" + dn] = b[d]
+            f["errors_" + dn] = dict(zip(ERR_NAMES, e[3 * d:3 * d + 3]))
+            f["sizes_" + dn] = list(z[nsz * d:nsz * d + nsz])
+            # Calls are derived from sizes and errors when both are on.
+            f["calls_" + dn] = max(ca[d], sum(e[3 * d:3 * d + 3]) +
+                                   sum(z[nsz * d:nsz * d + nsz]))
+        return f
+
+    # What the ticker drained, and the close records it lost.
+    tk = L["ticker_off"]
+    active = struct.unpack_from("=I", data, tk + L["tick_active"])[0] & 1
+    whole = tk + L["tick_buf"] + active * L["closed_size"]
+    upto = struct.unpack_from("=Q", data, whole + L["closed_upto"])[0]
+    kinds = L["kinds"]
+    for k in range(kinds):
+        add(ctr(whole + L["closed_c"] + k * L["counters_size"]))
+        add(ctr(L["queue_off"] + L["q_dropped_c"] + k * L["counters_size"]))
+    head, pushed = struct.unpack_from("=Q", data, L["queue_off"] +
+                                      L["q_head"])[0], \
+        struct.unpack_from("=Q", data, L["queue_off"] + L["q_pushed"])[0]
+    # Closes not drained yet.
+    for pos in range(upto, min(head, upto + L["ring_count"])):
+        ent = os.pread(fd, L["entry_size"], L["ring_off"] +
+                       (pos % L["ring_count"]) * L["entry_size"])
+        if len(ent) < L["entry_size"] or \
+                struct.unpack_from("=I", ent, L["entry_state"])[0] != 2:
+            continue
+        add(ctr(L["entry_snapshot"] + L["snap_counters"], ent))
+    # The fds open now: every tracked slot.
+    fds = []
+    hot = lambda s, o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
+                                                s + L["slot_hot"] + o)
+    size = L["slot_size"]
+    end = L["slots_off"] + L["slot_count"] * size
+    for a, b in _data_ranges(fd, L["slots_off"], end):
+        data = os.pread(fd, b - a, a)
+        first = (a - L["slots_off"] + size - 1) // size
+        for n in range(first, (b - L["slots_off"]) // size):
+            f = _slot(data, n * size + L["slots_off"] - a, n, L, hot, entry)
+            if f:
+                add(f.pop("_c"))
+                fds.append(f)
+    totals = entry(-1, 2, 0, tot)
+    for k in ("fd", "kind", "opened"):
+        del totals[k]
+    totals["fds_open"] = len(fds)
+    totals["fds_closed"] = pushed
+    alive = _proc_start(pid) == proc_start and status != 3
+    r = dict(type="interval" if alive else "exit", ts=time.time(), pid=pid,
+             prog=_cstr(prog), start=_ts(start_real), totals=totals,
+             fds=fds, fds_omitted=0, log=_cstr(logp), state_file=path)
+    if not alive:
+        r["end"] = "unrecovered"
+    return r
+
+
+def _slot(data, s, fd, L, hot, entry):
+    """Slot fd at offset s of data, as an fds entry (its counters under
+    "_c"), or None when it holds no tracked connection."""
+    kind = data[s + L["slot_kind"]]
+    if kind < 2 or kind >= len(KIND_NAMES):
+        return None
+    nsz = L["size_buckets"]
+    h = lambda o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
+                                           s + L["slot_hot"] + o)
+    c = (h(L["hot_bytes"], 2, "Q"), h(L["hot_calls"], 2, "Q"),
+         h(L["hot_errors"], 6, "I"), h(L["hot_sizes"], 2 * nsz, "I"))
+    f = entry(fd, kind, struct.unpack_from("=Q", data,
+                                           s + L["slot_opened"])[0], c)
+    f["local"] = _addr(data[s + L["slot_local"]:s + L["slot_local"] + 28])
+    f["peer"] = _addr(data[s + L["slot_peer"]:s + L["slot_peer"] + 28])
+    f["_c"] = c
+    return f
+
+
+def state_files(d):
+    """The state files in directory d (claimed ones left out)."""
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return []
+    return [os.path.join(d, n) for n in names
+            if n.endswith(".state") and not n.startswith(".")]

@@ -1,0 +1,53 @@
+# The tools read state files (issue 8):
+#  - sockmeter top PID shows a running process's counters before it wrote
+#    any record (interval 60 s, no log yet);
+#  - sockmeter-report --state counts a running process's counters now, and
+#    a killed, not yet recovered process's final numbers (state "ended:
+#    unrecovered"); after sockmeter recover, the log alone gives the same
+#    numbers (state "ended: killed"), and --state adds nothing twice.
+. "$(dirname "$0")/lib.sh"
+
+top=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
+report=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter-report
+export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json \
+	SOCKMETER_INTERVAL=60
+mkdir -p "$T/logs"
+cat >"$T/victim.py" <<'PYEOF'
+import os, socket, time
+a, b = socket.socketpair()
+a.sendall(b"x" * 54321)
+n = 0
+while n < 54321:
+    n += len(b.recv(65536))
+print("ready", os.getpid(), flush=True)
+time.sleep(60)
+PYEOF
+SOCKMETER_LOG=$T/logs/%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/out"
+i=0
+until grep -q '^ready' "$T/out"; do
+	i=$((i + 1)); [ "$i" -gt 500 ] && fail "victim did not start"; sleep 0.02
+done
+vpid=$(awk '/^ready/ { print $2 }' "$T/out")
+log=$T/logs/$vpid.log
+[ ! -e "$log" ] || fail "a record was written already"
+
+"$top" top --once "$vpid" >"$T/top" 2>&1 || fail "top: $(cat "$T/top")"
+grep -qE "^python3 +$vpid .* 53\.0K +53\.0K +2 " "$T/top" ||
+	fail "top does not show the live counters: $(cat "$T/top")"
+
+rep() { # STATE-OPTION... : "state bytes_in bytes_out" of the one process
+	"$report" -f json "$@" "$log" >"$T/rep.json" 2>"$T/rep.err" ||
+		fail "report: $(cat "$T/rep.err")"
+	"$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))["processes"]
+assert len(p) == 1, p
+print(p[0]["state"], p[0]["bytes_in"], p[0]["bytes_out"])' "$T/rep.json"
+}
+expect_eq "report --state, running" "$(rep --state "$T/state")" "no exit record 54321 54321"
+kill -KILL "$vpid"
+while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+expect_eq "report --state, killed" "$(rep --state "$T/state")" "ended: unrecovered 54321 54321"
+"$top" recover -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
+expect_eq "report, recovered" "$(rep)" "ended: killed 54321 54321"
+expect_eq "report --state, recovered" "$(rep --state "$T/state")" "ended: killed 54321 54321"
+exit 0
