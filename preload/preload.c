@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -107,12 +108,45 @@ static uint64_t real_now(void)
 
 /* --- the ticker thread --------------------------------------------------- */
 
+/*
+ * The final record of _exit and exec is made by the ticker, on request:
+ * the caller may be a signal handler that interrupted malloc, and must
+ * neither allocate nor take a lock itself.  final_req (a futex word): 0
+ * none, 1 exit, 2 exec; final_done grows when one is served.
+ */
+static uint32_t final_req, final_done, ticker_alive;
+
+static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
+{
+	return syscall(SYS_futex, w, op | FUTEX_PRIVATE_FLAG, val, t, NULL,
+		       FUTEX_BITSET_MATCH_ANY);
+}
+
+/* Serve a pending request (the caller holds the tick lock). */
+static bool serve_final(struct meter_time now)
+{
+	uint32_t req = __atomic_load_n(&final_req, __ATOMIC_ACQUIRE);
+
+	if (!req)
+		return false;
+	if (req == 2)
+		meter_exec(&sm_meter, now);
+	else
+		meter_exit(&sm_meter, now);
+	sm_durable_end(req == 2 ? SM_END_EXEC : SM_END_EXIT);
+	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&final_done, 1, __ATOMIC_ACQ_REL);
+	futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
+	return true;
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
 	/* Named from inside: pthread_setname_np on another thread opens
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
 	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
+	__atomic_store_n(&ticker_alive, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		struct meter_time now;
 		struct timespec ts;
@@ -121,13 +155,16 @@ static void *ticker_main(void *arg)
 		pthread_mutex_lock(&tick_lock);
 		now = now_both();
 		calibrate(now);
-		next = meter_tick(&sm_meter, now);
+		next = serve_final(now) ? now.mono_ns + 1000000000ull
+					: meter_tick(&sm_meter, now);
 		pthread_mutex_unlock(&tick_lock);
 		sm_durable_chores(now.mono_ns);
 		ts.tv_sec = (time_t)(next / 1000000000u);
 		ts.tv_nsec = (long)(next % 1000000000u);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-				       NULL) == EINTR)
+		/* Until the next tick, or a request for a final record. */
+		while (!__atomic_load_n(&final_req, __ATOMIC_ACQUIRE) &&
+		       futex(&final_req, FUTEX_WAIT_BITSET, 0, &ts) != 0 &&
+		       errno != ETIMEDOUT)
 			;
 	}
 	return NULL;
@@ -199,6 +236,8 @@ static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
 	sm_durable_after_fork((long)getpid(), now_both());
 }
 
@@ -406,14 +445,37 @@ static bool stderr_stuck(void)
 		!(p.revents & POLLOUT));
 }
 
+/* Ask the ticker for the final record and wait for it, 2 s at most (then
+ * the state file keeps the numbers).  Raw system calls only. */
+static void ask_ticker(bool exec)
+{
+	uint32_t done = __atomic_load_n(&final_done, __ATOMIC_ACQUIRE);
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	__atomic_store_n(&final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
+	futex(&final_req, FUTEX_WAKE, 1, NULL);
+	while (__atomic_load_n(&final_done, __ATOMIC_ACQUIRE) == done &&
+	       (futex(&final_done, FUTEX_WAIT_BITSET, done, &until) == 0 ||
+		errno != ETIMEDOUT))
+		;
+}
+
 void sm_final_record(bool exec)
 {
 	struct meter_time now;
 	int saved = errno;
 
 	/* A vfork child shares our memory: nothing of ours is its to end. */
-	if (!sm_meter.tab.cap || foreign_process() || stderr_stuck() ||
-	    !lock_bounded(2000))
+	if (!sm_meter.tab.cap || foreign_process() || stderr_stuck())
+		goto out;
+	if (__atomic_load_n(&ticker_alive, __ATOMIC_ACQUIRE)) {
+		ask_ticker(exec);
+		goto out;
+	}
+	/* No ticker ran: no tracked fd, little to write, made here. */
+	if (!lock_bounded(2000))
 		goto out;
 	now = now_both();
 	calibrate(now);

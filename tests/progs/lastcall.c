@@ -9,6 +9,9 @@
  *                             execlp("true", ...)
  *   lastcall execfail BYTES   BYTES, an execlp of a missing program (it
  *                             fails), BYTES again, then exit(0)
+ *   lastcall sigexit BYTES    BYTES, then malloc/free in a loop until a
+ *                             SIGALRM handler (10 ms later) calls _exit(0):
+ *                             most likely inside malloc
  *
  * Prints "pid=P" and, per process, what it moved as NAME=N lines (the truth
  * the tests compare with): "child_in", "parent_out", "out", "in".
@@ -18,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/sendfile.h>
+#include <sys/time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,6 +50,28 @@ static long long xfer(int a, int b, long long want)
 		}
 	}
 	return got;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(0);
+}
+
+static void churn_until_alarm(void)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 10000 } };
+	volatile size_t sink = 0;
+
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (;;) {
+		char *p = malloc(100 + sink % 5000);
+
+		if (p)
+			sink += (size_t)p[0];
+		free(p);
+	}
 }
 
 static int pair(int sp[2])
@@ -123,6 +150,8 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (strcmp(argv[1], "_Exit") == 0)
 		_Exit(0);
+	if (strcmp(argv[1], "sigexit") == 0)
+		churn_until_alarm();
 	if (strcmp(argv[1], "exec") == 0) {
 		execlp("true", "true", (char *)NULL);
 		perror("execlp");
