@@ -17,6 +17,9 @@ ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
            -fvisibility=hidden $(WARN) $(shell pkg-config --cflags inih) \
            $(CFLAGS) -MMD -MP
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
+# The library's own syscall() calls go to libc, not to its exported
+# syscall() wrapper (preload/wrap_syscall.c).
+LDFLAGS_SO := -Wl,--wrap=syscall
 
 ifeq ($(V),1)
 Q :=
@@ -48,7 +51,7 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/libsockmeter.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $^ $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
-		-Wl,-z,now -Wl,-z,relro
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS_SO)
 
 $(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)

@@ -4,8 +4,12 @@
 #include "closeq.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -13,6 +17,10 @@
 enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
 
 #define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
+
+_Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
+		       CLOSEQ_WAKE_AT < CLOSEQ_CAP,
+	       "the ring is a power of 2, woken well before it is full");
 
 int closeq_init(struct closeq *q)
 {
@@ -45,6 +53,24 @@ static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
 			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
+/* The push of entry head found many records waiting: ask the ticker for a
+ * drain, once per drain (the flag is the futex word closeq_wait sleeps
+ * on).  errno is kept: a close wrapper runs this before the real call. */
+static void ask_drain(struct closeq *q, uint64_t head)
+{
+	uint32_t idle = 0;
+	int saved;
+
+	if (head + 1 - LOAD(&q->tail) < CLOSEQ_WAKE_AT || LOAD(&q->wake) ||
+	    !__atomic_compare_exchange_n(&q->wake, &idle, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	saved = errno;
+	syscall(SYS_futex, &q->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL,
+		NULL, 0);
+	errno = saved;
+}
+
 void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns)
 {
@@ -71,6 +97,33 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	e->s = *s;
 	e->closed_ns = closed_ns;
 	STORE(&e->state, ENTRY_READY);
+	ask_drain(q, head);
+}
+
+uint64_t closeq_pending(const struct closeq *q)
+{
+	return LOAD(&q->head) - LOAD(&q->tail);
+}
+
+bool closeq_wait(struct closeq *q, uint64_t until_ns)
+{
+	struct timespec ts = { (time_t)(until_ns / 1000000000u),
+			       (long)(until_ns % 1000000000u) };
+
+	/* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline. */
+	while (!LOAD(&q->wake)) {
+		if (syscall(SYS_futex, &q->wake,
+			    FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
+			    FUTEX_BITSET_MATCH_ANY) == 0 ||
+		    errno == EINTR || errno == EAGAIN)
+			continue;
+		if (errno != ETIMEDOUT) /* no futex here: a plain sleep */
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					       &ts, NULL) == EINTR)
+				;
+		break;
+	}
+	return __atomic_exchange_n(&q->wake, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
 bool closeq_pop(struct closeq *q, struct closeq_entry *out)
@@ -130,6 +183,7 @@ void closeq_after_fork(struct closeq *q)
 	for (; q->tail < q->head; q->tail++)
 		q->ring[q->tail % CLOSEQ_CAP].state = ENTRY_FREE;
 	q->head = q->tail = 0;
+	q->wake = 0;
 	q->pushed = 0;
 	q->dropped = 0;
 	memset(q->dropped_c, 0, sizeof(q->dropped_c));

@@ -128,6 +128,29 @@ uint64_t meter_tick(struct meter *m, struct meter_time now);
 void meter_exit(struct meter *m, struct meter_time now);
 
 /*
+ * meter_tick_into, meter_exit_into - meter_tick and meter_exit without the
+ * write: the records are appended to out, for meter_flush to write after
+ * the caller has let go of the state (so fork never waits on a write).  A
+ * tick that only drains close records takes a bounded batch of them:
+ * meter_more then says whether to tick again at once.
+ * Context: ticker only (the caller holds the ticker's state lock).
+ */
+uint64_t meter_tick_into(struct meter *m, struct meter_time now,
+			 struct sbuf *out);
+void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out);
+
+/* meter_more - many close records are still waiting for a tick.
+ * Context: ticker only. */
+bool meter_more(const struct meter *m);
+
+/*
+ * meter_flush - write out (records made by meter_tick_into or
+ * meter_exit_into) to the sink in one batch, then free it.
+ * Context: ticker only; needs only the caller's write lock, not the state.
+ */
+void meter_flush(struct meter *m, struct sbuf *out);
+
+/*
  * meter_after_fork - in a fresh child: counters, totals, queue and windows
  * start from zero, the log path is re-made for the child's pid.
  * Context: fork child.

@@ -6,6 +6,7 @@
 #include "preload.h"
 
 #include "../core/classify.h"
+#include "warn.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,8 +28,14 @@ bool sm_slow;
 static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
 
-/* Serializes the ticker, the exit record and fork. */
+/* Serializes the ticker, the exit record and fork: the meter's state. */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serializes writes to the sink, in the order the batches were made; taken
+ * under tick_lock, held after it: fork waits on the state, never on a
+ * write.  ticker_out is the batch being written (reachable, so a child
+ * forked mid-write frees its copy). */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sbuf ticker_out;
 static int ticker_started; /* atomic: 0 no, 1 starting or running */
 static int initialized;
 
@@ -59,14 +66,12 @@ bool sm_bind(void)
 	return true;
 }
 
-/* What fd 2 was at start-up: warnings go there only while it still is. */
-static struct stderr_id stderr_at_start;
-
-/* One line on stderr (see sink_warn). */
+/* One warning line: on stderr while fd 2 is still the one of start-up,
+ * else to syslog (warn.c). */
 static void report_stderr(void *ctx, const char *msg)
 {
 	(void)ctx;
-	sink_warn(&stderr_at_start, msg);
+	sm_warn(msg);
 }
 
 static struct meter_time now_both(void)
@@ -114,19 +119,22 @@ static void *ticker_main(void *arg)
 	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
 	for (;;) {
 		struct meter_time now;
-		struct timespec ts;
 		uint64_t next;
+		bool more;
 
 		pthread_mutex_lock(&tick_lock);
 		now = now_both();
 		calibrate(now);
-		next = meter_tick(&sm_meter, now);
+		next = meter_tick_into(&sm_meter, now, &ticker_out);
+		more = meter_more(&sm_meter);
+		pthread_mutex_lock(&write_lock);
 		pthread_mutex_unlock(&tick_lock);
-		ts.tv_sec = (time_t)(next / 1000000000u);
-		ts.tv_nsec = (long)(next % 1000000000u);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-				       NULL) == EINTR)
-			;
+		meter_flush(&sm_meter, &ticker_out);
+		pthread_mutex_unlock(&write_lock);
+		/* Until the next tick, or until a busy closer asks for a
+		 * drain (closeq_push wakes us). */
+		if (!more)
+			closeq_wait(&sm_meter.q, next);
 	}
 	return NULL;
 }
@@ -164,7 +172,7 @@ static void ensure_ticker(void)
  * stuck in a write (stderr is a pipe nobody reads, a hung file system), and
  * the host's fork() or exit() must not hang with it.
  */
-static bool lock_bounded(long ms)
+static bool lock_bounded(pthread_mutex_t *lock, long ms)
 {
 	struct timespec until;
 
@@ -175,7 +183,7 @@ static bool lock_bounded(long ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	return pthread_mutex_timedlock(&tick_lock, &until) == 0;
+	return pthread_mutex_timedlock(lock, &until) == 0;
 }
 
 static bool fork_locked; /* fork_prepare got the lock */
@@ -183,8 +191,9 @@ static bool fork_locked; /* fork_prepare got the lock */
 static void fork_prepare(void)
 {
 	/* Without the lock the child still starts clean: fork_child
-	 * re-initializes the lock and resets the meter. */
-	fork_locked = lock_bounded(500);
+	 * re-initializes the lock and resets the meter.  The ticker holds it
+	 * only to make a bounded batch of records, never while writing. */
+	fork_locked = lock_bounded(&tick_lock, 500);
 }
 
 static void fork_parent(void)
@@ -196,6 +205,9 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
+	/* The parent's ticker may have been writing: its batch is not ours. */
+	pthread_mutex_init(&write_lock, NULL);
+	sbuf_free(&ticker_out);
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
 	meter_after_fork(&sm_meter, (long)getpid(), now_both());
 }
@@ -226,11 +238,12 @@ __attribute__((constructor)) static void sm_init(void)
 	if (initialized++)
 		return;
 	sm_bind();
-	stderr_id_take(&stderr_at_start);
+	sm_warn_init();
 	/* setuid/setgid: no environment, no log.  Pure pass-through. */
 	if (getauxval(AT_SECURE))
 		goto out;
 	config_load(&cfg, env_secure, report_stderr, NULL);
+	sm_warn_config(&cfg);
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
 	r = meter_init(&sm_meter, &cfg, prog, (long)getpid(), fd_capacity(),
@@ -257,16 +270,25 @@ out:
 __attribute__((destructor)) static void sm_fini(void)
 {
 	struct meter_time now;
+	struct sbuf out = { 0 };
 	int saved = errno;
 
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap || !lock_bounded(2000))
+	if (!sm_meter.tab.cap || !lock_bounded(&tick_lock, 2000))
 		return;
 	now = now_both();
 	calibrate(now);
-	meter_exit(&sm_meter, now);
-	pthread_mutex_unlock(&tick_lock);
+	meter_exit_into(&sm_meter, now, &out);
+	/* After the ticker's last batch; a write stuck for 2 s loses it. */
+	if (lock_bounded(&write_lock, 2000)) {
+		pthread_mutex_unlock(&tick_lock);
+		meter_flush(&sm_meter, &out);
+		pthread_mutex_unlock(&write_lock);
+	} else {
+		pthread_mutex_unlock(&tick_lock);
+	}
+	sbuf_free(&out);
 	errno = saved;
 }
 
@@ -389,6 +411,22 @@ void sm_closing_range(unsigned first, unsigned last)
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++)
 		meter_closed(&sm_meter, (int)fd, now);
+}
+
+void sm_creds_changed(void)
+{
+	int saved = errno;
+
+	/* A vfork child's setuid before exec is not ours to follow. */
+	if (!sm_meter.tab.cap || foreign_process())
+		return;
+	if (lock_bounded(&write_lock, 500)) {
+		sink_reinit_for_uid(&sm_meter.sink, sm_meter.cfg.log_path,
+				    sm_meter.pid, sm_meter.prog,
+				    sm_meter.start.real_ns / 1000000000ull);
+		pthread_mutex_unlock(&write_lock);
+	}
+	errno = saved;
 }
 
 uint64_t sm_start_slow(void)

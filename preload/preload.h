@@ -173,6 +173,20 @@ static inline __attribute__((always_inline)) bool sm_metered(int fd,
 	return __atomic_load_n(&(*s)->kind, __ATOMIC_RELAXED) != KIND_UNTRACKED;
 }
 
+/* The bytes an *mmsg call moved: msg_len of each message it handled (r,
+ * its return value, counts them).  Context: any thread and signal handler. */
+static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
+{
+	int64_t sum = 0;
+	int i;
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < r; i++)
+		sum += v[i].msg_len;
+	return sum;
+}
+
 /* The metered half of a data wrapper: out of line, so that the fast path
  * needs no stack frame. */
 #define SM_METERED __attribute__((noinline))

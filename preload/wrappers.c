@@ -293,19 +293,6 @@ SM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return metered_recvmsg(fd, msg, flags, s);
 }
 
-/* The bytes an *mmsg call moved: msg_len of each message it handled. */
-static int64_t mmsg_bytes(const struct mmsghdr *v, int r)
-{
-	int64_t sum = 0;
-	int i;
-
-	if (r < 0)
-		return r;
-	for (i = 0; i < r; i++)
-		sum += v[i].msg_len;
-	return sum;
-}
-
 static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v,
 				       unsigned int n, int flags,
 				       struct fd_slot *s)
@@ -313,7 +300,7 @@ static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v,
 	uint64_t t0 = sm_start();
 	int r = sm_real.sendmmsg(fd, v, n, flags);
 
-	sm_data(s, DIR_OUT, mmsg_bytes(v, r), t0);
+	sm_data(s, DIR_OUT, sm_mmsg_bytes(v, r), t0);
 	return r;
 }
 
@@ -334,7 +321,7 @@ static SM_METERED int metered_recvmmsg(int fd, struct mmsghdr *v,
 	uint64_t t0 = sm_start();
 	int r = sm_real.recvmmsg(fd, v, n, flags, timeout);
 
-	sm_data(s, DIR_IN, mmsg_bytes(v, r), t0);
+	sm_data(s, DIR_IN, sm_mmsg_bytes(v, r), t0);
 	return r;
 }
 
