@@ -22,17 +22,33 @@ _Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
 		       CLOSEQ_WAKE_AT < CLOSEQ_CAP,
 	       "the ring is a power of 2, woken well before it is full");
 
+/*
+ * A child starts with an empty queue, so the ring is wiped on fork
+ * (MADV_WIPEONFORK: the child sees zeros, every entry free): fork copies
+ * no page table of it, and the parent, which writes the ring at every
+ * close, takes no copy-on-write fault (each a TLB shootdown across the
+ * CPUs its threads run on) after every fork.  Where the kernel lacks it
+ * (before 4.14), closeq_after_fork frees the entries the parent had
+ * pending, as before.
+ */
+static struct closeq_entry *map_ring(void)
+{
+	void *p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_WIPEONFORK
+	madvise(p, RING_BYTES, MADV_WIPEONFORK);
+#endif
+	return p;
+}
+
 int closeq_init(struct closeq *q)
 {
-	void *p;
-
 	memset(q, 0, sizeof(*q));
-	p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return -ENOMEM;
-	q->ring = p;
-	return 0;
+	q->ring = map_ring();
+	return q->ring ? 0 : -ENOMEM;
 }
 
 void closeq_destroy(struct closeq *q)
@@ -180,6 +196,7 @@ void closeq_note_dropped(struct closeq *q)
 
 void closeq_after_fork(struct closeq *q)
 {
+	/* Wiped on fork where the kernel can; else free what was pending. */
 	for (; q->tail < q->head; q->tail++)
 		q->ring[q->tail % CLOSEQ_CAP].state = ENTRY_FREE;
 	q->head = q->tail = 0;

@@ -109,9 +109,9 @@ uint64_t closeq_dropped_records(const struct closeq *q);
 void closeq_note_dropped(struct closeq *q);
 
 /*
- * closeq_after_fork - in a fresh child: empty, every count zero.  Only the
- * entries the parent had pending are touched (the rest may never have been
- * paged in).
+ * closeq_after_fork - in a fresh child: empty, every count zero.  The ring
+ * is wiped on fork (fork is cheaper for it): only the entries the parent
+ * had pending are touched, where the kernel could not wipe it.
  * Context: fork child.
  */
 void closeq_after_fork(struct closeq *q);

@@ -509,6 +509,11 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 
 void meter_flush(struct meter *m, struct sbuf *out)
 {
+	if (m->sink_stale && out->len) {
+		m->sink_stale = false;
+		sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
+			  m->start.real_ns / 1000000000ull, m->report, m->ctx);
+	}
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len)
@@ -600,6 +605,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;
 	m->next_tick_mono = now.mono_ns;
 	m->finished = false;
-	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
-		  now.real_ns / 1000000000ull, m->report, m->ctx);
+	/* The child's log is set up at its first write (meter_flush): a
+	 * child that never writes (a pre-fork server's short-lived worker,
+	 * an exec) pays nothing for it. */
+	m->sink_stale = true;
 }

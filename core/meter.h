@@ -72,6 +72,7 @@ struct meter {
 	struct topn top;            /* fds of the record being made */
 	struct topn closing;        /* close records being made */
 	struct prom_agg *prom;      /* format = prometheus only */
+	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
 	config_report_fn report;
 	void *ctx;

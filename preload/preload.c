@@ -421,6 +421,15 @@ void sm_creds_changed(void)
 	if (!sm_meter.tab.cap || foreign_process())
 		return;
 	if (lock_bounded(&write_lock, 500)) {
+		/* A forked child sets its log up at its first write: now, so
+		 * that the checks below see the path it would use. */
+		if (sm_meter.sink_stale) {
+			sm_meter.sink_stale = false;
+			sink_init(&sm_meter.sink, sm_meter.cfg.log_path,
+				  sm_meter.pid, sm_meter.prog,
+				  sm_meter.start.real_ns / 1000000000ull,
+				  sm_meter.report, sm_meter.ctx);
+		}
 		sink_reinit_for_uid(&sm_meter.sink, sm_meter.cfg.log_path,
 				    sm_meter.pid, sm_meter.prog,
 				    sm_meter.start.real_ns / 1000000000ull);
