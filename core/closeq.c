@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
@@ -19,7 +19,7 @@ enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
 #define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
 
 _Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
-		       CLOSEQ_WAKE_AT < CLOSEQ_CAP,
+		   CLOSEQ_WAKE_AT < CLOSEQ_CAP,
 	       "the ring is a power of 2, woken well before it is full");
 
 /*
@@ -92,8 +92,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 {
 	uint64_t head = LOAD(&q->head);
 	struct closeq_entry *e;
-	unsigned k = (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind
-						     : KIND_UNTRACKED;
+	unsigned k =
+	    (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind : KIND_UNTRACKED;
 
 	__atomic_fetch_add(&q->pushed, 1, __ATOMIC_RELAXED);
 	do {
@@ -123,14 +123,14 @@ uint64_t closeq_pending(const struct closeq *q)
 
 bool closeq_wait(struct closeq *q, uint64_t until_ns)
 {
-	struct timespec ts = { (time_t)(until_ns / 1000000000u),
-			       (long)(until_ns % 1000000000u) };
+	struct timespec ts = {(time_t)(until_ns / 1000000000u),
+			      (long)(until_ns % 1000000000u)};
 
 	/* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline. */
 	while (!LOAD(&q->wake)) {
 		if (syscall(SYS_futex, &q->wake,
-			    FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts, NULL,
-			    FUTEX_BITSET_MATCH_ANY) == 0 ||
+			    FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts,
+			    NULL, FUTEX_BITSET_MATCH_ANY) == 0 ||
 		    errno == EINTR || errno == EAGAIN)
 			continue;
 		if (errno != ETIMEDOUT) /* no futex here: a plain sleep */

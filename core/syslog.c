@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define IDENT "sockmeter"
+#define IDENT		 "sockmeter"
 #define PRI_USER_WARNING (1 << 3 | 4) /* LOG_USER | LOG_WARNING */
 
 size_t syslog_format(char *out, size_t cap, long pid, const char *msg)
@@ -27,8 +27,8 @@ size_t syslog_format(char *out, size_t cap, long pid, const char *msg)
 	n = w < 0 ? 0 : (size_t)w >= cap ? cap - 1 : (size_t)w;
 	for (i = 0; msg[i] && n + 1 < cap; i++)
 		out[n++] = (unsigned char)msg[i] < 0x20 || msg[i] == 0x7f
-				   ? '?'
-				   : msg[i];
+			       ? '?'
+			       : msg[i];
 	out[n] = '\0';
 	return n;
 }

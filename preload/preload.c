@@ -205,9 +205,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
-	/* The parent's ticker may have been writing: its batch is not ours. */
+	/* The parent's ticker may have been writing: its batch is not ours
+	 * (freed when the state was locked, so consistent; else left). */
 	pthread_mutex_init(&write_lock, NULL);
-	sbuf_free(&ticker_out);
+	if (fork_locked)
+		sbuf_free(&ticker_out);
+	memset(&ticker_out, 0, sizeof(ticker_out));
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
 	meter_after_fork(&sm_meter, (long)getpid(), now_both());
 }

@@ -24,6 +24,7 @@
 #include <linux/close_range.h>
 
 /* The numbers that get a named wrapper's treatment. */
+/* clang-format off */
 #ifdef SYS_dup2
 #define SYS_LIST_DUP2(X, w) X(SYS_dup2, w)
 #else
@@ -50,12 +51,14 @@ static const uint64_t wrapped_map[SYS_MAP_WORDS] = {
 
 #define SYS_FITS(nr, w) && (nr) < 64 * SYS_MAP_WORDS
 _Static_assert(1 SYS_LIST(SYS_FITS, 0), "a system call number beyond the map");
+/* clang-format on */
 
 static inline bool wrapped(long n)
 {
-	return (unsigned long)n < 64 * SYS_MAP_WORDS &&
-	       (wrapped_map[(unsigned long)n / 64] >> ((unsigned long)n % 64)) &
-		       1;
+	unsigned long u = (unsigned long)n;
+
+	return u < 64 * SYS_MAP_WORDS &&
+	       ((wrapped_map[u / 64] >> (u % 64)) & 1);
 }
 
 /* The raw system call, for the moment dlsym re-enters us on this thread:
@@ -71,8 +74,8 @@ static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5,
 
 	__asm__ volatile("syscall"
 			 : "=a"(r)
-			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
-			   "r"(r8), "r"(r9)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8),
+			   "r"(r9)
 			 : "rcx", "r11", "memory");
 #else /* __aarch64__ */
 	register long x8 __asm__("x8") = n;
@@ -85,8 +88,7 @@ static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5,
 
 	__asm__ volatile("svc 0"
 			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4),
-			   "r"(x5)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
 			 : "memory");
 	r = x0;
 #endif
@@ -107,8 +109,8 @@ long unbound_syscall(long n, long a1, long a2, long a3, long a4, long a5,
 
 /* A data call on fd a1: metered as its named wrapper meters it.  mmsg: the
  * return value counts messages, the bytes are in the vector (a2). */
-static SM_METERED long data(long n, long a1, long a2, long a3, long a4,
-			    long a5, long a6, enum fd_dir dir, bool mmsg)
+static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
+			    long a6, enum fd_dir dir, bool mmsg)
 {
 	struct fd_slot *s;
 	uint64_t t0;
@@ -168,8 +170,10 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		if (r == 0 && !((int)a3 & CLOSE_RANGE_CLOEXEC))
 			sm_closing_range((unsigned)a1, (unsigned)a2);
 		break;
+	case SYS_close:
+		break;
 	default: /* dup, dup2, dup3 */
-		if (r >= 0 && n != SYS_close)
+		if (r >= 0)
 			sm_opened_dup((int)a1, (int)r);
 		break;
 	}

@@ -35,9 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REQ 64
-#define REPLY 256
-#define DRAIN_WAIT 1.3
+#define REQ		64
+#define REPLY		256
+#define DRAIN_WAIT	1.3
 #define FORK_CHURN_RATE 5000.0 /* connections/s beside the forks */
 
 static struct sockaddr_in addr;
@@ -83,7 +83,7 @@ static void *client(void *arg)
 
 		/* Paced (rate > 0): never ahead of the schedule. */
 		if (rate > 0 && (double)client_conns > (now_s() - t0) * rate) {
-			struct timespec d = { 0, 200000 };
+			struct timespec d = {0, 200000};
 
 			nanosleep(&d, NULL);
 			continue;
@@ -183,9 +183,10 @@ int main(int argc, char **argv)
 	double secs, t0, t1, end, rate;
 	uint64_t forks = 0, conns;
 	int l, forking;
-	struct timespec w = { 1, (long)((DRAIN_WAIT - 1) * 1e9) };
+	struct timespec w = {1, (long)((DRAIN_WAIT - 1) * 1e9)};
 
-	if (argc != 3 || (strcmp(argv[1], "churn") && strcmp(argv[1], "forks"))) {
+	if (argc != 3 ||
+	    (strcmp(argv[1], "churn") && strcmp(argv[1], "forks"))) {
 		fprintf(stderr, "usage: churngen churn|forks SECONDS\n");
 		return 2;
 	}
@@ -212,7 +213,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		while (now_s() < end) {
-			struct timespec d = { 0, 10000000 };
+			struct timespec d = {0, 10000000};
 
 			nanosleep(&d, NULL);
 		}
@@ -227,8 +228,8 @@ int main(int argc, char **argv)
 		char buf[REPLY];
 
 		memset(buf, 'L', sizeof(buf));
-		if (fd < 0 || connect(fd, (struct sockaddr *)&addr,
-				      sizeof(addr)) != 0)
+		if (fd < 0 ||
+		    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
 			die("connect");
 		full(fd, buf, REQ, 1);
 		full(fd, buf, REPLY, 0);
@@ -241,8 +242,8 @@ int main(int argc, char **argv)
 	printf("RESULT workload=%s conns=%llu conns_per_s=%.1f", argv[1],
 	       (unsigned long long)conns, (double)conns / (t1 - t0));
 	if (forking)
-		printf(" forks=%llu forks_per_s=%.1f", (unsigned long long)forks,
-		       (double)forks / (t1 - t0));
+		printf(" forks=%llu forks_per_s=%.1f",
+		       (unsigned long long)forks, (double)forks / (t1 - t0));
 	printf(" ticker_cpu_s=%.4f closes=%llu\n", ticker_cpu(),
 	       (unsigned long long)(2 * conns + 1));
 	return 0;

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	while ((now = mono_ns()) < end) {
 		/* Ahead of the schedule: wait for it (absolute pacing). */
 		if (rate > 0 && (double)n > (double)(now - t0) * rate / 1e9) {
-			struct timespec d = { 0, 200000 };
+			struct timespec d = {0, 200000};
 
 			nanosleep(&d, NULL);
 			continue;

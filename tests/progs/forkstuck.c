@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 {
 	int forks = argc > 1 ? atoi(argv[1]) : 20;
 	long settle = argc > 2 ? atol(argv[2]) : 800;
-	struct timespec d = { settle / 1000, (settle % 1000) * 1000000L };
+	struct timespec d = {settle / 1000, (settle % 1000) * 1000000L};
 	double worst = 0;
 	pthread_t t;
 	int i;

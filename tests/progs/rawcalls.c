@@ -79,13 +79,13 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(big, 'z', sizeof(big));
 	errno = 4242;
-	expect("socketpair", syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0,
-				     sv), 0);
+	expect("socketpair",
+	       syscall(SYS_socketpair, AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	r = syscall(SYS_write, sv[0], big, 100);
 	expect("write", r, 100);
 	pair_out += r;
-	iov[0] = (struct iovec){ big, 50 };
-	iov[1] = (struct iovec){ big, 70 };
+	iov[0] = (struct iovec){big, 50};
+	iov[1] = (struct iovec){big, 70};
 	r = syscall(SYS_writev, sv[0], iov, 2);
 	expect("writev", r, 120);
 	pair_out += r;
@@ -99,8 +99,8 @@ int main(void)
 	expect("sendmsg", r, 120);
 	pair_out += r;
 	memset(mm, 0, sizeof(mm));
-	mmiov[0] = (struct iovec){ big, 11 };
-	mmiov[1] = (struct iovec){ big, 13 };
+	mmiov[0] = (struct iovec){big, 11};
+	mmiov[1] = (struct iovec){big, 13};
 	mm[0].msg_hdr.msg_iov = &mmiov[0];
 	mm[0].msg_hdr.msg_iovlen = 1;
 	mm[1].msg_hdr.msg_iov = &mmiov[1];
@@ -108,26 +108,26 @@ int main(void)
 	r = syscall(SYS_sendmmsg, sv[0], mm, 2, 0);
 	expect("sendmmsg", r, 2);
 	pair_out += 24;
-	expect("recvfrom MSG_PEEK", syscall(SYS_recvfrom, sv[1], buf, 10,
-					    MSG_PEEK, NULL, NULL), 10);
+	expect("recvfrom MSG_PEEK",
+	       syscall(SYS_recvfrom, sv[1], buf, 10, MSG_PEEK, NULL, NULL), 10);
 	r = syscall(SYS_read, sv[1], buf, 100);
 	expect("read", r, 100);
 	pair_in += r;
-	iov[0] = (struct iovec){ buf, 60 };
-	iov[1] = (struct iovec){ buf + 60, 60 };
+	iov[0] = (struct iovec){buf, 60};
+	iov[1] = (struct iovec){buf + 60, 60};
 	r = syscall(SYS_readv, sv[1], iov, 2);
 	expect("readv", r, 120);
 	pair_in += r;
 	r = syscall(SYS_recvfrom, sv[1], buf, 130, 0, NULL, NULL);
 	expect("recvfrom", r, 130);
 	pair_in += r;
-	iov[0] = (struct iovec){ buf, 120 };
+	iov[0] = (struct iovec){buf, 120};
 	mh.msg_iov = iov;
 	mh.msg_iovlen = 1;
 	r = syscall(SYS_recvmsg, sv[1], &mh, 0);
 	expect("recvmsg", r, 120);
 	pair_in += r;
-	mmiov[0] = (struct iovec){ buf, 24 };
+	mmiov[0] = (struct iovec){buf, 24};
 	mm[0].msg_hdr.msg_iov = &mmiov[0];
 	mm[0].msg_len = 0;
 	r = syscall(SYS_recvmmsg, sv[1], mm, 1, MSG_DONTWAIT, NULL);
@@ -151,8 +151,8 @@ int main(void)
 	pair_in += r;
 	expect("close", syscall(SYS_close, d), 0);
 	expect("close_range", syscall(SYS_close_range, 60, 60, 0), 0);
-	expect("close_range cloexec", syscall(SYS_close_range, sv[0], sv[0],
-					      CLOSE_RANGE_CLOEXEC), 0);
+	expect("close_range cloexec",
+	       syscall(SYS_close_range, sv[0], sv[0], CLOSE_RANGE_CLOEXEC), 0);
 	/* Only marked close-on-exec: still open, still metered. */
 	r = syscall(SYS_write, sv[0], big, 10);
 	expect("write after cloexec", r, 10);
@@ -182,8 +182,8 @@ int main(void)
 	expect("tcp send", r, sizeof(big));
 	tcp += r;
 	for (r = 0; r < tcp;) {
-		long n = syscall(SYS_recvfrom, a, buf, sizeof(buf), 0, NULL,
-				 NULL);
+		long n =
+		    syscall(SYS_recvfrom, a, buf, sizeof(buf), 0, NULL, NULL);
 
 		if (n <= 0)
 			break;
@@ -203,25 +203,26 @@ int main(void)
 	salen = sizeof(ua);
 	expect("udp bind", syscall(SYS_bind, u2, &ua, sizeof(ua)), 0);
 	expect("udp name", syscall(SYS_getsockname, u2, &ua, &salen), 0);
-	expect("udp sendto peer", syscall(SYS_sendto, u1, big, 77, 0, &ua,
-					  sizeof(ua)), 77);
-	expect("udp recvfrom", syscall(SYS_recvfrom, u2, buf, sizeof(buf), 0,
-				       NULL, NULL), 77);
+	expect("udp sendto peer",
+	       syscall(SYS_sendto, u1, big, 77, 0, &ua, sizeof(ua)), 77);
+	expect("udp recvfrom",
+	       syscall(SYS_recvfrom, u2, buf, sizeof(buf), 0, NULL, NULL), 77);
 	expect_err("udp sendto short address",
 		   syscall(SYS_sendto, u1, big, 77, 0, &ua, 2), EINVAL);
 	expect("udp close 1", syscall(SYS_close, u1), 0);
 	expect("udp close 2", syscall(SYS_close, u2), 0);
 
 	/* Passed on: six arguments, errno and return untouched. */
-	expect_err("futex bitset 0", syscall(SYS_futex, &word,
-					     FUTEX_WAIT_BITSET, 8, NULL, NULL,
-					     0), EINVAL);
-	expect_err("futex bitset ~0", syscall(SYS_futex, &word,
-					      FUTEX_WAIT_BITSET, 8, NULL, NULL,
-					      ~0u), EAGAIN);
+	expect_err(
+	    "futex bitset 0",
+	    syscall(SYS_futex, &word, FUTEX_WAIT_BITSET, 8, NULL, NULL, 0),
+	    EINVAL);
+	expect_err(
+	    "futex bitset ~0",
+	    syscall(SYS_futex, &word, FUTEX_WAIT_BITSET, 8, NULL, NULL, ~0u),
+	    EAGAIN);
 	expect("getpid", syscall(SYS_getpid), getpid());
-	expect_err("no such number", syscall(100000, 1, 2, 3, 4, 5, 6),
-		   ENOSYS);
+	expect_err("no such number", syscall(100000, 1, 2, 3, 4, 5, 6), ENOSYS);
 
 	printf("pair_out=%ld\npair_in=%ld\ndup_out=%ld\ntcp_bytes=%ld\n",
 	       pair_out, pair_in, dup_out, tcp);

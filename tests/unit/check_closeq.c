@@ -130,9 +130,11 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_records_come_out_in_order);
-	tcase_add_test(tc, test_few_records_let_the_ticker_sleep_to_its_deadline);
+	tcase_add_test(tc,
+		       test_few_records_let_the_ticker_sleep_to_its_deadline);
 	tcase_add_test(tc, test_many_records_wake_the_ticker_at_once);
-	tcase_add_test(tc, test_a_sleeping_ticker_is_woken_by_the_closing_thread);
+	tcase_add_test(tc,
+		       test_a_sleeping_ticker_is_woken_by_the_closing_thread);
 	tcase_add_test(tc, test_full_ring_drops_records_keeps_numbers);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
