@@ -31,15 +31,16 @@ _Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
  * (before 4.14), closeq_after_fork frees the entries the parent had
  * pending, as before.
  */
-static struct closeq_entry *map_ring(void)
+static struct closeq_entry *map_ring(bool *wiped)
 {
 	void *p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
+	*wiped = false;
 	if (p == MAP_FAILED)
 		return NULL;
 #ifdef MADV_WIPEONFORK
-	madvise(p, RING_BYTES, MADV_WIPEONFORK);
+	*wiped = madvise(p, RING_BYTES, MADV_WIPEONFORK) == 0;
 #endif
 	return p;
 }
@@ -47,7 +48,7 @@ static struct closeq_entry *map_ring(void)
 int closeq_init(struct closeq *q)
 {
 	memset(q, 0, sizeof(*q));
-	q->ring = map_ring();
+	q->ring = map_ring(&q->wiped);
 	return q->ring ? 0 : -ENOMEM;
 }
 
@@ -196,8 +197,9 @@ void closeq_note_dropped(struct closeq *q)
 
 void closeq_after_fork(struct closeq *q)
 {
-	/* Wiped on fork where the kernel can; else free what was pending. */
-	for (; q->tail < q->head; q->tail++)
+	/* Wiped on fork where the kernel can (touching the entries would
+	 * only fault in zero pages); else free what was pending. */
+	for (; !q->wiped && q->tail < q->head; q->tail++)
 		q->ring[q->tail % CLOSEQ_CAP].state = ENTRY_FREE;
 	q->head = q->tail = 0;
 	q->wake = 0;

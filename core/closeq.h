@@ -36,6 +36,7 @@ struct closeq_entry {
 
 struct closeq {
 	struct closeq_entry *ring; /* CLOSEQ_CAP entries */
+	bool wiped;                /* the ring reads as zeros in a child */
 	uint64_t head, tail;       /* head: producers (CAS); tail: ticker */
 	uint32_t wake;             /* futex: 1 once a producer asked for a drain */
 	uint64_t pushed;           /* every close, recorded or dropped */

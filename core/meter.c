@@ -18,7 +18,7 @@
 /* Close records are drained at least this often, windows or not. */
 #define DRAIN_NS 1000000000ull
 /* Close records taken by one tick that makes no record (meter_more). */
-#define MORE_DRAIN (2 * CLOSEQ_WAKE_AT)
+#define MORE_DRAIN CLOSEQ_WAKE_AT
 
 static void *map_lazy(size_t bytes)
 {
