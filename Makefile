@@ -65,8 +65,8 @@ $(BUILD)/progs/%: tests/progs/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -pthread
 
-# fortified.c must really be built the way -D_FORTIFY_SOURCE programs are.
-$(BUILD)/progs/fortified: tests/progs/fortified.c
+# fortified*.c must really be built the way -D_FORTIFY_SOURCE programs are.
+$(BUILD)/progs/fortified $(BUILD)/progs/fortified_stdio: $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -D_FORTIFY_SOURCE=2 -Wall -Wextra -Werror $< -o $@

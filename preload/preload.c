@@ -7,6 +7,7 @@
 
 #include "../core/classify.h"
 #include "warn.h"
+#include "wrap_stdio.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -276,6 +277,10 @@ __attribute__((destructor)) static void sm_fini(void)
 	struct sbuf out = { 0 };
 	int saved = errno;
 
+	/* What the FILEs on metered fds still buffer leaves now, counted
+	 * (glibc would flush it after this destructor, too late). */
+	if (sm_meter.tab.cap)
+		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
 	if (!sm_meter.tab.cap || !lock_bounded(&tick_lock, 2000))

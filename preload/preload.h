@@ -220,4 +220,33 @@ sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 		sm_count_slow(s, dir, r, t0);
 }
 
+/*
+ * A call that moves bytes from one fd straight into another (sendfile,
+ * splice): both ends are accounted, `in` as received and `out` as sent.
+ * sm_ends_start says whether either end is metered (the fast path when
+ * not); sm_ends_account counts the call's result r on each metered end.
+ * in_t0/out_t0 hold what sm_start() gave, or UINT64_MAX for an end that is
+ * not metered.  Context: any thread and signal handler.
+ */
+struct sm_ends {
+	struct fd_slot *out, *in;
+	uint64_t out_t0, in_t0;
+};
+
+static inline __attribute__((always_inline)) bool
+sm_ends_start(int out, int in, struct sm_ends *e)
+{
+	e->out_t0 = sm_metered(out, &e->out) ? sm_start() : UINT64_MAX;
+	e->in_t0 = sm_metered(in, &e->in) ? sm_start() : UINT64_MAX;
+	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
+}
+
+static inline void sm_ends_account(const struct sm_ends *e, ssize_t r)
+{
+	if (e->out_t0 != UINT64_MAX)
+		sm_data(e->out, DIR_OUT, r, e->out_t0);
+	if (e->in_t0 != UINT64_MAX)
+		sm_data(e->in, DIR_IN, r, e->in_t0);
+}
+
 #endif

@@ -4,10 +4,13 @@
 
 command -v nm >/dev/null || fail "nm (binutils) is not installed"
 # The single list of wrapped calls: X(name, ...) in preload/preload.h and
-# the group headers preload/funcs_*.h (each group adds its own).
+# the group headers preload/funcs_*.h (each group adds its own), and the
+# wrappers that reach libc through one of them, Y(name) in a group header
+# (printf through vfprintf, getc through fgetc...).
 src=$HERE/../../preload
 want=$(cat "$src/preload.h" "$src"/funcs_*.h |
-	sed -n 's/^[[:space:]]*X(\([A-Za-z_0-9]*\),.*/\1/p' | sort -u)
+	sed -n 's/^[[:space:]]*X(\([A-Za-z_0-9]*\),.*/\1/p
+		s/^[[:space:]]*Y(\([A-Za-z_0-9]*\)).*/\1/p' | sort -u)
 [ "$(wc -l <<<"$want")" -ge 31 ] || fail "cannot read the wrapped calls from $src"
 grep -qx read <<<"$want" || fail "cannot read the wrapped calls from $src"
 got=$(nm -D --defined-only "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)
