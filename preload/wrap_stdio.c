@@ -434,23 +434,12 @@ SM_EXPORT int fputc(int ch, FILE *fp)
 	return metered_putc(sm_real.fputc, true, ch, fp, s);
 }
 
+/* glibc's own putc is fputc under other names: the same function, at the
+ * same address (no extra jump on the fast path). */
 SM_EXPORT int putc(int ch, FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fputc(ch, fp);
-	return metered_putc(sm_real.fputc, true, ch, fp, s);
-}
-
+    __attribute__((alias("fputc"), copy(fputc)));
 SM_EXPORT int _IO_putc(int ch, FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fputc(ch, fp);
-	return metered_putc(sm_real.fputc, true, ch, fp, s);
-}
+    __attribute__((alias("fputc"), copy(fputc)));
 
 SM_EXPORT int putchar(int ch)
 {
@@ -472,13 +461,7 @@ SM_EXPORT int fputc_unlocked(int ch, FILE *fp)
 }
 
 SM_EXPORT int putc_unlocked(int ch, FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fputc_unlocked(ch, fp);
-	return metered_putc(sm_real.fputc_unlocked, false, ch, fp, s);
-}
+    __attribute__((alias("fputc_unlocked"), copy(fputc_unlocked)));
 
 SM_EXPORT int putchar_unlocked(int ch)
 {
@@ -972,23 +955,8 @@ SM_EXPORT int fgetc(FILE *fp)
 	return metered_getc(sm_real.fgetc, true, fp, s);
 }
 
-SM_EXPORT int getc(FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fgetc(fp);
-	return metered_getc(sm_real.fgetc, true, fp, s);
-}
-
-SM_EXPORT int _IO_getc(FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fgetc(fp);
-	return metered_getc(sm_real.fgetc, true, fp, s);
-}
+SM_EXPORT int getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
+SM_EXPORT int _IO_getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
 
 SM_EXPORT int getchar(void)
 {
@@ -1010,13 +978,7 @@ SM_EXPORT int fgetc_unlocked(FILE *fp)
 }
 
 SM_EXPORT int getc_unlocked(FILE *fp)
-{
-	struct fd_slot *s;
-
-	if (SM_LIKELY(!file_metered(fp, &s)))
-		return sm_real.fgetc_unlocked(fp);
-	return metered_getc(sm_real.fgetc_unlocked, false, fp, s);
-}
+    __attribute__((alias("fgetc_unlocked"), copy(fgetc_unlocked)));
 
 SM_EXPORT int getchar_unlocked(void)
 {
@@ -1089,9 +1051,7 @@ SM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
 }
 
 SM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
-{
-	return do_getdelim(line, cap, delim, fp);
-}
+    __attribute__((alias("getdelim"), copy(getdelim)));
 
 SM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *fp)
 {
