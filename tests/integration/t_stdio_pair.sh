@@ -1,5 +1,5 @@
 # stdio on an fdopen'd socketpair: 28,000 bytes each way through fprintf,
-# fputs, fwrite, fputc/putc and fflush out, fgets, getline, fscanf, fread
+# fputs, fwrite, fputc/putc and fflush(NULL) out, fgets, getline, fscanf, fread
 # and getc/fgetc in; the parent's end carries exactly what the child (with
 # plain read and write) received and sent.
 . "$(dirname "$0")/lib.sh"

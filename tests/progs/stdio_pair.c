@@ -5,7 +5,7 @@
  *   stdio_pair
  *
  * The parent writes 280 lines of 100 bytes on fdopen(sv[0], "r+"), in turn
- * with fprintf, fputs, fwrite, fputc/putc, then fflush.  A child, with
+ * with fprintf, fputs, fwrite, fputc/putc, then fflush(NULL).  A child, with
  * plain read() and write() on sv[1], reads them all and answers 280 lines
  * of 100 bytes, then shuts its end down.  The parent reads them back in
  * turn with fgets, getline, fscanf, fread, getc/fgetc, up to end of file.
@@ -108,7 +108,7 @@ int main(void)
 		}
 		out += LINE;
 	}
-	if (fflush(fp))
+	if (fflush(NULL)) /* every FILE: ours among them */
 		die("fflush");
 	for (i = 0;; i++) {
 		ssize_t n = 0;
