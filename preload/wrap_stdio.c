@@ -327,11 +327,12 @@ static SM_METERED size_t metered_fwrite(sm_fwrite_fn real, bool lock,
 		return real(p, size, n, fp);
 	if (!whole_request(size, n, &bytes)) {
 		r = real(p, size, n, fp);
-		stdio_end_write(&c, (int64_t)(r * size));
+		stdio_end_write(&c, size && r < n ? -1 : (int64_t)(r * size));
 		return r;
 	}
 	r = real(p, 1, bytes, fp);
-	stdio_end_write(&c, (int64_t)r);
+	/* Short only when a write failed (glibc then discarded its buffer). */
+	stdio_end_write(&c, r < bytes ? -1 : (int64_t)r);
 	return items(r, bytes, size, n);
 }
 

@@ -2,7 +2,9 @@
 # talks with printf, puts, putchar, fputs, fgets and scanf, run by
 # `socat TCP-LISTEN:...,fork EXEC:...,nofork` for two connections: each
 # service process's log has exactly the bytes its client sent and
-# received, its last line (flushed by glibc at exit) included.
+# received, its last line (flushed by glibc at exit) included.  A third
+# run has stdin and stdout line buffered, with a prompt that glibc flushes
+# from inside fgets.
 . "$(dirname "$0")/lib.sh"
 
 command -v socat >/dev/null || fail "socat is not installed"
@@ -27,15 +29,18 @@ assert got.endswith(b"bye after %d lines\n" % (lines + 2)), got[-80:]
 print("sent=%d\nreceived=%d" % (len(msg), len(got)))
 PYEOF
 svc="env LD_PRELOAD=$LIB SOCKMETER_FORMAT=json SOCKMETER_LOG=$T/svc.%p.log $PROGS/stdio_service"
-for try in 1 2 3 4 5; do
-	port=$(free_port)
-	bg_start socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" \
-		"EXEC:$svc,nofork" 2>"$T/socat.err"
-	wait_listen "$port" "$BG_PID" 10 && break
-	kill "$BG_PID" 2>/dev/null
-	port=
-done
-[ -n "$port" ] || fail "socat did not start: $(cat "$T/socat.err")"
+# listen ARGS - socat running the service with ARGS; sets port.
+listen() {
+	local try
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		bg_start socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" \
+			"EXEC:$svc${1:+ $1},nofork" 2>"$T/socat.err"
+		wait_listen "$port" "$BG_PID" 10 && return 0
+		kill "$BG_PID" 2>/dev/null
+	done
+	fail "socat did not start: $(cat "$T/socat.err")"
+}
 
 # wait_logs N - until N service logs hold an exit record (20 s at most).
 wait_logs() {
@@ -47,8 +52,15 @@ wait_logs() {
 	done
 }
 n=0
-for lines in 40 1500; do
+for run in 40 1500 linebuf; do
 	n=$((n + 1))
+	lines=$run
+	if [ "$run" = linebuf ]; then
+		listen linebuf
+		lines=300
+	elif [ "$n" = 1 ]; then
+		listen ""
+	fi
 	timeout 30 "$PY" "$T/client.py" "$port" "$lines" >"$T/c$n.out" \
 		2>"$T/c$n.err" || fail "client $n: $(cat "$T/c$n.err")"
 	wait_logs $n

@@ -3,27 +3,37 @@
  * connection, and it talks with plain stdio (fgets, printf, puts,
  * putchar, fputs, scanf).
  *
- *   stdio_service        (run by socat ... EXEC:stdio_service,nofork)
+ *   stdio_service [linebuf]   (run by socat ... EXEC:stdio_service,nofork)
  *
  * Greets with a banner, then answers each line it reads: "N: LINE" by
  * printf, an upper-cased copy by putchar, and every tenth line a puts;
  * a line "num K" is read back with scanf and answered "sum=S".  At end of
  * input it prints a last line and returns from main without flushing, so
  * glibc's exit flush sends it.
+ *
+ * linebuf: stdin and stdout are line buffered, and a prompt "> " without a
+ * newline goes before each read: glibc flushes it from inside fgets (a
+ * read on a line-buffered stream flushes a line-buffered stdout).
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int linebuf = argc > 1 && !strcmp(argv[1], "linebuf");
 	char line[512];
 	long n = 0, sum = 0;
 	int k;
 
+	if (linebuf) {
+		setvbuf(stdin, NULL, _IOLBF, 0);
+		setvbuf(stdout, NULL, _IOLBF, 0);
+	}
 	printf("hello from stdio_service\n");
 	fflush(stdout);
-	while (fgets(line, sizeof(line), stdin)) {
+	while ((!linebuf || fputs("> ", stdout) != EOF) &&
+	       fgets(line, sizeof(line), stdin)) {
 		n++;
 		if (!strncmp(line, "num", 3)) {
 			/* the rest of the line holds numbers */
