@@ -91,10 +91,12 @@ struct file_state {
 	const char *rbase, *rend, *rptr;
 };
 
-static void file_state(const FILE *fp, struct file_state *st)
+static void file_state(const FILE *fp, struct file_state *st, bool reading)
 {
 	st->flags = fp->_flags;
 	st->pending = fp->_IO_write_ptr - fp->_IO_write_base;
+	if (!reading)
+		return;
 	st->unread = fp->_IO_read_end - fp->_IO_read_ptr;
 	/* Reading bytes pushed back by ungetc: the main get area waits. */
 	if (fp->_flags & SM_IO_IN_BACKUP)
@@ -108,19 +110,36 @@ static void file_state(const FILE *fp, struct file_state *st)
 struct file_side {
 	FILE *fp;
 	struct fd_slot *s;
-	bool locked;
 	struct file_state before, after;
 };
 
-/* One wrapped call on a metered FILE. */
+/*
+ * One wrapped call on a metered FILE.  A metered wrapper declares it with
+ * STDIO_CALL, so that the locks it holds are released when the wrapper
+ * returns, and also when pthread_cancel unwinds the real call (a blocking
+ * write is a cancellation point; this file is built with -fexceptions, as
+ * glibc's libio is, so the unwinding runs the cleanup).
+ */
 struct stdio_call {
 	struct file_side f;
 	/* Reading a line-buffered or unbuffered FILE makes glibc flush a
 	 * line-buffered stdout first: stdout's side, when that can move
 	 * bytes on a metered fd (out.fp NULL otherwise). */
 	struct file_side out;
+	FILE *held, *out_held; /* locked by us, to release */
+	bool reading;
 	uint64_t t0;
 };
+
+static void stdio_release(struct stdio_call *c)
+{
+	if (c->out_held)
+		funlockfile(c->out_held);
+	if (c->held)
+		funlockfile(c->held);
+}
+
+#define STDIO_CALL struct stdio_call __attribute__((cleanup(stdio_release)))
 
 /* A FILE on a tracked fd: classify a new fd once; wide streams keep
  * their output elsewhere and are not counted. */
@@ -133,21 +152,16 @@ static bool file_tracked(FILE *fp, struct fd_slot *s)
 }
 
 static void side_begin(struct file_side *side, FILE *fp, struct fd_slot *s,
-		       bool lock)
+		       bool reading)
 {
 	side->fp = fp;
 	side->s = s;
-	side->locked = lock && !(fp->_flags & SM_IO_USER_LOCK);
-	if (side->locked)
-		flockfile(fp);
-	file_state(fp, &side->before);
+	file_state(fp, &side->before, reading);
 }
 
-static void side_end(struct file_side *side)
+static void side_end(struct file_side *side, bool reading)
 {
-	file_state(side->fp, &side->after);
-	if (side->locked)
-		funlockfile(side->fp);
+	file_state(side->fp, &side->after, reading);
 }
 
 static bool new_flag(const struct file_side *side, int flag)
@@ -156,19 +170,29 @@ static bool new_flag(const struct file_side *side, int flag)
 }
 
 /*
- * stdio_begin - before the real call on a metered FILE: false when fp's fd
- * turns out not to be tracked (the caller then just makes the real call).
- * lock: take fp's lock (the locked variants; the _unlocked ones leave that
- * to the program, as glibc does).
+ * stdio_begin - before the real call on a metered FILE (the first thing a
+ * metered wrapper does): false when fp's fd turns out not to be tracked
+ * (the caller then just makes the real call).  lock: take fp's lock, for
+ * the locked variants; the caller may then call the real _unlocked variant,
+ * which is the same function without the lock.  (With _IO_USER_LOCK set,
+ * the program does the locking, and glibc's locked variants take no lock
+ * either.)  The _unlocked variants leave locking to the program, as glibc
+ * does.
  */
 static bool stdio_begin(struct stdio_call *c, FILE *fp, struct fd_slot *s,
-			bool lock)
+			bool lock, bool reading)
 {
+	c->held = c->out_held = NULL;
 	if (!file_tracked(fp, s))
 		return false;
 	if (!__atomic_load_n(&stdio_seen, __ATOMIC_RELAXED))
 		__atomic_store_n(&stdio_seen, true, __ATOMIC_RELAXED);
-	side_begin(&c->f, fp, s, lock);
+	if (lock && !(fp->_flags & SM_IO_USER_LOCK)) {
+		flockfile(fp);
+		c->held = fp;
+	}
+	c->reading = reading;
+	side_begin(&c->f, fp, s, reading);
 	c->out.fp = NULL;
 	c->t0 = sm_start();
 	return true;
@@ -192,7 +216,7 @@ static bool stdio_begin_read(struct stdio_call *c, FILE *fp, struct fd_slot *s,
 	struct fd_slot *os;
 	FILE *o = stdout;
 
-	if (!stdio_begin(c, fp, s, lock))
+	if (!stdio_begin(c, fp, s, lock, true))
 		return false;
 	if (!stdout_flushes(fp) || !sm_metered(o->_fileno, &os) ||
 	    !file_tracked(o, os))
@@ -200,10 +224,12 @@ static bool stdio_begin_read(struct stdio_call *c, FILE *fp, struct fd_slot *s,
 	/* fp's lock first, then stdout's, as glibc takes them; never wait
 	 * for stdout (its holder may wait for fp): if it is busy, its
 	 * flush goes uncounted. */
-	if (!(o->_flags & SM_IO_USER_LOCK) && ftrylockfile(o) != 0)
-		return true;
+	if (!(o->_flags & SM_IO_USER_LOCK)) {
+		if (ftrylockfile(o) != 0)
+			return true;
+		c->out_held = o;
+	}
 	side_begin(&c->out, o, os, false);
-	c->out.locked = !(o->_flags & SM_IO_USER_LOCK);
 	return true;
 }
 
@@ -236,7 +262,7 @@ static void stdio_end_write(struct stdio_call *c, int64_t put)
 	int err = errno;
 	int64_t n;
 
-	side_end(f);
+	side_end(f, false);
 	if (put < 0 || new_flag(f, SM_IO_ERR_SEEN)) {
 		count(f, DIR_OUT, -1, c->t0);
 	} else {
@@ -271,9 +297,9 @@ static void stdio_end_read(struct stdio_call *c, int64_t took)
 	int err = errno;
 	int64_t n;
 
-	side_end(f);
+	side_end(f, true);
 	if (c->out.fp)
-		side_end(&c->out);
+		side_end(&c->out, false);
 	if (took == TOOK_UNKNOWN)
 		n = scanf_received(f);
 	else
@@ -320,17 +346,17 @@ static SM_METERED size_t metered_fwrite(sm_fwrite_fn real, bool lock,
 					const void *p, size_t size, size_t n,
 					FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	size_t bytes, r;
 
-	if (!stdio_begin(&c, fp, s, lock))
+	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(p, size, n, fp);
 	if (!whole_request(size, n, &bytes)) {
-		r = real(p, size, n, fp);
+		r = sm_real.fwrite_unlocked(p, size, n, fp);
 		stdio_end_write(&c, size && r < n ? -1 : (int64_t)(r * size));
 		return r;
 	}
-	r = real(p, 1, bytes, fp);
+	r = sm_real.fwrite_unlocked(p, 1, bytes, fp);
 	/* Short only when a write failed (glibc then discarded its buffer). */
 	stdio_end_write(&c, r < bytes ? -1 : (int64_t)r);
 	return items(r, bytes, size, n);
@@ -359,12 +385,12 @@ static SM_METERED int metered_fputs(sm_fputs_fn real, bool lock,
 				    const char *str, FILE *fp,
 				    struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, lock))
+	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(str, fp);
-	r = real(str, fp);
+	r = sm_real.fputs_unlocked(str, fp);
 	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str));
 	return r;
 }
@@ -389,10 +415,10 @@ SM_EXPORT int fputs_unlocked(const char *str, FILE *fp)
 
 static SM_METERED int metered_puts(const char *str, FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, true))
+	if (!stdio_begin(&c, fp, s, true, false))
 		return sm_real.puts(str);
 	r = sm_real.puts(str);
 	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str) + 1);
@@ -416,12 +442,12 @@ SM_EXPORT int puts(const char *str)
 static SM_METERED int metered_putc(sm_fputc_fn real, bool lock, int ch,
 				   FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, lock))
+	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(ch, fp);
-	r = real(ch, fp);
+	r = sm_real.fputc_unlocked(ch, fp);
 	stdio_end_write(&c, r == EOF ? -1 : 1);
 	return r;
 }
@@ -476,10 +502,10 @@ SM_EXPORT int putchar_unlocked(int ch)
 
 static SM_METERED int metered_overflow(FILE *fp, int ch, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, false))
+	if (!stdio_begin(&c, fp, s, false, false))
 		return sm_real.__overflow(fp, ch);
 	r = sm_real.__overflow(fp, ch);
 	stdio_end_write(&c, r == EOF ? -1 : ch != EOF);
@@ -500,10 +526,10 @@ SM_EXPORT int __overflow(FILE *fp, int ch)
 static SM_METERED int metered_vfprintf(FILE *fp, int flag, const char *fmt,
 				       va_list ap, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, true))
+	if (!stdio_begin(&c, fp, s, true, false))
 		return flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
 				: sm_real.__vfprintf_chk(fp, flag, fmt, ap);
 	r = flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
@@ -659,12 +685,12 @@ SM_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
 static SM_METERED int metered_fflush(sm_fflush_fn real, bool lock, FILE *fp,
 				     struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
-	if (!stdio_begin(&c, fp, s, lock))
+	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(fp);
-	r = real(fp);
+	r = sm_real.fflush_unlocked(fp);
 	stdio_end_write(&c, r == EOF ? -1 : 0);
 	return r;
 }
@@ -770,17 +796,17 @@ static SM_METERED size_t metered_fread(sm_fread_fn real, bool lock, void *p,
 				       size_t size, size_t n, FILE *fp,
 				       struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	size_t bytes, r;
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(p, size, n, fp);
 	if (!whole_request(size, n, &bytes)) {
-		r = real(p, size, n, fp);
+		r = sm_real.fread_unlocked(p, size, n, fp);
 		stdio_end_read(&c, (int64_t)(r * size));
 		return r;
 	}
-	r = real(p, 1, bytes, fp);
+	r = sm_real.fread_unlocked(p, 1, bytes, fp);
 	stdio_end_read(&c, (int64_t)r);
 	return items(r, bytes, size, n);
 }
@@ -808,18 +834,18 @@ static SM_METERED size_t metered_fread_chk(sm___fread_chk_fn real, bool lock,
 					   size_t n, FILE *fp,
 					   struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	size_t bytes, r;
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(p, plen, size, n, fp);
 	/* An overflow or too small a buffer: the real check fails it. */
 	if (!whole_request(size, n, &bytes) || bytes > plen) {
-		r = real(p, plen, size, n, fp);
+		r = sm_real.__fread_unlocked_chk(p, plen, size, n, fp);
 		stdio_end_read(&c, (int64_t)(r * size));
 		return r;
 	}
-	r = real(p, plen, 1, bytes, fp);
+	r = sm_real.__fread_unlocked_chk(p, plen, 1, bytes, fp);
 	stdio_end_read(&c, (int64_t)r);
 	return items(r, bytes, size, n);
 }
@@ -870,12 +896,12 @@ static int64_t fgets_took(const char *buf, int n, const char *r, int flags)
 static SM_METERED char *metered_fgets(sm_fgets_fn real, bool lock, char *buf,
 				      int n, FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	char *r;
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(buf, n, fp);
-	r = real(buf, n, fp);
+	r = sm_real.fgets_unlocked(buf, n, fp);
 	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
 	return r;
 }
@@ -902,12 +928,12 @@ static SM_METERED char *metered_fgets_chk(sm___fgets_chk_fn real, bool lock,
 					  char *buf, size_t size, int n,
 					  FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	char *r;
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(buf, size, n, fp);
-	r = real(buf, size, n, fp);
+	r = sm_real.__fgets_unlocked_chk(buf, size, n, fp);
 	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
 	return r;
 }
@@ -937,12 +963,12 @@ SM_EXPORT char *__fgets_unlocked_chk(char *buf, size_t size, int n, FILE *fp)
 static SM_METERED int metered_getc(sm_fgetc_fn real, bool lock, FILE *fp,
 				   struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(fp);
-	r = real(fp);
+	r = lock ? sm_real.fgetc_unlocked(fp) : real(fp);
 	stdio_end_read(&c, r != EOF);
 	return r;
 }
@@ -1003,7 +1029,7 @@ SM_EXPORT int __uflow(FILE *fp)
 /* __underflow refills without consuming: took is 0. */
 static SM_METERED int metered_underflow(FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
 	if (!stdio_begin_read(&c, fp, s, false))
@@ -1026,7 +1052,7 @@ SM_EXPORT int __underflow(FILE *fp)
 static SM_METERED ssize_t metered_getdelim(char **line, size_t *cap, int delim,
 					   FILE *fp, struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	ssize_t r;
 
 	if (!stdio_begin_read(&c, fp, s, true))
@@ -1065,7 +1091,7 @@ static SM_METERED int metered_vfscanf(sm_vfscanf_fn real, FILE *fp,
 				      const char *fmt, va_list ap,
 				      struct fd_slot *s)
 {
-	struct stdio_call c;
+	STDIO_CALL c;
 	int r;
 
 	if (!stdio_begin_read(&c, fp, s, true))

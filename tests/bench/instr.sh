@@ -169,6 +169,10 @@ abl_mt=$(added allbutlat+idle idle loop percall_loop percall unix)
 for call in putc fwrite fprintf getc; do
 	eval "st_$call=\$(added defaults none loop stdio_loop stdio $call)"
 done
+# The metered path, reported: a FILE on one end of a unix socketpair.
+for call in putc fwrite fprintf getc; do
+	eval "sk_$call=\$(added defaults none loop stdio_loop stdio $call-sock)"
+done
 
 echo "instructions added per wrapped call (callgrind; N=$N and 2N iterations of send+recv, 2 wrapped calls each)"
 printf '%-44s %8s %8s %10s %8s %7s %s\n' configuration added whole \
@@ -194,12 +198,17 @@ row "stdio putc on a file (not metered)" 10 "$st_putc"
 row "stdio fwrite on a file (not metered)" 10 "$st_fwrite"
 row "stdio fprintf on a file (not metered)" 10 "$st_fprintf"
 row "stdio getc on a file (not metered)" 10 "$st_getc"
+row "stdio putc on a metered socket" - "$sk_putc"
+row "stdio fwrite on a metered socket" - "$sk_fwrite"
+row "stdio fprintf on a metered socket" - "$sk_fprintf"
+row "stdio getc on a metered socket" - "$sk_getc"
 cat <<EOF
 added: loop only, the checked figure; whole: whole process, all threads;
 instr/call: the configuration's own instructions per wrapped call in the
 loop (libc and the loop included); base: the same with no preload.
 "stdio ... on a file": two stdio calls per iteration on a FILE on a regular
-file, which is not metered: the stdio wrappers' fast path.
+file, which is not metered: the stdio wrappers' fast path.  "on a metered
+socket": the same on a socketpair, the metered path (lock, buffer pointers).
 "one idle thread" is no preload at all: what glibc's calls cost more once a
 process has a second thread (the preload's ticker), whatever the wrapper does.
 "host already multi-threaded": loadgen with an idle thread of its own, with

@@ -17,8 +17,11 @@
  *                                     on one socketpair each
  *   loadgen stdio CALL N              N times two stdio calls on a FILE on a
  *                                     regular file (not metered: the stdio
- *                                     wrappers' fast path): CALL is putc,
- *                                     fwrite, fprintf or getc
+ *                                     wrappers' fast path); CALL is putc,
+ *                                     fwrite, fprintf or getc, or CALL-sock
+ *                                     for the same on one end of a unix
+ *                                     socketpair (the metered path; N up
+ *                                     to about 100000)
  *
  * Each run prints one line of key=value fields on stdout, e.g.
  *   RESULT workload=percall mode=unix calls=400000 elapsed=0.2101 ...
@@ -71,7 +74,7 @@ static void usage(void)
 		"       loadgen percall unix|tcp N\n"
 		"       loadgen manyfds NSOCKETS N [HOLD_SECONDS]\n"
 		"       loadgen threads shared|separate N\n"
-		"       loadgen stdio putc|fwrite|fprintf|getc N\n");
+		"       loadgen stdio putc|fwrite|fprintf|getc[-sock] N\n");
 	exit(2);
 }
 
@@ -512,17 +515,31 @@ static void NOINLINE stdio_loop(FILE *fp, enum stdio_call call, uint64_t n)
 
 static int run_stdio(const char *name, uint64_t n)
 {
+	size_t len = strcspn(name, "-");
+	int sock = !strcmp(name + len, "-sock");
 	static const char *const names[] = { "putc", "fwrite", "fprintf",
 					     "getc" };
 	unsigned k, nslices = slices();
 	enum stdio_call call;
 	struct meas m;
-	FILE *fp = tmpfile();
+	FILE *fp;
+	int sv[2];
+
+	if (sock) { /* the bytes stay in the pair's buffers: no reader */
+		int big = 1 << 20;
+
+		unix_pair(sv);
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+		fp = fdopen(sv[0], "r+");
+	} else {
+		fp = tmpfile();
+	}
 
 	for (call = SC_PUTC; call <= SC_GETC; call++)
-		if (!strcmp(name, names[call]))
+		if (strlen(names[call]) == len && !strncmp(name, names[call], len))
 			break;
-	if (call > SC_GETC)
+	if (call > SC_GETC || (name[len] && !sock))
 		usage();
 	if (!fp)
 		die("tmpfile");
@@ -532,8 +549,13 @@ static int run_stdio(const char *name, uint64_t n)
 		uint64_t left;
 
 		for (left = 2 * n; left; left -= left < CHUNK ? left : CHUNK)
-			fwrite(block, 1, left < CHUNK ? left : CHUNK, fp);
-		rewind(fp);
+			if (sock)
+				write(sv[1], block, left < CHUNK ? left : CHUNK);
+			else
+				fwrite(block, 1, left < CHUNK ? left : CHUNK,
+				       fp);
+		if (!sock)
+			rewind(fp);
 	}
 	meas_start(&m);
 	for (k = 0; k < nslices; k++) {
