@@ -49,6 +49,8 @@ $(BUILD)/obj/%.o: %.c
 # The stdio wrappers hold a FILE's lock across the real call: built with
 # -fexceptions (as glibc's libio is), pthread_cancel's unwinding releases it.
 $(BUILD)/obj/preload/wrap_stdio.o: ALL_CFLAGS += -fexceptions
+$(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o: \
+	SAN_CFLAGS += -fexceptions
 
 # Only the interposed calls are exported; inih is linked in privately so a
 # host with its own ini_parse never binds to ours (or we to its).
