@@ -17,6 +17,9 @@ ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
            -fvisibility=hidden $(WARN) $(shell pkg-config --cflags inih) \
            $(CFLAGS) -MMD -MP
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
+# The library's own syscall() calls go to libc, not to its exported
+# syscall() wrapper (preload/wrap_syscall.c).
+LDFLAGS_SO := -Wl,--wrap=syscall
 
 ifeq ($(V),1)
 Q :=
@@ -43,12 +46,18 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The stdio wrappers hold a FILE's lock across the real call: built with
+# -fexceptions (as glibc's libio is), pthread_cancel's unwinding releases it.
+$(BUILD)/obj/preload/wrap_stdio.o: ALL_CFLAGS += -fexceptions
+$(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o: \
+	SAN_CFLAGS += -fexceptions
+
 # Only the interposed calls are exported; inih is linked in privately so a
 # host with its own ini_parse never binds to ours (or we to its).
 $(BUILD)/libsockmeter.so: $(LIB_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $^ $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
-		-Wl,-z,now -Wl,-z,relro
+		-Wl,-z,now -Wl,-z,relro $(LDFLAGS_SO)
 
 $(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
@@ -68,8 +77,8 @@ $(BUILD)/progs/%: tests/progs/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -pthread
 
-# fortified.c must really be built the way -D_FORTIFY_SOURCE programs are.
-$(BUILD)/progs/fortified: tests/progs/fortified.c
+# fortified*.c must really be built the way -D_FORTIFY_SOURCE programs are.
+$(BUILD)/progs/fortified $(BUILD)/progs/fortified_stdio: $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -D_FORTIFY_SOURCE=2 -Wall -Wextra -Werror $< -o $@

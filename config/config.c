@@ -450,6 +450,54 @@ static void show_format(const struct load *ld, const struct key_def *k,
 	snprintf(out, n, "%s", config_format_name(f));
 }
 
+static int parse_close_records(struct load *ld, const struct key_def *k,
+			       const char *v, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+
+	if (strcasecmp(v, "each") == 0 || strcasecmp(v, "off") == 0) {
+		*(enum config_close_records *)field(ld, k) =
+			strcasecmp(v, "off") == 0 ? CLOSE_RECORDS_OFF
+						  : CLOSE_RECORDS_EACH;
+		return 0;
+	}
+	quote(q, sizeof q, v);
+	snprintf(why, n, "%s is neither each nor off", q);
+	return -1;
+}
+
+static void show_close_records(const struct load *ld, const struct key_def *k,
+			       char *out, size_t n)
+{
+	snprintf(out, n, "%s",
+		 *(enum config_close_records *)field(ld, k) == CLOSE_RECORDS_OFF
+			 ? "off"
+			 : "each");
+}
+
+/* "off", or the absolute path of a syslog socket (it must fit sun_path). */
+static int parse_syslog(struct load *ld, const struct key_def *k,
+			const char *v, char *why, size_t n)
+{
+	char q[QUOTE_MAX + 8];
+	size_t len = strlen(v);
+
+	quote(q, sizeof q, v);
+	if (strcasecmp(v, "off") != 0 && v[0] != '/') {
+		snprintf(why, n, "%s is neither off nor an absolute path", q);
+		return -1;
+	}
+	if (len >= CONFIG_SYSLOG_MAX) {
+		snprintf(why, n, "%s is longer than %d bytes", q,
+			 CONFIG_SYSLOG_MAX - 1);
+		return -1;
+	}
+	memset(field(ld, k), 0, CONFIG_SYSLOG_MAX);
+	memcpy(field(ld, k), strcasecmp(v, "off") == 0 ? "off" : v,
+	       strcasecmp(v, "off") == 0 ? 3 : len);
+	return 0;
+}
+
 /* Program names separated by commas or blanks; empty clears the list. */
 static int parse_skip(struct load *ld, const struct key_def *k, const char *v,
 		      char *why, size_t n)
@@ -575,6 +623,10 @@ static const struct value_type type_state_dir = {parse_state_dir, show_string,
 static const struct value_type type_format = {parse_format, show_format,
 					      false};
 static const struct value_type type_skip = {parse_skip, show_skip, true};
+static const struct value_type type_close_records = {
+	parse_close_records, show_close_records, false};
+static const struct value_type type_syslog = {parse_syslog, show_string,
+					      false};
 static const struct value_type type_spans = {parse_spans, show_spans, false};
 
 /* ---- the keys ------------------------------------------------------- */
@@ -601,6 +653,11 @@ static const struct key_def keys[] = {
 	 "seconds from 0.1 to 86400"},
 	{"log", "top", &type_u32, OFF(top), 0, 100000,
 	 "a whole number from 0 (all) to 100000"},
+	{"log", "close_records", &type_close_records, OFF(close_records), 0, 0,
+	 "each off"},
+	{"log", "syslog", &type_syslog, OFF(syslog_path), 0, 0,
+	 "off, or the absolute path of a syslog socket shorter than "
+	 STR(CONFIG_SYSLOG_MAX) " bytes"},
 	CONFIG_CATEGORIES(CAT_KEY)
 	CONFIG_TRACK_KINDS(TRACK_KEY)
 	{"window", "bucket", &type_seconds, OFF(bucket_ms), 100, 3600000,
@@ -627,6 +684,8 @@ static const struct env_def env_vars[] = {
 	{"SOCKMETER_INTERVAL", "log", "interval"},
 	{"SOCKMETER_TOP", "log", "top"},
 	{"SOCKMETER_STATE", "state", "dir"},
+	{"SOCKMETER_CLOSE_RECORDS", "log", "close_records"},
+	{"SOCKMETER_SYSLOG", "log", "syslog"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -1036,6 +1095,9 @@ void config_defaults(struct config *c)
 	c->format = FORMAT_TEXT;
 	c->interval_ms = 10000;
 	c->top = 20;
+	c->close_records = CLOSE_RECORDS_EACH;
+	memcpy(c->syslog_path, CONFIG_DEFAULT_SYSLOG,
+	       sizeof CONFIG_DEFAULT_SYSLOG);
 #define X(up, low, def) c->category[CAT_##up] = def;
 	CONFIG_CATEGORIES(X)
 #undef X

@@ -74,6 +74,15 @@ enum config_format {
 /* config_format_name - "text", "json", "prometheus". */
 const char *config_format_name(enum config_format f);
 
+/* [log] close_records: a record per closed connection, or none (the
+ * numbers still reach the totals). */
+enum config_close_records { CLOSE_RECORDS_EACH, CLOSE_RECORDS_OFF };
+
+/* Where warnings go when fd 2 is no longer the stderr of start-up: a
+ * syslog socket path (at most 107 bytes), or "off". */
+#define CONFIG_SYSLOG_MAX 108
+#define CONFIG_DEFAULT_SYSLOG "/dev/log"
+
 struct config {
 	bool enabled;                   /* false: pure pass-through */
 	char skip[CONFIG_MAX_SKIP][CONFIG_NAME_MAX]; /* programs left alone */
@@ -83,6 +92,8 @@ struct config {
 	enum config_format format;
 	uint64_t interval_ms;           /* 100 .. 86,400,000 */
 	uint32_t top;                   /* fds per interval record, 0 = all */
+	enum config_close_records close_records;
+	char syslog_path[CONFIG_SYSLOG_MAX]; /* absolute path, or "off" */
 
 	bool category[CAT_COUNT];
 	bool track[TRACK_COUNT];
@@ -147,7 +158,8 @@ int config_load_string(struct config *c, const char *name, const char *buf,
 /*
  * config_apply_env - apply the environment overrides through getenv_fn:
  * SOCKMETER (off/0/false/no disables, on/1/true/yes enables), SOCKMETER_LOG,
- * SOCKMETER_FORMAT, SOCKMETER_INTERVAL, SOCKMETER_TOP.  A bad value is
+ * SOCKMETER_FORMAT, SOCKMETER_INTERVAL, SOCKMETER_TOP,
+ * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG.  A bad value is
  * reported once and ignored.  Returns the number of problems.
  */
 int config_apply_env(struct config *c, config_getenv_fn getenv_fn,

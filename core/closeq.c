@@ -4,32 +4,58 @@
 #include "closeq.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
 
 #define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
 
-/* The shared part first, the ring on the next page. */
-#define SHARED_BYTES ((sizeof(struct closeq_shared) + 4095) & ~(size_t)4095)
-#define OWN_BYTES (SHARED_BYTES + RING_BYTES)
+_Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
+		   CLOSEQ_WAKE_AT < CLOSEQ_CAP,
+	       "the ring is a power of 2, woken well before it is full");
+
+/*
+ * A child starts with an empty queue, so the ring is wiped on fork
+ * (MADV_WIPEONFORK: the child sees zeros, every entry free): fork copies
+ * no page table of it, and the parent, which writes the ring at every
+ * close, takes no copy-on-write fault (each a TLB shootdown across the
+ * CPUs its threads run on) after every fork.  Where the kernel lacks it
+ * (before 4.14), closeq_after_fork frees the entries the parent had
+ * pending, as before.
+ */
+static struct closeq_entry *map_ring(bool *wiped)
+{
+	void *p = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	*wiped = false;
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_WIPEONFORK
+	*wiped = madvise(p, RING_BYTES, MADV_WIPEONFORK) == 0;
+#endif
+	return p;
+}
 
 int closeq_init(struct closeq *q)
 {
-	char *p;
-
 	memset(q, 0, sizeof(*q));
-	p = mmap(NULL, OWN_BYTES, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	q->own = true;
+	q->sh = calloc(1, sizeof(*q->sh));
+	q->ring = map_ring(&q->wiped);
+	if (!q->sh || !q->ring) {
+		closeq_destroy(q);
 		return -ENOMEM;
-	q->own = p;
-	q->sh = (struct closeq_shared *)p;
-	q->ring = (struct closeq_entry *)(p + SHARED_BYTES);
+	}
 	return 0;
 }
 
@@ -38,12 +64,17 @@ void closeq_attach(struct closeq *q, struct closeq_shared *sh,
 {
 	q->sh = sh;
 	q->ring = ring;
+	/* Someone else's memory: a fork child gets it anew (state.c). */
+	q->wiped = false;
 }
 
 void closeq_destroy(struct closeq *q)
 {
-	if (q->own)
-		munmap(q->own, OWN_BYTES);
+	if (q->own) {
+		if (q->ring)
+			munmap(q->ring, RING_BYTES);
+		free(q->sh);
+	}
 	memset(q, 0, sizeof(*q));
 }
 
@@ -58,13 +89,31 @@ static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
 			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
+/* The push of entry head found many records waiting: ask the ticker for a
+ * drain, once per drain (the flag is the futex word closeq_wait sleeps
+ * on).  errno is kept: a close wrapper runs this before the real call. */
+static void ask_drain(struct closeq *q, uint64_t head)
+{
+	uint32_t idle = 0;
+	int saved;
+
+	if (head + 1 - LOAD(&q->sh->tail) < CLOSEQ_WAKE_AT || LOAD(&q->wake) ||
+	    !__atomic_compare_exchange_n(&q->wake, &idle, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	saved = errno;
+	syscall(SYS_futex, &q->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL,
+		NULL, 0);
+	errno = saved;
+}
+
 void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns)
 {
 	uint64_t head = LOAD(&q->sh->head);
 	struct closeq_entry *e;
-	unsigned k = (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind
-						     : KIND_UNTRACKED;
+	unsigned k =
+	    (unsigned)s->kind < KIND_COUNT ? (unsigned)s->kind : KIND_UNTRACKED;
 
 	__atomic_fetch_add(&q->sh->pushed, 1, __ATOMIC_RELAXED);
 	do {
@@ -86,6 +135,33 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	e->s = *s;
 	e->closed_ns = closed_ns;
 	STORE(&e->state, ENTRY_READY);
+	ask_drain(q, head);
+}
+
+uint64_t closeq_pending(const struct closeq *q)
+{
+	return LOAD(&q->sh->head) - LOAD(&q->sh->tail);
+}
+
+bool closeq_wait(struct closeq *q, uint64_t until_ns)
+{
+	struct timespec ts = {(time_t)(until_ns / 1000000000u),
+			      (long)(until_ns % 1000000000u)};
+
+	/* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline. */
+	while (!LOAD(&q->wake)) {
+		if (syscall(SYS_futex, &q->wake,
+			    FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts,
+			    NULL, FUTEX_BITSET_MATCH_ANY) == 0 ||
+		    errno == EINTR || errno == EAGAIN)
+			continue;
+		if (errno != ETIMEDOUT) /* no futex here: a plain sleep */
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					       &ts, NULL) == EINTR)
+				;
+		break;
+	}
+	return __atomic_exchange_n(&q->wake, 0, __ATOMIC_ACQ_REL) != 0;
 }
 
 bool closeq_pop(struct closeq *q, struct closeq_entry *out)
@@ -188,9 +264,12 @@ void closeq_note_dropped(struct closeq *q)
 
 void closeq_after_fork(struct closeq *q)
 {
-	for (; q->sh->tail < q->sh->head; q->sh->tail++)
+	/* Wiped on fork where the kernel can (touching the entries would
+	 * only fault in zero pages); else free what was pending. */
+	for (; !q->wiped && q->sh->tail < q->sh->head; q->sh->tail++)
 		q->ring[q->sh->tail % CLOSEQ_CAP].state = ENTRY_FREE;
 	q->sh->head = q->sh->tail = 0;
+	q->wake = 0;
 	q->sh->pushed = 0;
 	q->sh->dropped = 0;
 	memset(q->sh->dropped_c, 0, sizeof(q->sh->dropped_c));

@@ -3,10 +3,14 @@
  * thread that closed them to the ticker that writes their records.
  *
  * Many producers (any thread, signal handlers), one consumer (the ticker).
- * A fixed ring of entries mapped lazily: pushing never allocates, never
- * locks and never makes a system call.  When the ring is full, the record
- * is lost but the numbers are not: they go into per-kind dropped totals
- * that the ticker adds to the process totals.
+ * A fixed ring of entries mapped lazily: pushing never allocates and never
+ * locks.  The ticker drains the ring at every tick; a busy server closes
+ * faster than that, so the push that finds CLOSEQ_WAKE_AT records waiting
+ * wakes the ticker early: one futex wake, once per drain, never on a data
+ * call (closeq_wait is the ticker's side).  When the ring is full all the
+ * same (the log cannot keep up), the record is lost but the numbers are
+ * not: they go into per-kind dropped totals that the ticker adds to the
+ * process totals.
  */
 #ifndef SOCKMETER_CLOSEQ_H
 #define SOCKMETER_CLOSEQ_H
@@ -17,7 +21,10 @@
 #include <stdint.h>
 
 #ifndef CLOSEQ_CAP
-#define CLOSEQ_CAP 4096 /* close records between two drains */
+#define CLOSEQ_CAP 8192 /* close records between two drains (power of 2) */
+#endif
+#ifndef CLOSEQ_WAKE_AT
+#define CLOSEQ_WAKE_AT 1024 /* records waiting that wake the ticker early */
 #endif
 
 /* One retired connection waiting for the ticker. */
@@ -44,12 +51,14 @@ struct closeq_shared {
 struct closeq {
 	struct closeq_shared *sh;
 	struct closeq_entry *ring; /* CLOSEQ_CAP entries */
+	bool wiped;                /* the ring reads as zeros in a child */
+	bool own;                  /* closeq_init mapped sh and ring */
+	uint32_t wake;             /* futex: 1 once a producer asked for a drain */
 	/* Called before an entry is written (NULL: none): the durable state
 	 * backs the ring's page there.  Context: any thread and signal
 	 * handler. */
 	void (*back)(void *ctx, uint32_t index);
 	void *back_ctx;
-	void *own;                 /* what closeq_init mapped, if anything */
 };
 
 /*
@@ -73,11 +82,27 @@ void closeq_destroy(struct closeq *q);
 /*
  * closeq_push - queue the record of connection s, closed at closed_ns.
  * A full ring drops the record and keeps its numbers.  Lock-free,
- * allocation-free, async-signal-safe.
+ * allocation-free, async-signal-safe; the push that finds CLOSEQ_WAKE_AT
+ * records waiting makes one futex wake system call.
  * Context: any thread and signal handler.
  */
 void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns);
+
+/*
+ * closeq_pending - records queued and not taken yet (an estimate while
+ * producers push).
+ * Context: any thread.
+ */
+uint64_t closeq_pending(const struct closeq *q);
+
+/*
+ * closeq_wait - sleep until CLOCK_MONOTONIC reaches until_ns or a producer
+ * asks for a drain (CLOSEQ_WAKE_AT records waiting), whichever comes first;
+ * then re-arm the wake-up.  Returns true when woken for a drain.
+ * Context: ticker only.
+ */
+bool closeq_wait(struct closeq *q, uint64_t until_ns);
 
 /*
  * closeq_pop - move the oldest ready entry into *out and free its place.
@@ -131,9 +156,9 @@ uint64_t closeq_dropped_records(const struct closeq *q);
 void closeq_note_dropped(struct closeq *q);
 
 /*
- * closeq_after_fork - in a fresh child: empty, every count zero.  Only the
- * entries the parent had pending are touched (the rest may never have been
- * paged in).
+ * closeq_after_fork - in a fresh child: empty, every count zero.  The ring
+ * is wiped on fork (fork is cheaper for it): only the entries the parent
+ * had pending are touched, where the kernel could not wipe it.
  * Context: fork child.
  */
 void closeq_after_fork(struct closeq *q);

@@ -17,6 +17,8 @@
 
 /* Close records are drained at least this often, windows or not. */
 #define DRAIN_NS 1000000000ull
+/* Close records taken by one tick that makes no record (meter_more). */
+#define MORE_DRAIN CLOSEQ_WAKE_AT
 
 static void *map_lazy(size_t bytes)
 {
@@ -379,14 +381,14 @@ static void add_carry(struct meter *m, struct fd_snapshot *s)
  * numbers into the closed totals.  Returns how many there were (records
  * that did not fit in memory are counted as dropped).
  */
-static uint32_t drain(struct meter *m)
+static uint32_t drain(struct meter *m, uint32_t most)
 {
 	struct closeq_entry e;
 	uint64_t n = 0;
 
 	m->closing.n = 0;
 	state_ticker_begin(m->durable);
-	while (closeq_peek(&m->q, n, &e)) {
+	while (n < most && closeq_peek(&m->q, n, &e)) {
 		struct summary_fd *f;
 
 		n++;
@@ -396,6 +398,8 @@ static uint32_t drain(struct meter *m)
 		state_ticker_add(m->durable, &e.s);
 		if (m->prom)
 			prom_agg_closed(m->prom, &e.s);
+		if (m->cfg.close_records == CLOSE_RECORDS_OFF)
+			continue;
 		if (!topn_grow(&m->closing, m->closing.n + 1)) {
 			closeq_note_dropped(&m->q);
 			continue;
@@ -514,7 +518,10 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 {
 	bool record = type != SUMMARY_CLOSE;
 	bool final = type == SUMMARY_EXIT || type == SUMMARY_EXEC;
-	uint32_t nclosed = drain(m), n, i;
+	/* A drain alone takes a bounded batch: the ticker holds the state
+	 * lock (fork waits on it) for a bounded time, and comes back for the
+	 * rest at once.  A record drains all: its totals are whole. */
+	uint32_t nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN), n, i;
 	struct summary r, rc;
 
 	meter_build(m, type, now, &r);
@@ -544,8 +551,13 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	summary_format(&r, &m->cfg, out);
 }
 
-static void flush(struct meter *m, struct sbuf *out)
+void meter_flush(struct meter *m, struct sbuf *out)
 {
+	if (m->sink_stale && out->len) {
+		m->sink_stale = false;
+		sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
+			  m->start.real_ns / 1000000000ull, m->report, m->ctx);
+	}
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len)
@@ -568,44 +580,68 @@ static uint64_t next_tick(const struct meter *m, uint64_t mono_ns)
 	return next < m->next_record_mono ? next : m->next_record_mono;
 }
 
-uint64_t meter_tick(struct meter *m, struct meter_time now)
+uint64_t meter_tick_into(struct meter *m, struct meter_time now,
+			 struct sbuf *out)
 {
-	struct sbuf out = { 0 };
 	bool due = now.mono_ns >= m->next_record_mono;
 
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
 	m->durable->ns_per_tick = m->ns_per_tick;
-	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, &out);
+	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, out);
 	while (m->next_record_mono <= now.mono_ns)
 		m->next_record_mono += m->cfg.interval_ms * 1000000ull;
-	flush(m, &out);
 	m->next_tick_mono = next_tick(m, now.mono_ns);
 	return m->next_tick_mono;
 }
 
-void meter_exit(struct meter *m, struct meter_time now)
+uint64_t meter_tick(struct meter *m, struct meter_time now)
 {
 	struct sbuf out = { 0 };
+	uint64_t next = meter_tick_into(m, now, &out);
 
+	meter_flush(m, &out);
+	return next;
+}
+
+bool meter_more(const struct meter *m)
+{
+	return m->tab.cap && !m->finished &&
+	       closeq_pending(&m->q) >= CLOSEQ_WAKE_AT;
+}
+
+void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out)
+{
 	if (m->finished || !m->tab.cap)
 		return;
-	run(m, now, SUMMARY_EXIT, &out);
-	flush(m, &out);
+	run(m, now, SUMMARY_EXIT, out);
 	m->finished = true;
 	/* No tick will come again: the per-fd windows can go now (and leak
 	 * checkers see nothing left behind). */
 	free_windows(m);
 }
 
+void meter_exit(struct meter *m, struct meter_time now)
+{
+	struct sbuf out = { 0 };
+
+	meter_exit_into(m, now, &out);
+	meter_flush(m, &out);
+}
+
+void meter_exec_into(struct meter *m, struct meter_time now, struct sbuf *out)
+{
+	if (m->finished || !m->tab.cap)
+		return;
+	run(m, now, SUMMARY_EXEC, out);
+}
+
 void meter_exec(struct meter *m, struct meter_time now)
 {
 	struct sbuf out = { 0 };
 
-	if (m->finished || !m->tab.cap)
-		return;
-	run(m, now, SUMMARY_EXEC, &out);
-	flush(m, &out);
+	meter_exec_into(m, now, &out);
+	meter_flush(m, &out);
 }
 
 void meter_after_fork(struct meter *m, long pid, struct meter_time now)
@@ -630,6 +666,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;
 	m->next_tick_mono = now.mono_ns;
 	m->finished = false;
-	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
-		  now.real_ns / 1000000000ull, m->report, m->ctx);
+	/* The child's log is set up at its first write (meter_flush): a
+	 * child that never writes (a pre-fork server's short-lived worker,
+	 * an exec) pays nothing for it. */
+	m->sink_stale = true;
 }

@@ -77,6 +77,7 @@ struct meter {
 	struct topn top;            /* fds of the record being made */
 	struct topn closing;        /* close records being made */
 	struct prom_agg *prom;      /* format = prometheus only */
+	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
 	config_report_fn report;
 	void *ctx;
@@ -163,6 +164,32 @@ void meter_exit(struct meter *m, struct meter_time now);
  * Context: ticker only (the caller holds the ticker's lock).
  */
 void meter_exec(struct meter *m, struct meter_time now);
+/* meter_exec_into - the same without the write (see meter_exit_into).
+ * Context: ticker only (the caller holds the ticker's state lock). */
+void meter_exec_into(struct meter *m, struct meter_time now, struct sbuf *out);
+
+/*
+ * meter_tick_into, meter_exit_into - meter_tick and meter_exit without the
+ * write: the records are appended to out, for meter_flush to write after
+ * the caller has let go of the state (so fork never waits on a write).  A
+ * tick that only drains close records takes a bounded batch of them:
+ * meter_more then says whether to tick again at once.
+ * Context: ticker only (the caller holds the ticker's state lock).
+ */
+uint64_t meter_tick_into(struct meter *m, struct meter_time now,
+			 struct sbuf *out);
+void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out);
+
+/* meter_more - many close records are still waiting for a tick.
+ * Context: ticker only. */
+bool meter_more(const struct meter *m);
+
+/*
+ * meter_flush - write out (records made by meter_tick_into or
+ * meter_exit_into) to the sink in one batch, then free it.
+ * Context: ticker only; needs only the caller's write lock, not the state.
+ */
+void meter_flush(struct meter *m, struct sbuf *out);
 
 /*
  * meter_after_fork - in a fresh child: counters, totals, queue and windows

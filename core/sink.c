@@ -152,7 +152,7 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 		snprintf(s->path, sizeof(s->path), "stderr");
 		return 0;
 	}
-	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)getuid(), s->path,
+	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)geteuid(), s->path,
 			sizeof(s->path));
 	if (r == 0 && s->path[0] != '/')
 		r = make_absolute(s->path, sizeof(s->path));
@@ -324,4 +324,38 @@ int sink_replace(struct sink *s, const char *buf, size_t len)
 			      s->path) != 0)
 		r = -errno;
 	return settle(s, r, saved);
+}
+
+int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
+			const char *prog, uint64_t start_s)
+{
+	char dir[sizeof(s->path)], *slash;
+	char msg[CONFIG_PATH_MAX + 256];
+	struct stat st;
+
+	if (s->to_stderr)
+		return 0;
+	if (strstr(tmpl, "%u"))
+		return sink_init(s, tmpl, pid, prog, start_s, s->report,
+				 s->ctx);
+	if (s->path[0] == '\0')
+		return 0;
+	/* The file if it exists, else its directory, as the new uid. */
+	snprintf(dir, sizeof(dir), "%s", s->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	if (lstat(s->path, &st) == 0
+		    ? faccessat(AT_FDCWD, s->path, W_OK, AT_EACCESS) == 0
+		    : faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0)
+		return 0;
+	if (s->report) {
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: log %s: not writable by uid %u, which the "
+			 "process changed to; records are lost",
+			 s->path, (unsigned)geteuid());
+		s->report(s->ctx, msg);
+	}
+	s->warned = true;
+	return -EACCES;
 }

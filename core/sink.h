@@ -53,7 +53,8 @@ struct sink {
 
 /*
  * sink_expand - expand a path template: %p pid, %n program name ('/'
- * becomes '_'), %t start time (Unix seconds), %u real uid, %% a '%'.
+ * becomes '_'), %t start time (Unix seconds), %u the effective uid (the
+ * one that writes), %% a '%'.
  * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown escape) with out empty.
  */
 int sink_expand(const char *tmpl, long pid, const char *prog,
@@ -68,6 +69,19 @@ int sink_expand(const char *tmpl, long pid, const char *prog,
  */
 int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	      uint64_t start_s, config_report_fn report, void *ctx);
+
+/*
+ * sink_reinit_for_uid - the process changed its credentials (setuid...).
+ * A template with %u is expanded again for the uid that now writes (the
+ * effective one), the default template's directory checked as by
+ * sink_init: the records go on in the new user's file.  Any other path
+ * stays; when the new credentials cannot write it, one message names the
+ * path and the uid.  tmpl, pid, prog and start_s as given to sink_init.
+ * Returns 0 or a negative errno (reported).
+ * Context: any thread; the caller serializes it with sink writes.
+ */
+int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
+			const char *prog, uint64_t start_s);
 
 /*
  * sink_replace - make buf the whole content of the destination, atomically

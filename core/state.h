@@ -153,7 +153,7 @@ struct state {
 	uint32_t cap;
 	struct state_region slot_region, ring_region;
 	uint8_t slot_chunks[STATE_MAX_CHUNKS];
-	uint8_t ring_chunks[64];
+	uint8_t ring_chunks[CLOSEQ_CAP / 16 + 1];
 	char *private_head;  /* header..queue when not durable */
 	int (*populate)(void *addr, size_t len); /* tests: a full fs */
 };

@@ -11,17 +11,49 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct state sm_state;
 static uint64_t chores_due; /* 0: not planned yet; UINT64_MAX: done */
 
-/* The header names the log as the sink expanded it. */
+/* The header names the log as the sink expanded it; a forked child sets
+ * its sink up at its first write only, so its path is expanded here. */
 static void note_log_path(void)
 {
-	if (!sm_state.hdr)
+	struct state_header *h = sm_state.hdr;
+	const char *tmpl = sm_meter.cfg.log_path;
+	char path[sizeof(h->log_path)], cwd[CONFIG_PATH_MAX];
+
+	if (!h)
 		return;
-	snprintf(sm_state.hdr->log_path, sizeof(sm_state.hdr->log_path), "%s",
-		 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
+	if (!sm_meter.sink_stale) {
+		snprintf(h->log_path, sizeof(h->log_path), "%s",
+			 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
+		return;
+	}
+	if (strcmp(tmpl, "stderr") == 0 ||
+	    sink_expand(tmpl, sm_meter.pid, sm_meter.prog,
+			sm_meter.start.real_ns / 1000000000ull,
+			(unsigned)getuid(), path, sizeof(path)) != 0) {
+		snprintf(h->log_path, sizeof(h->log_path), "stderr");
+		return;
+	}
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)) ||
+	    strlen(cwd) + 1 + strlen(path) >= sizeof(h->log_path))
+		cwd[0] = '\0';
+	memset(h->log_path, 0, sizeof(h->log_path));
+	if (cwd[0]) {
+		memcpy(h->log_path, cwd, strlen(cwd));
+		h->log_path[strlen(cwd)] = '/';
+	}
+	memcpy(h->log_path + strlen(h->log_path), path,
+	       strnlen(path, sizeof(h->log_path) - 1 - strlen(h->log_path)));
+	h->log_path[sizeof(h->log_path) - 1] = '\0';
+}
+
+void sm_durable_log_moved(void)
+{
+	note_log_path();
 }
 
 int sm_durable_init(const struct config *cfg, const char *prog, long pid,

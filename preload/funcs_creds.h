@@ -1,10 +1,54 @@
 /*
- * funcs_creds.h - the real functions of one group of wrapped calls: credential changes (setuid...) and syscall().
+ * funcs_creds.h - the real functions of one group of wrapped calls:
+ * credential changes (setuid...) and syscall().
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
+ *
+ * syscall() is variadic; on the ABIs where the library interposes it
+ * (SM_WRAP_SYSCALL: x86-64 and AArch64 Linux) a variadic call passes its
+ * arguments exactly where a call with seven long arguments does (registers,
+ * then the stack), so it is declared and forwarded as that: the six
+ * arguments reach libc untouched, whatever the caller passed.
  */
 #ifndef SOCKMETER_FUNCS_CREDS_H
 #define SOCKMETER_FUNCS_CREDS_H
 
-#define SM_FUNCS_CREDS(X)
+#include <sys/types.h>
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#define SM_WRAP_SYSCALL 1
+#define SM_FUNCS_SYSCALL(X)                                                    \
+	X(syscall, long, (long, long, long, long, long, long, long))
+#else
+#define SM_WRAP_SYSCALL 0
+#define SM_FUNCS_SYSCALL(X)
+#endif
+
+#define SM_FUNCS_CREDS(X)                                                      \
+	X(setuid, int, (uid_t))                                                \
+	X(setgid, int, (gid_t))                                                \
+	X(seteuid, int, (uid_t))                                               \
+	X(setegid, int, (gid_t))                                               \
+	X(setreuid, int, (uid_t, uid_t))                                       \
+	X(setregid, int, (gid_t, gid_t))                                       \
+	X(setresuid, int, (uid_t, uid_t, uid_t))                               \
+	X(setresgid, int, (gid_t, gid_t, gid_t))                               \
+	X(setgroups, int, (size_t, const gid_t *))                             \
+	SM_FUNCS_SYSCALL(X)
+
+/*
+ * sm_creds_changed - the process's credentials changed (a wrapper of this
+ * group saw a successful call): records go on where the new uid may write
+ * (sink_reinit_for_uid).  errno kept.
+ * Context: any thread, not a signal handler (takes the write lock).
+ */
+void sm_creds_changed(void);
+
+/*
+ * __wrap_syscall - what the library's own syscall() calls become (the link
+ * uses --wrap=syscall): libc's syscall(), never the exported wrapper, so
+ * our own writes and closes are never metered.
+ * Context: any thread and signal handler.
+ */
+long __wrap_syscall(long n, ...);
 
 #endif

@@ -19,4 +19,11 @@
 	X(execveat, int,                                                       \
 	  (int, const char *, char *const[], char *const[], int))
 
+/* The wrappers exported besides those of the list above: each reaches libc
+ * through one of its real functions (Y(name); t_exports.sh reads it). */
+#define SM_EXIT_EXPORTED_ONLY(Y)                                               \
+	Y(execl)                                                               \
+	Y(execlp)                                                              \
+	Y(execle)
+
 #endif

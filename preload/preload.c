@@ -6,6 +6,8 @@
 #include "preload.h"
 
 #include "../core/classify.h"
+#include "warn.h"
+#include "wrap_stdio.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,8 +31,14 @@ bool sm_slow;
 static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
 
-/* Serializes the ticker, the exit record and fork. */
+/* Serializes the ticker, the exit record and fork: the meter's state. */
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Serializes writes to the sink, in the order the batches were made; taken
+ * under tick_lock, held after it: fork waits on the state, never on a
+ * write.  ticker_out is the batch being written (reachable, so a child
+ * forked mid-write frees its copy). */
+static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sbuf ticker_out;
 static int ticker_started; /* atomic: 0 no, 1 starting or running */
 static int initialized;
 
@@ -61,14 +69,12 @@ bool sm_bind(void)
 	return true;
 }
 
-/* What fd 2 was at start-up: warnings go there only while it still is. */
-static struct stderr_id stderr_at_start;
-
-/* One line on stderr (see sink_warn). */
+/* One warning line: on stderr while fd 2 is still the one of start-up,
+ * else to syslog (warn.c). */
 static void report_stderr(void *ctx, const char *msg)
 {
 	(void)ctx;
-	sink_warn(&stderr_at_start, msg);
+	sm_warn(msg);
 }
 
 static struct meter_time now_both(void)
@@ -122,22 +128,23 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
 		       FUTEX_BITSET_MATCH_ANY);
 }
 
-/* Serve a pending request (the caller holds the tick lock). */
-static bool serve_final(struct meter_time now)
+/* Make the final record asked for (the caller holds the tick lock). */
+static void serve_final(uint32_t req, struct meter_time now)
 {
-	uint32_t req = __atomic_load_n(&final_req, __ATOMIC_ACQUIRE);
-
-	if (!req)
-		return false;
 	if (req == 2)
-		meter_exec(&sm_meter, now);
+		meter_exec_into(&sm_meter, now, &ticker_out);
 	else
-		meter_exit(&sm_meter, now);
+		meter_exit_into(&sm_meter, now, &ticker_out);
+}
+
+/* The final record is written (the caller holds the write lock): end the
+ * state file, then let the caller of _exit or exec go on. */
+static void final_written(uint32_t req)
+{
 	sm_durable_end(req == 2 ? SM_END_EXEC : SM_END_EXIT);
 	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&final_done, 1, __ATOMIC_ACQ_REL);
 	futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
-	return true;
 }
 
 static void *ticker_main(void *arg)
@@ -149,23 +156,34 @@ static void *ticker_main(void *arg)
 	__atomic_store_n(&ticker_alive, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		struct meter_time now;
-		struct timespec ts;
 		uint64_t next;
+		uint32_t req;
+		bool more;
 
 		pthread_mutex_lock(&tick_lock);
 		now = now_both();
 		calibrate(now);
-		next = serve_final(now) ? now.mono_ns + 1000000000ull
-					: meter_tick(&sm_meter, now);
+		req = __atomic_load_n(&final_req, __ATOMIC_ACQUIRE);
+		if (req) {
+			serve_final(req, now);
+			next = now.mono_ns + 1000000000ull;
+			more = false;
+		} else {
+			next = meter_tick_into(&sm_meter, now, &ticker_out);
+			more = meter_more(&sm_meter);
+		}
+		pthread_mutex_lock(&write_lock);
 		pthread_mutex_unlock(&tick_lock);
+		meter_flush(&sm_meter, &ticker_out);
+		if (req)
+			final_written(req);
+		pthread_mutex_unlock(&write_lock);
 		sm_durable_chores(now.mono_ns);
-		ts.tv_sec = (time_t)(next / 1000000000u);
-		ts.tv_nsec = (long)(next % 1000000000u);
-		/* Until the next tick, or a request for a final record. */
-		while (!__atomic_load_n(&final_req, __ATOMIC_ACQUIRE) &&
-		       futex(&final_req, FUTEX_WAIT_BITSET, 0, &ts) != 0 &&
-		       errno != ETIMEDOUT)
-			;
+		/* Until the next tick, or until a busy closer asks for a
+		 * drain (closeq_push wakes us), or _exit or exec asks for the
+		 * final record (ask_ticker wakes us the same way). */
+		if (!more)
+			closeq_wait(&sm_meter.q, next);
 	}
 	return NULL;
 }
@@ -203,7 +221,7 @@ static void ensure_ticker(void)
  * stuck in a write (stderr is a pipe nobody reads, a hung file system), and
  * the host's fork() or exit() must not hang with it.
  */
-static bool lock_bounded(long ms)
+static bool lock_bounded(pthread_mutex_t *lock, long ms)
 {
 	struct timespec until;
 
@@ -214,7 +232,7 @@ static bool lock_bounded(long ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	return pthread_mutex_timedlock(&tick_lock, &until) == 0;
+	return pthread_mutex_timedlock(lock, &until) == 0;
 }
 
 static bool fork_locked; /* fork_prepare got the lock */
@@ -222,8 +240,9 @@ static bool fork_locked; /* fork_prepare got the lock */
 static void fork_prepare(void)
 {
 	/* Without the lock the child still starts clean: fork_child
-	 * re-initializes the lock and resets the meter. */
-	fork_locked = lock_bounded(500);
+	 * re-initializes the lock and resets the meter.  The ticker holds it
+	 * only to make a bounded batch of records, never while writing. */
+	fork_locked = lock_bounded(&tick_lock, 500);
 }
 
 static void fork_parent(void)
@@ -235,6 +254,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
+	/* The parent's ticker may have been writing: its batch is not ours
+	 * (freed when the state was locked, so consistent; else left). */
+	pthread_mutex_init(&write_lock, NULL);
+	if (fork_locked)
+		sbuf_free(&ticker_out);
+	memset(&ticker_out, 0, sizeof(ticker_out));
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
@@ -267,11 +292,12 @@ __attribute__((constructor)) static void sm_init(void)
 	if (initialized++)
 		return;
 	sm_bind();
-	stderr_id_take(&stderr_at_start);
+	sm_warn_init();
 	/* setuid/setgid: no environment, no log.  Pure pass-through. */
 	if (getauxval(AT_SECURE))
 		goto out;
 	config_load(&cfg, env_secure, report_stderr, NULL);
+	sm_warn_config(&cfg);
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(),
@@ -298,17 +324,31 @@ out:
 __attribute__((destructor)) static void sm_fini(void)
 {
 	struct meter_time now;
+	struct sbuf out = { 0 };
 	int saved = errno;
 
+	/* What the FILEs on metered fds still buffer leaves now, counted
+	 * (glibc would flush it after this destructor, too late). */
+	if (sm_meter.tab.cap)
+		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap || !lock_bounded(2000))
+	if (!sm_meter.tab.cap || !lock_bounded(&tick_lock, 2000))
 		return;
 	now = now_both();
 	calibrate(now);
-	meter_exit(&sm_meter, now);
-	sm_durable_end(SM_END_EXIT);
-	pthread_mutex_unlock(&tick_lock);
+	meter_exit_into(&sm_meter, now, &out);
+	/* After the ticker's last batch; a write stuck for 2 s loses it (the
+	 * state file then keeps the numbers for recovery). */
+	if (lock_bounded(&write_lock, 2000)) {
+		pthread_mutex_unlock(&tick_lock);
+		meter_flush(&sm_meter, &out);
+		sm_durable_end(SM_END_EXIT);
+		pthread_mutex_unlock(&write_lock);
+	} else {
+		pthread_mutex_unlock(&tick_lock);
+	}
+	sbuf_free(&out);
 	errno = saved;
 }
 
@@ -455,7 +495,9 @@ static void ask_ticker(bool exec)
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 2;
 	__atomic_store_n(&final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
-	futex(&final_req, FUTEX_WAKE, 1, NULL);
+	/* The ticker sleeps on the close queue's wake-up word. */
+	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
+	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
 	while (__atomic_load_n(&final_done, __ATOMIC_ACQUIRE) == done &&
 	       (futex(&final_done, FUTEX_WAIT_BITSET, done, &until) == 0 ||
 		errno != ETIMEDOUT))
@@ -475,8 +517,12 @@ void sm_final_record(bool exec)
 		goto out;
 	}
 	/* No ticker ran: no tracked fd, little to write, made here. */
-	if (!lock_bounded(2000))
+	if (!lock_bounded(&tick_lock, 2000))
 		goto out;
+	if (!lock_bounded(&write_lock, 2000)) {
+		pthread_mutex_unlock(&tick_lock);
+		goto out;
+	}
 	now = now_both();
 	calibrate(now);
 	if (exec)
@@ -484,8 +530,35 @@ void sm_final_record(bool exec)
 	else
 		meter_exit(&sm_meter, now);
 	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
+	pthread_mutex_unlock(&write_lock);
 	pthread_mutex_unlock(&tick_lock);
 out:
+	errno = saved;
+}
+
+void sm_creds_changed(void)
+{
+	int saved = errno;
+
+	/* A vfork child's setuid before exec is not ours to follow. */
+	if (!sm_meter.tab.cap || foreign_process())
+		return;
+	if (lock_bounded(&write_lock, 500)) {
+		/* A forked child sets its log up at its first write: now, so
+		 * that the checks below see the path it would use. */
+		if (sm_meter.sink_stale) {
+			sm_meter.sink_stale = false;
+			sink_init(&sm_meter.sink, sm_meter.cfg.log_path,
+				  sm_meter.pid, sm_meter.prog,
+				  sm_meter.start.real_ns / 1000000000ull,
+				  sm_meter.report, sm_meter.ctx);
+		}
+		sink_reinit_for_uid(&sm_meter.sink, sm_meter.cfg.log_path,
+				    sm_meter.pid, sm_meter.prog,
+				    sm_meter.start.real_ns / 1000000000ull);
+		sm_durable_log_moved();
+		pthread_mutex_unlock(&write_lock);
+	}
 	errno = saved;
 }
 

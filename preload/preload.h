@@ -144,6 +144,10 @@ void sm_durable_after_fork(long pid, struct meter_time now);
  * Context: the final record's caller (holds the ticker's lock). */
 void sm_durable_end(enum sm_end how);
 
+/* sm_durable_log_moved - the sink's path changed (a uid change): the
+ * header names the new one.  Context: the caller holds the write lock. */
+void sm_durable_log_moved(void);
+
 /* sm_durable_chores - once, a little after the ticker starts: recover
  * dead processes' state files (rate-limited across processes).
  * Context: ticker only, outside the ticker's lock. */
@@ -205,6 +209,20 @@ static inline __attribute__((always_inline)) bool sm_metered(int fd,
 	return __atomic_load_n(&(*s)->kind, __ATOMIC_RELAXED) != KIND_UNTRACKED;
 }
 
+/* The bytes an *mmsg call moved: msg_len of each message it handled (r,
+ * its return value, counts them).  Context: any thread and signal handler. */
+static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
+{
+	int64_t sum = 0;
+	int i;
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < r; i++)
+		sum += v[i].msg_len;
+	return sum;
+}
+
 /* The metered half of a data wrapper: out of line, so that the fast path
  * needs no stack frame. */
 #define SM_METERED __attribute__((noinline))
@@ -236,6 +254,35 @@ sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 		fd_account(s, dir, r, r < 0 ? errno : 0, SM_ACCT_DEFAULT);
 	else
 		sm_count_slow(s, dir, r, t0);
+}
+
+/*
+ * A call that moves bytes from one fd straight into another (sendfile,
+ * splice): both ends are accounted, `in` as received and `out` as sent.
+ * sm_ends_start says whether either end is metered (the fast path when
+ * not); sm_ends_account counts the call's result r on each metered end.
+ * in_t0/out_t0 hold what sm_start() gave, or UINT64_MAX for an end that is
+ * not metered.  Context: any thread and signal handler.
+ */
+struct sm_ends {
+	struct fd_slot *out, *in;
+	uint64_t out_t0, in_t0;
+};
+
+static inline __attribute__((always_inline)) bool
+sm_ends_start(int out, int in, struct sm_ends *e)
+{
+	e->out_t0 = sm_metered(out, &e->out) ? sm_start() : UINT64_MAX;
+	e->in_t0 = sm_metered(in, &e->in) ? sm_start() : UINT64_MAX;
+	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
+}
+
+static inline void sm_ends_account(const struct sm_ends *e, ssize_t r)
+{
+	if (e->out_t0 != UINT64_MAX)
+		sm_data(e->out, DIR_OUT, r, e->out_t0);
+	if (e->in_t0 != UINT64_MAX)
+		sm_data(e->in, DIR_IN, r, e->in_t0);
 }
 
 #endif

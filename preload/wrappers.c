@@ -293,19 +293,6 @@ SM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	return metered_recvmsg(fd, msg, flags, s);
 }
 
-/* The bytes an *mmsg call moved: msg_len of each message it handled. */
-static int64_t mmsg_bytes(const struct mmsghdr *v, int r)
-{
-	int64_t sum = 0;
-	int i;
-
-	if (r < 0)
-		return r;
-	for (i = 0; i < r; i++)
-		sum += v[i].msg_len;
-	return sum;
-}
-
 static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v,
 				       unsigned int n, int flags,
 				       struct fd_slot *s)
@@ -313,7 +300,7 @@ static SM_METERED int metered_sendmmsg(int fd, struct mmsghdr *v,
 	uint64_t t0 = sm_start();
 	int r = sm_real.sendmmsg(fd, v, n, flags);
 
-	sm_data(s, DIR_OUT, mmsg_bytes(v, r), t0);
+	sm_data(s, DIR_OUT, sm_mmsg_bytes(v, r), t0);
 	return r;
 }
 
@@ -334,7 +321,7 @@ static SM_METERED int metered_recvmmsg(int fd, struct mmsghdr *v,
 	uint64_t t0 = sm_start();
 	int r = sm_real.recvmmsg(fd, v, n, flags, timeout);
 
-	sm_data(s, DIR_IN, mmsg_bytes(v, r), t0);
+	sm_data(s, DIR_IN, sm_mmsg_bytes(v, r), t0);
 	return r;
 }
 
@@ -348,51 +335,28 @@ SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 	return metered_recvmmsg(fd, v, n, flags, timeout, s);
 }
 
-/*
- * sendfile moves bytes out of `in` into `out`: both ends are accounted
- * (in_t0/out_t0 from sm_start, or UINT64_MAX for an end not metered).
- */
-struct sendfile_ends {
-	struct fd_slot *out, *in;
-	uint64_t out_t0, in_t0;
-};
-
-static bool sendfile_start(int out, int in, struct sendfile_ends *e)
-{
-	e->out_t0 = sm_metered(out, &e->out) ? sm_start() : UINT64_MAX;
-	e->in_t0 = sm_metered(in, &e->in) ? sm_start() : UINT64_MAX;
-	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
-}
-
-static void sendfile_account(const struct sendfile_ends *e, ssize_t r)
-{
-	if (e->out_t0 != UINT64_MAX)
-		sm_data(e->out, DIR_OUT, r, e->out_t0);
-	if (e->in_t0 != UINT64_MAX)
-		sm_data(e->in, DIR_IN, r, e->in_t0);
-}
-
+/* sendfile moves bytes out of `in` into `out`: both ends are accounted. */
 SM_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
-	struct sendfile_ends e;
+	struct sm_ends e;
 	ssize_t r;
 
-	if (SM_LIKELY(!sendfile_start(out, in, &e)))
+	if (SM_LIKELY(!sm_ends_start(out, in, &e)))
 		return sm_real.sendfile(out, in, off, n);
 	r = sm_real.sendfile(out, in, off, n);
-	sendfile_account(&e, r);
+	sm_ends_account(&e, r);
 	return r;
 }
 
 SM_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
-	struct sendfile_ends e;
+	struct sm_ends e;
 	ssize_t r;
 
-	if (SM_LIKELY(!sendfile_start(out, in, &e)))
+	if (SM_LIKELY(!sm_ends_start(out, in, &e)))
 		return sm_real.sendfile64(out, in, off, n);
 	r = sm_real.sendfile64(out, in, off, n);
-	sendfile_account(&e, r);
+	sm_ends_account(&e, r);
 	return r;
 }
 

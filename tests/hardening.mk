@@ -116,7 +116,7 @@ $(BUILD)/$(1)/obj/%.o: %.c
 $(BUILD)/$(1)/libsockmeter.so: $$($(1)_LIB_OBJ)
 	@$$(if $$(Q),echo "  LD      $$@")
 	$$(Q)$$(CC) $(2) -shared -o $$@ $$^ $(HARD_INIH_A) -ldl -pthread \
-		-Wl,--exclude-libs,ALL -Wl,-z,now
+		-Wl,--exclude-libs,ALL -Wl,-z,now $(LDFLAGS_SO)
 
 $(BUILD)/$(1)/tests/check_%: tests/unit/check_%.c $$($(1)_UNIT_OBJ)
 	@mkdir -p $$(dir $$@)

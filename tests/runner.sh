@@ -6,9 +6,11 @@
 # export what the tests read first), with its output in OUT.  Prints
 # "PASS name" or "FAIL name: reason" per test - the reason is the test's
 # last "reason: ..." line - and "N passed, M failed" at the end; returns 0
-# only when all passed.  SM_VERBOSE=1 shows a failed test's whole output.
+# only when all passed.  A test that exits 77 is skipped ("SKIP name: why",
+# why being its last "skip: ..." line; counted apart, not a failure).
+# SM_VERBOSE=1 shows a failed test's whole output.
 run_tests() {
-	local out=$1 t name st reason kept passed=0 failed=0
+	local out=$1 t name st reason kept passed=0 failed=0 skipped=0
 	shift
 	for t in "$@"; do
 		name=$(basename "$t" .sh)
@@ -23,6 +25,11 @@ run_tests() {
 		if [ "$st" = 0 ]; then
 			echo "PASS $name"
 			passed=$((passed + 1))
+			continue
+		fi
+		if [ "$st" = 77 ]; then
+			echo "SKIP $name: $(sed -n 's/^skip: //p' "$out" | tail -n 1)"
+			skipped=$((skipped + 1))
 			continue
 		fi
 		reason=$(sed -n 's/^reason: //p' "$out" | tail -n 1)
@@ -40,6 +47,6 @@ run_tests() {
 		fi
 		failed=$((failed + 1))
 	done
-	echo "$passed passed, $failed failed"
+	echo "$passed passed, $failed failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"
 	[ "$failed" = 0 ]
 }

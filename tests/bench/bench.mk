@@ -3,7 +3,8 @@
 #   make bench-instr  instructions added per wrapped call (callgrind)
 #   make test-instr   the same, failing when a budget is missed
 #   make bench-tools  the tools (report, top) on big logs; its own section
-BENCH_BIN := $(BUILD)/bench/loadgen
+#   make bench-churn  only the churn part (issue 9), printed
+BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen
 
 .PHONY: bench bench-instr test-instr bench-fork-state
 
@@ -12,6 +13,17 @@ $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
+
+$(BUILD)/bench/churngen: tests/bench/churngen.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		-Wmissing-prototypes $< -o $@ -pthread
+
+# The churn part alone (tests/bench/churn.sh), printed, not written.
+.PHONY: bench-churn
+bench-churn: $(BUILD)/libsockmeter.so $(BUILD)/bench/churngen
+	$(Q)tests/bench/churn.sh $(BUILD)
 
 $(BUILD)/bench/forkrate: tests/bench/forkrate.c
 	@mkdir -p $(dir $@)

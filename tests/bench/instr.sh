@@ -17,7 +17,9 @@
 # the whole process (all threads, start-up and exit included).
 #
 # --check  exit 1 when a budget is missed: enabled=false <= 10,
-#          defaults <= 40, all categories but latency <= 60 (issue 3).
+#          defaults <= 40, all categories but latency <= 60 (issue 3);
+#          stdio on a FILE whose fd is not metered (a regular file: the
+#          stdio wrappers' fast path) <= 10 per call (issue 12).
 # --md F   also write the results as a markdown table into F.
 # INSTR_N  overrides N (default 20000).
 set -euo pipefail
@@ -163,6 +165,14 @@ w86k_l=$(added win86400 none loop percall_loop percall unix)
 idle_l=$(added idle none loop percall_loop percall unix)
 mt_l=$(added defaults+idle idle loop percall_loop percall unix)
 abl_mt=$(added allbutlat+idle idle loop percall_loop percall unix)
+# `loadgen stdio CALL N`: N iterations of two stdio calls on a file.
+for call in putc fwrite fprintf getc; do
+	eval "st_$call=\$(added defaults none loop stdio_loop stdio $call)"
+done
+# The metered path, reported: a FILE on one end of a unix socketpair.
+for call in putc fwrite fprintf getc; do
+	eval "sk_$call=\$(added defaults none loop stdio_loop stdio $call-sock)"
+done
 
 echo "instructions added per wrapped call (callgrind; N=$N and 2N iterations of send+recv, 2 wrapped calls each)"
 printf '%-44s %8s %8s %10s %8s %7s %s\n' configuration added whole \
@@ -184,10 +194,21 @@ row "defaults, 10 sockets round-robin" - "$f10_l"
 row "defaults, 10000 sockets round-robin" - "$f10k_l"
 row "defaults but a day of 1 s history (unix pair)" - "$w86k_l"
 row "no preload, one idle thread (reference)" - "$idle_l"
+row "stdio putc on a file (not metered)" 10 "$st_putc"
+row "stdio fwrite on a file (not metered)" 10 "$st_fwrite"
+row "stdio fprintf on a file (not metered)" 10 "$st_fprintf"
+row "stdio getc on a file (not metered)" 10 "$st_getc"
+row "stdio putc on a metered socket" - "$sk_putc"
+row "stdio fwrite on a metered socket" - "$sk_fwrite"
+row "stdio fprintf on a metered socket" - "$sk_fprintf"
+row "stdio getc on a metered socket" - "$sk_getc"
 cat <<EOF
 added: loop only, the checked figure; whole: whole process, all threads;
 instr/call: the configuration's own instructions per wrapped call in the
 loop (libc and the loop included); base: the same with no preload.
+"stdio ... on a file": two stdio calls per iteration on a FILE on a regular
+file, which is not metered: the stdio wrappers' fast path.  "on a metered
+socket": the same on a socketpair, the metered path (lock, buffer pointers).
 "one idle thread" is no preload at all: what glibc's calls cost more once a
 process has a second thread (the preload's ticker), whatever the wrapper does.
 "host already multi-threaded": loadgen with an idle thread of its own, with

@@ -15,6 +15,13 @@
  *   loadgen threads shared|separate N two threads, each N times 1-byte
  *                                     send+recv, on one shared socketpair or
  *                                     on one socketpair each
+ *   loadgen stdio CALL N              N times two stdio calls on a FILE on a
+ *                                     regular file (not metered: the stdio
+ *                                     wrappers' fast path); CALL is putc,
+ *                                     fwrite, fprintf or getc, or CALL-sock
+ *                                     for the same on one end of a unix
+ *                                     socketpair (the metered path; N up
+ *                                     to about 100000)
  *
  * Each run prints one line of key=value fields on stdout, e.g.
  *   RESULT workload=percall mode=unix calls=400000 elapsed=0.2101 ...
@@ -66,7 +73,8 @@ static void usage(void)
 		"usage: loadgen throughput BYTES\n"
 		"       loadgen percall unix|tcp N\n"
 		"       loadgen manyfds NSOCKETS N [HOLD_SECONDS]\n"
-		"       loadgen threads shared|separate N\n");
+		"       loadgen threads shared|separate N\n"
+		"       loadgen stdio putc|fwrite|fprintf|getc[-sock] N\n");
 	exit(2);
 }
 
@@ -475,6 +483,93 @@ static int run_threads(const char *mode, uint64_t n)
 	return 0;
 }
 
+/* --- workload 6: stdio on a file ----------------------------------------- */
+
+enum stdio_call { SC_PUTC, SC_FWRITE, SC_FPRINTF, SC_GETC };
+
+/* n times two calls of one kind on fp. */
+static void NOINLINE stdio_loop(FILE *fp, enum stdio_call call, uint64_t n)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (call) {
+		case SC_PUTC:
+			putc('x', fp);
+			putc('y', fp);
+			break;
+		case SC_FWRITE:
+			fwrite("xy", 1, 2, fp);
+			fwrite("xy", 2, 1, fp);
+			break;
+		case SC_FPRINTF:
+			fprintf(fp, "%d", 7);
+			fprintf(fp, "%d", 8);
+			break;
+		default:
+			if (getc(fp) == EOF || getc(fp) == EOF)
+				die("getc");
+		}
+	}
+}
+
+static int run_stdio(const char *name, uint64_t n)
+{
+	size_t len = strcspn(name, "-");
+	int sock = !strcmp(name + len, "-sock");
+	static const char *const names[] = { "putc", "fwrite", "fprintf",
+					     "getc" };
+	unsigned k, nslices = slices();
+	enum stdio_call call;
+	struct meas m;
+	FILE *fp;
+	int sv[2];
+
+	if (sock) { /* the bytes stay in the pair's buffers: no reader */
+		int big = 1 << 20;
+
+		unix_pair(sv);
+		setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+		setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+		fp = fdopen(sv[0], "r+");
+	} else {
+		fp = tmpfile();
+	}
+
+	for (call = SC_PUTC; call <= SC_GETC; call++)
+		if (strlen(names[call]) == len && !strncmp(name, names[call], len))
+			break;
+	if (call > SC_GETC || (name[len] && !sock))
+		usage();
+	if (!fp)
+		die("tmpfile");
+	if (call == SC_GETC) { /* 2n bytes to read back (outside the loop
+				  that instr.sh measures) */
+		static char block[CHUNK];
+		uint64_t left;
+
+		for (left = 2 * n; left; left -= left < CHUNK ? left : CHUNK)
+			if (sock)
+				write(sv[1], block, left < CHUNK ? left : CHUNK);
+			else
+				fwrite(block, 1, left < CHUNK ? left : CHUNK,
+				       fp);
+		if (!sock)
+			rewind(fp);
+	}
+	meas_start(&m);
+	for (k = 0; k < nslices; k++) {
+		uint64_t part = n / nslices + (k == nslices - 1 ? n % nslices : 0);
+
+		stdio_loop(fp, call, part);
+		meas_slice(&m, (double)part);
+	}
+	meas_end(&m, (double)n);
+	fclose(fp);
+	report("stdio", name, 2 * n, 2 * n, &m, 1);
+	return 0;
+}
+
 static void *idle_main(void *arg)
 {
 	(void)arg;
@@ -513,6 +608,8 @@ int main(int argc, char **argv)
 				   argc == 5 ? atof(argv[4]) : 0.0);
 	if (argc == 4 && !strcmp(argv[1], "threads"))
 		return run_threads(argv[2], parse_count(argv[3]));
+	if (argc == 4 && !strcmp(argv[1], "stdio"))
+		return run_stdio(argv[2], parse_count(argv[3]));
 	usage();
 	return 2;
 }

@@ -25,6 +25,9 @@
 #                          CPU (taskset), which removes migration noise
 #   BENCH_INSTR=1          0 skips the callgrind counts
 #   BENCH_OUT=BENCHMARKS.md ("" writes no file)
+#   BENCH_CHURN=1          0 skips the churn part (tests/bench/churn.sh:
+#                          short connections, fork under churn, nginx + ab;
+#                          its own knobs CHURN_* are listed there)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -223,3 +226,11 @@ python3 "$here/report.py" --raw "$raw" --out "$OUT" --instr "$instr_md" \
 	--rounds "$ROUNDS" --mem-rounds "$MEM_ROUNDS" --tool-div "$TOOL_DIV" \
 	--manyfds "$MANYFDS" --tools "${TOOLS[*]}" --pin "${pin[*]}" \
 	--sizes "bytes=$BYTES percall=$PERCALL percall_tcp=$PERCALL_TCP manyfds_n=$MANYFDS_N threads=$THREADS"
+
+# Issue 9: short connections, fork under churn, the ticker's cost per close
+# record, nginx + ab (tests/bench/churn.sh), added to the same page.
+if [ "${BENCH_CHURN:-1}" = 1 ]; then
+	"$here/churn.sh" "$build" >"$tmp/churn.md"
+	cat "$tmp/churn.md"
+	if [ -n "$OUT" ]; then cat "$tmp/churn.md" >>"$OUT"; fi
+fi

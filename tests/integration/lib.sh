@@ -65,6 +65,13 @@ fail() {
 	exit 1
 }
 
+# skip REASON... - the test cannot run here (a missing program, a feature
+# not built yet): say why and stop; run.sh shows SKIP, not a failure.
+skip() {
+	echo "skip: $*"
+	exit 77
+}
+
 # need_prog NAME - the test program build/progs/NAME must exist.
 need_prog() {
 	[ -x "$PROGS/$1" ] || fail "missing $PROGS/$1 (build with make integration)"

@@ -3,12 +3,16 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v nm >/dev/null || fail "nm (binutils) is not installed"
-want="__read_chk __recv_chk __recvfrom_chk accept accept4 bind close
-close_range closefrom connect dup dup2 dup3 fcntl fcntl64 read readv recv
-_exit _Exit execve execv execvp execvpe execl execlp execle fexecve execveat
-recvfrom recvmmsg recvmsg send sendfile sendfile64 sendmmsg sendmsg sendto
-socket socketpair write writev"
-want=$(tr ' ' '\n' <<<"$want" | sed '/^$/d' | sort)
+# The single list of wrapped calls: X(name, ...) in preload/preload.h and
+# the group headers preload/funcs_*.h (each group adds its own), and the
+# wrappers that reach libc through one of them, Y(name) in a group header
+# (printf through vfprintf, getc through fgetc...).
+src=$HERE/../../preload
+want=$(cat "$src/preload.h" "$src"/funcs_*.h |
+	sed -n 's/^[[:space:]]*X(\([A-Za-z_0-9]*\),.*/\1/p
+		s/^[[:space:]]*Y(\([A-Za-z_0-9]*\)).*/\1/p' | sort -u)
+[ "$(wc -l <<<"$want")" -ge 31 ] || fail "cannot read the wrapped calls from $src"
+grep -qx read <<<"$want" || fail "cannot read the wrapped calls from $src"
 got=$(nm -D --defined-only "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)
 [ -n "$got" ] || fail "nm -D found no symbols in $LIB"
 extra=$(comm -13 <(echo "$want") <(echo "$got") | tr '\n' ' ')

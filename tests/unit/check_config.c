@@ -619,7 +619,8 @@ START_TEST(test_unknown_key_lists_the_section_keys)
 	ck_assert_int_eq(msgs.n, 2);
 	ck_assert_str_eq(msgs.text[0],
 			 "sockmeter: t.ini:3: [log] colour: unknown key; "
-			 "accepted keys: path format interval top");
+			 "accepted keys: path format interval top "
+			 "close_records syslog");
 	expect_msg(1, "t.ini:4: [log] Top: unknown key", NULL);
 	expect_unchanged();
 }
@@ -826,6 +827,59 @@ START_TEST(test_bad_span_lists_are_reported)
 	};
 
 	run_bad_cases(bc, sizeof bc / sizeof bc[0]);
+}
+END_TEST
+
+/* ---- [log] close_records and syslog ---------------------------------- */
+
+START_TEST(test_close_records_each_or_off)
+{
+	ck_assert_int_eq(cfg.close_records, CLOSE_RECORDS_EACH);
+	ck_assert_int_eq(load("[log]\nclose_records = OFF\n"), 0);
+	ck_assert_int_eq(cfg.close_records, CLOSE_RECORDS_OFF);
+	ck_assert_int_eq(load("[log]\nclose_records = each\n"), 0);
+	ck_assert_int_eq(cfg.close_records, CLOSE_RECORDS_EACH);
+	ck_assert_int_eq(load("[log]\n\nclose_records = summary\n"), 1);
+	expect_msg(0, "t.ini:3: [log] close_records", "each off");
+	ck_assert_int_eq(cfg.close_records, CLOSE_RECORDS_EACH);
+}
+END_TEST
+
+START_TEST(test_syslog_is_off_or_an_absolute_socket_path)
+{
+	char longp[200];
+
+	ck_assert_str_eq(cfg.syslog_path, "/dev/log");
+	ck_assert_int_eq(load("[log]\nsyslog = /run/x.sock\n"), 0);
+	ck_assert_str_eq(cfg.syslog_path, "/run/x.sock");
+	ck_assert_int_eq(load("[log]\nsyslog = Off\n"), 0);
+	ck_assert_str_eq(cfg.syslog_path, "off");
+	ck_assert_int_eq(load("[log]\nsyslog = dev/log\n"), 1);
+	expect_msg(0, "t.ini:2: [log] syslog", "absolute path");
+	memset(longp, 'a', sizeof(longp));
+	longp[0] = '/';
+	snprintf(longp + 120, 40, "\n");
+	{
+		char text[256];
+
+		snprintf(text, sizeof(text), "[log]\nsyslog = %s", longp);
+		ck_assert_int_eq(load(text), 1);
+	}
+	ck_assert_str_eq(cfg.syslog_path, "off");
+}
+END_TEST
+
+START_TEST(test_env_close_records_and_syslog)
+{
+	static const char *const env[] = {"SOCKMETER_CLOSE_RECORDS", "off",
+					  "SOCKMETER_SYSLOG", "/tmp/l.sock",
+					  NULL};
+
+	fake_env = env;
+	ck_assert_int_eq(config_apply_env(&cfg, fake_getenv, collect, &msgs),
+			 0);
+	ck_assert_int_eq(cfg.close_records, CLOSE_RECORDS_OFF);
+	ck_assert_str_eq(cfg.syslog_path, "/tmp/l.sock");
 }
 END_TEST
 
@@ -1068,6 +1122,9 @@ static Suite *config_suite(void)
 
 	tc = tcase("environment");
 	tcase_add_test(tc, test_env_overrides_every_variable);
+	tcase_add_test(tc, test_close_records_each_or_off);
+	tcase_add_test(tc, test_syslog_is_off_or_an_absolute_socket_path);
+	tcase_add_test(tc, test_env_close_records_and_syslog);
 	tcase_add_test(tc, test_env_kill_switch_spellings);
 	tcase_add_test(tc, test_env_bad_values_are_reported_and_ignored);
 	tcase_add_test(tc, test_env_empty_values_count_as_unset);

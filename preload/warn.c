@@ -1,0 +1,44 @@
+/*
+ * warn.c - where the library's warnings go (contract in warn.h).
+ */
+#include "warn.h"
+
+#include "../core/sink.h"
+#include "../core/syslog.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static struct stderr_id err_at_start;
+static bool err_is_null; /* fd 2 was /dev/null at start-up */
+static char syslog_path[CONFIG_SYSLOG_MAX] = CONFIG_DEFAULT_SYSLOG;
+
+void sm_warn_init(void)
+{
+	struct stat st;
+
+	stderr_id_take(&err_at_start);
+	err_is_null = fstat(2, &st) == 0 && S_ISCHR(st.st_mode) &&
+		      st.st_rdev == makedev(1, 3);
+}
+
+void sm_warn_config(const struct config *cfg)
+{
+	memcpy(syslog_path, cfg->syslog_path, sizeof(syslog_path));
+	syslog_path[sizeof(syslog_path) - 1] = '\0';
+}
+
+void sm_warn(const char *msg)
+{
+	int saved = errno;
+
+	if (!err_is_null && stderr_id_same(&err_at_start))
+		sink_warn(&err_at_start, msg);
+	else if (strcmp(syslog_path, "off") != 0)
+		syslog_send(syslog_path, (long)syscall(SYS_getpid), msg);
+	errno = saved;
+}

@@ -1,0 +1,25 @@
+/*
+ * warn.h - where the library's warnings go: to stderr while fd 2 is still
+ * the stderr the program started with (and that is not /dev/null), else to
+ * syslog ([log] syslog, /dev/log by default), so that a daemon's warnings
+ * reach journald or rsyslog rather than the daemon's own error log.
+ */
+#ifndef SOCKMETER_WARN_H
+#define SOCKMETER_WARN_H
+
+#include "../config/config.h"
+
+/* sm_warn_init - remember what fd 2 is.  Context: start-up only. */
+void sm_warn_init(void);
+
+/* sm_warn_config - take the syslog socket path of cfg.
+ * Context: start-up only. */
+void sm_warn_config(const struct config *cfg);
+
+/*
+ * sm_warn - one warning line (msg, without its newline); errno kept.
+ * Context: any thread (not a signal handler).
+ */
+void sm_warn(const char *msg);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * wrap_creds.c - the credential changes: setuid and its family.
+ *
+ * A daemon started as root drops to another user (nginx, apache, postfix
+ * workers run as nobody).  Its records must go on: after a successful
+ * change, sm_creds_changed() points the sink at the new user's default
+ * directory (a template with %u), or checks that the new uid can still
+ * write an explicit path (see sink_reinit_for_uid).  glibc applies these
+ * calls to every thread, the ticker included, so the ticker then writes as
+ * the new user.  setfsuid/setfsgid are left alone: they change only the
+ * calling thread, never the ticker that writes.
+ */
+#include "preload.h"
+
+#include <grp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* True when sm_real.name is now the real function. */
+#define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
+
+/* Every wrapper: the real call, then, on success, the hook (errno kept). */
+
+SM_EXPORT int setuid(uid_t u)
+{
+	int r = sm_real.setuid(u);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setgid(gid_t g)
+{
+	int r = sm_real.setgid(g);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int seteuid(uid_t u)
+{
+	int r = sm_real.seteuid(u);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setegid(gid_t g)
+{
+	int r = sm_real.setegid(g);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setreuid(uid_t ru, uid_t eu)
+{
+	int r = sm_real.setreuid(ru, eu);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setregid(gid_t rg, gid_t eg)
+{
+	int r = sm_real.setregid(rg, eg);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setresuid(uid_t ru, uid_t eu, uid_t su)
+{
+	int r = sm_real.setresuid(ru, eu, su);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setresgid(gid_t rg, gid_t eg, gid_t sg)
+{
+	int r = sm_real.setresgid(rg, eg, sg);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+SM_EXPORT int setgroups(size_t n, const gid_t *list)
+{
+	int r = sm_real.setgroups(n, list);
+
+	if (r == 0)
+		sm_creds_changed();
+	return r;
+}
+
+/* The stubs: bind and forward; while dlsym is re-entered, the raw system
+ * call (which changes the calling thread only, as the kernel does). */
+
+int unbound_setuid(uid_t u)
+{
+	if (BOUND(setuid))
+		return sm_real.setuid(u);
+	return (int)syscall(SYS_setuid, u);
+}
+
+int unbound_setgid(gid_t g)
+{
+	if (BOUND(setgid))
+		return sm_real.setgid(g);
+	return (int)syscall(SYS_setgid, g);
+}
+
+int unbound_seteuid(uid_t u)
+{
+	if (BOUND(seteuid))
+		return sm_real.seteuid(u);
+	return (int)syscall(SYS_setresuid, -1, u, -1);
+}
+
+int unbound_setegid(gid_t g)
+{
+	if (BOUND(setegid))
+		return sm_real.setegid(g);
+	return (int)syscall(SYS_setresgid, -1, g, -1);
+}
+
+int unbound_setreuid(uid_t ru, uid_t eu)
+{
+	if (BOUND(setreuid))
+		return sm_real.setreuid(ru, eu);
+	return (int)syscall(SYS_setreuid, ru, eu);
+}
+
+int unbound_setregid(gid_t rg, gid_t eg)
+{
+	if (BOUND(setregid))
+		return sm_real.setregid(rg, eg);
+	return (int)syscall(SYS_setregid, rg, eg);
+}
+
+int unbound_setresuid(uid_t ru, uid_t eu, uid_t su)
+{
+	if (BOUND(setresuid))
+		return sm_real.setresuid(ru, eu, su);
+	return (int)syscall(SYS_setresuid, ru, eu, su);
+}
+
+int unbound_setresgid(gid_t rg, gid_t eg, gid_t sg)
+{
+	if (BOUND(setresgid))
+		return sm_real.setresgid(rg, eg, sg);
+	return (int)syscall(SYS_setresgid, rg, eg, sg);
+}
+
+int unbound_setgroups(size_t n, const gid_t *list)
+{
+	if (BOUND(setgroups))
+		return sm_real.setgroups(n, list);
+	return (int)syscall(SYS_setgroups, n, list);
+}

@@ -1,0 +1,1425 @@
+/*
+ * wrap_stdio.c - stdio on metered fds, counted as the kernel sees it.
+ *
+ * glibc's stdio reaches the kernel through its internal __write and __read,
+ * never through the write/read we wrap.  So each stdio call that can move
+ * bytes is wrapped here, and what reached the kernel is derived from the
+ * FILE's own buffer pointers (public in <bits/types/struct_FILE.h>), read
+ * before and after the real call:
+ *
+ *   sent     = output pending before + bytes the call handed to stdio
+ *              - output pending after
+ *   received = bytes the call consumed + input unread after
+ *              - input unread before
+ *
+ * Bytes merely buffered are not counted: a program that _exits with output
+ * in its FILE buffer did not send it.  One stdio call that moved bytes
+ * counts as one call of that size (the kernel may have seen several).
+ *
+ * The fast path (a FILE whose fd is not metered: files, terminals, memory
+ * streams with fd -1) reads fp->_fileno and the fd's slot kind, then
+ * tail-calls the real function: the same few instructions as a data
+ * wrapper, no buffer pointers read.  The metered path holds the FILE's lock
+ * (recursive; the real call takes it again) so that the pointers it reads
+ * belong to this call only.
+ *
+ * What is not exact (see docs/coverage.md): a stdio call that fails while
+ * writing counts an error and no bytes (glibc discards its buffer without
+ * saying how much left); the scanf family's consumption is not known, so a
+ * scanf call counts its last buffer refill only; fgets on a line holding a
+ * NUL byte and ended by end of file; wide-character streams.
+ */
+
+/* Before any header: no extern-inline bodies of getc, putchar... from
+ * <bits/stdio.h>, which the wrappers below define. */
+#define __NO_INLINE__ 1
+
+#include "wrap_stdio.h"
+
+#include <string.h>
+
+/* glibc's fortified entry points, declared only by its fortified headers. */
+int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
+int __vprintf_chk(int flag, const char *fmt, va_list ap);
+int __printf_chk(int flag, const char *fmt, ...);
+int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...);
+int __dprintf_chk(int fd, int flag, const char *fmt, ...);
+int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
+size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
+size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n,
+			    FILE *fp);
+char *__fgets_chk(char *buf, size_t size, int n, FILE *fp);
+char *__fgets_unlocked_chk(char *buf, size_t size, int n, FILE *fp);
+int __underflow(FILE *fp);
+int _IO_getc(FILE *fp);
+int _IO_putc(int c, FILE *fp);
+ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp);
+int __isoc99_scanf(const char *fmt, ...);
+int __isoc99_fscanf(FILE *fp, const char *fmt, ...);
+int __isoc99_vscanf(const char *fmt, va_list ap);
+int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
+/* glibc's list of every FILE, and its lock (exported since glibc 2.2.5). */
+extern FILE *_IO_list_all;
+void _IO_list_lock(void);
+void _IO_list_unlock(void);
+
+/* libio's flag bits: part of glibc's ABI since 2.0, only some of them are
+ * named in <stdio.h>. */
+#define SM_IO_UNBUFFERED 0x0002
+#define SM_IO_NO_WRITES	 0x0008
+#define SM_IO_EOF_SEEN	 0x0010
+#define SM_IO_ERR_SEEN	 0x0020
+#define SM_IO_LINKED	 0x0080
+#define SM_IO_IN_BACKUP	 0x0100
+#define SM_IO_LINE_BUF	 0x0200
+#define SM_IO_USER_LOCK	 0x8000
+
+/* The scanf family does not say how many bytes it consumed. */
+#define TOOK_UNKNOWN (-1)
+
+/* Set once a stdio call met a FILE on a tracked fd: until then, neither
+ * fflush(NULL) nor exit has a metered FILE to look for.  Atomic. */
+static bool stdio_seen;
+
+/* --- the FILE's buffer, before and after a call ------------------------- */
+
+/* What a FILE's buffer says at one moment. */
+struct file_state {
+	int flags;
+	ptrdiff_t pending; /* output buffered, not yet written */
+	ptrdiff_t unread;  /* input read from the fd, not yet consumed */
+	const char *rbase, *rend, *rptr;
+};
+
+static void file_state(const FILE *fp, struct file_state *st, bool reading)
+{
+	st->flags = fp->_flags;
+	st->pending = fp->_IO_write_ptr - fp->_IO_write_base;
+	if (!reading)
+		return;
+	st->unread = fp->_IO_read_end - fp->_IO_read_ptr;
+	/* Reading bytes pushed back by ungetc: the main get area waits. */
+	if (fp->_flags & SM_IO_IN_BACKUP)
+		st->unread += fp->_IO_save_end - fp->_IO_save_base;
+	st->rbase = fp->_IO_read_base;
+	st->rend = fp->_IO_read_end;
+	st->rptr = fp->_IO_read_ptr;
+}
+
+/* One metered FILE around one call. */
+struct file_side {
+	FILE *fp;
+	struct fd_slot *s;
+	struct file_state before, after;
+};
+
+/*
+ * One wrapped call on a metered FILE.  A metered wrapper declares it with
+ * STDIO_CALL, so that the locks it holds are released when the wrapper
+ * returns, and also when pthread_cancel unwinds the real call (a blocking
+ * write is a cancellation point; this file is built with -fexceptions, as
+ * glibc's libio is, so the unwinding runs the cleanup).
+ */
+struct stdio_call {
+	struct file_side f;
+	/* Reading a line-buffered or unbuffered FILE makes glibc flush a
+	 * line-buffered stdout first: stdout's side, when that can move
+	 * bytes on a metered fd (out.fp NULL otherwise). */
+	struct file_side out;
+	FILE *held, *out_held; /* locked by us, to release */
+	bool reading;
+	uint64_t t0;
+};
+
+static void stdio_release(struct stdio_call *c)
+{
+	if (c->out_held)
+		funlockfile(c->out_held);
+	if (c->held)
+		funlockfile(c->held);
+}
+
+#define STDIO_CALL struct stdio_call __attribute__((cleanup(stdio_release)))
+
+/* A FILE on a tracked fd: classify a new fd once; wide streams keep
+ * their output elsewhere and are not counted. */
+static bool file_tracked(FILE *fp, struct fd_slot *s)
+{
+	if (fdtab_kind(s) == KIND_UNKNOWN &&
+	    sm_classify_slow(fp->_fileno) < KIND_FIRST_TRACKED)
+		return false;
+	return fdtab_kind(s) >= KIND_FIRST_TRACKED && fp->_mode <= 0;
+}
+
+static void side_begin(struct file_side *side, FILE *fp, struct fd_slot *s,
+		       bool reading)
+{
+	side->fp = fp;
+	side->s = s;
+	file_state(fp, &side->before, reading);
+}
+
+static void side_end(struct file_side *side, bool reading)
+{
+	file_state(side->fp, &side->after, reading);
+}
+
+static bool new_flag(const struct file_side *side, int flag)
+{
+	return (side->after.flags & flag) && !(side->before.flags & flag);
+}
+
+/*
+ * stdio_begin - before the real call on a metered FILE (the first thing a
+ * metered wrapper does): false when fp's fd turns out not to be tracked
+ * (the caller then just makes the real call).  lock: take fp's lock, for
+ * the locked variants; the caller may then call the real _unlocked variant,
+ * which is the same function without the lock.  (With _IO_USER_LOCK set,
+ * the program does the locking, and glibc's locked variants take no lock
+ * either.)  The _unlocked variants leave locking to the program, as glibc
+ * does.
+ */
+static bool stdio_begin(struct stdio_call *c, FILE *fp, struct fd_slot *s,
+			bool lock, bool reading)
+{
+	c->held = c->out_held = NULL;
+	if (!file_tracked(fp, s))
+		return false;
+	if (!__atomic_load_n(&stdio_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&stdio_seen, true, __ATOMIC_RELAXED);
+	if (lock && !(fp->_flags & SM_IO_USER_LOCK)) {
+		flockfile(fp);
+		c->held = fp;
+	}
+	c->reading = reading;
+	side_begin(&c->f, fp, s, reading);
+	c->out.fp = NULL;
+	c->t0 = sm_start();
+	return true;
+}
+
+/* stdout's flush before a read, as glibc's underflow does it. */
+static bool stdout_flushes(const FILE *fp)
+{
+	const int want = SM_IO_LINKED | SM_IO_LINE_BUF;
+	FILE *o = stdout;
+
+	return (fp->_flags & (SM_IO_LINE_BUF | SM_IO_UNBUFFERED)) && o &&
+	       o != fp && (o->_flags & (want | SM_IO_NO_WRITES)) == want &&
+	       o->_IO_write_ptr > o->_IO_write_base;
+}
+
+/* stdio_begin for a call that reads. */
+static bool stdio_begin_read(struct stdio_call *c, FILE *fp, struct fd_slot *s,
+			     bool lock)
+{
+	struct fd_slot *os;
+	FILE *o = stdout;
+
+	if (!stdio_begin(c, fp, s, lock, true))
+		return false;
+	if (!stdout_flushes(fp) || !sm_metered(o->_fileno, &os) ||
+	    !file_tracked(o, os))
+		return true;
+	/* fp's lock first, then stdout's, as glibc takes them; never wait
+	 * for stdout (its holder may wait for fp): if it is busy, its
+	 * flush goes uncounted. */
+	if (!(o->_flags & SM_IO_USER_LOCK)) {
+		if (ftrylockfile(o) != 0)
+			return true;
+		c->out_held = o;
+	}
+	side_begin(&c->out, o, os, false);
+	return true;
+}
+
+/* Count n bytes (or an error, n < 0) on a side's slot: one call. */
+static void count(const struct file_side *side, enum fd_dir dir, int64_t n,
+		  uint64_t t0)
+{
+	sm_data(side->s, dir, n, t0);
+}
+
+/* The output a side's buffer lost during the call went to the kernel
+ * (a write-mode FILE switching to reading flushes first). */
+static void count_flushed(const struct file_side *side, uint64_t t0)
+{
+	int64_t n = side->before.pending - side->after.pending;
+
+	if (n > 0)
+		count(side, DIR_OUT, new_flag(side, SM_IO_ERR_SEEN) ? -1 : n,
+		      t0);
+}
+
+/*
+ * stdio_end_write - after a call that writes: put is what it handed to
+ * stdio, or -1 when it reports a failure.  errno is left as the call left
+ * it.
+ */
+static void stdio_end_write(struct stdio_call *c, int64_t put)
+{
+	struct file_side *f = &c->f;
+	int err = errno;
+	int64_t n;
+
+	side_end(f, false);
+	if (put < 0 || new_flag(f, SM_IO_ERR_SEEN)) {
+		count(f, DIR_OUT, -1, c->t0);
+	} else {
+		n = f->before.pending + put - f->after.pending;
+		if (n > 0)
+			count(f, DIR_OUT, n, c->t0);
+	}
+	errno = err;
+}
+
+/* The bytes a scanf call received: its buffer refills are not seen one by
+ * one; a refill shows as moved read pointers, and the last one as the
+ * whole of the get area. */
+static int64_t scanf_received(const struct file_side *f)
+{
+	const struct file_state *b = &f->before, *a = &f->after;
+
+	if ((a->flags | b->flags) & SM_IO_IN_BACKUP)
+		return 0;
+	if (a->rend == b->rend && a->rbase == b->rbase && a->rptr >= b->rptr)
+		return 0;
+	return a->rend - a->rbase;
+}
+
+/*
+ * stdio_end_read - after a call that reads: took is what it consumed
+ * (TOOK_UNKNOWN for the scanf family).  errno is left as the call left it.
+ */
+static void stdio_end_read(struct stdio_call *c, int64_t took)
+{
+	struct file_side *f = &c->f;
+	int err = errno;
+	int64_t n;
+
+	side_end(f, true);
+	if (c->out.fp)
+		side_end(&c->out, false);
+	if (took == TOOK_UNKNOWN)
+		n = scanf_received(f);
+	else
+		n = took + f->after.unread - f->before.unread;
+	count_flushed(f, c->t0);
+	if (n > 0)
+		count(f, DIR_IN, n, c->t0);
+	else if (new_flag(f, SM_IO_ERR_SEEN) &&
+		 f->before.pending == f->after.pending)
+		count(f, DIR_IN, -1, c->t0);
+	else if (new_flag(f, SM_IO_EOF_SEEN))
+		count(f, DIR_IN, 0, c->t0); /* the kernel said end of file */
+	if (c->out.fp)
+		count_flushed(&c->out, c->t0);
+	errno = err;
+}
+
+/* The fast path: fp's fd is metered (or not classified yet). */
+static inline __attribute__((always_inline)) bool
+file_metered(FILE *fp, struct fd_slot **s)
+{
+	return sm_metered(fp->_fileno, s);
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+/*
+ * fwrite and fread ask the real function for size * n bytes of size 1, the
+ * very request glibc makes of the buffer itself: the result then says how
+ * many bytes moved, not only how many whole items.  A product that
+ * overflows, or 0, goes to the real function as it came.
+ */
+static bool whole_request(size_t size, size_t n, size_t *bytes)
+{
+	return !__builtin_mul_overflow(size, n, bytes) && *bytes != 0;
+}
+
+static size_t items(size_t got, size_t bytes, size_t size, size_t n)
+{
+	return got == bytes ? n : got / size;
+}
+
+static SM_METERED size_t metered_fwrite(sm_fwrite_fn real, bool lock,
+					const void *p, size_t size, size_t n,
+					FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	size_t bytes, r;
+
+	if (!stdio_begin(&c, fp, s, lock, false))
+		return real(p, size, n, fp);
+	if (!whole_request(size, n, &bytes)) {
+		r = sm_real.fwrite_unlocked(p, size, n, fp);
+		stdio_end_write(&c, size && r < n ? -1 : (int64_t)(r * size));
+		return r;
+	}
+	r = sm_real.fwrite_unlocked(p, 1, bytes, fp);
+	/* Short only when a write failed (glibc then discarded its buffer). */
+	stdio_end_write(&c, r < bytes ? -1 : (int64_t)r);
+	return items(r, bytes, size, n);
+}
+
+SM_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fwrite(p, size, n, fp);
+	return metered_fwrite(sm_real.fwrite, true, p, size, n, fp, s);
+}
+
+SM_EXPORT size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fwrite_unlocked(p, size, n, fp);
+	return metered_fwrite(sm_real.fwrite_unlocked, false, p, size, n, fp,
+			      s);
+}
+
+static SM_METERED int metered_fputs(sm_fputs_fn real, bool lock,
+				    const char *str, FILE *fp,
+				    struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, lock, false))
+		return real(str, fp);
+	r = sm_real.fputs_unlocked(str, fp);
+	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str));
+	return r;
+}
+
+SM_EXPORT int fputs(const char *str, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputs(str, fp);
+	return metered_fputs(sm_real.fputs, true, str, fp, s);
+}
+
+SM_EXPORT int fputs_unlocked(const char *str, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputs_unlocked(str, fp);
+	return metered_fputs(sm_real.fputs_unlocked, false, str, fp, s);
+}
+
+static SM_METERED int metered_puts(const char *str, FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, true, false))
+		return sm_real.puts(str);
+	r = sm_real.puts(str);
+	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str) + 1);
+	return r;
+}
+
+SM_EXPORT int puts(const char *str)
+{
+	struct fd_slot *s;
+	FILE *fp = stdout;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.puts(str);
+	return metered_puts(str, fp, s);
+}
+
+/* One character: fputc, putc, putchar and the unlocked forms (glibc's
+ * putc and putchar are fputc on the same FILE), and __overflow, which
+ * glibc's inline putc_unlocked calls when the buffer is full (ch EOF:
+ * flush only). */
+static SM_METERED int metered_putc(sm_fputc_fn real, bool lock, int ch,
+				   FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, lock, false))
+		return real(ch, fp);
+	r = sm_real.fputc_unlocked(ch, fp);
+	stdio_end_write(&c, r == EOF ? -1 : 1);
+	return r;
+}
+
+SM_EXPORT int fputc(int ch, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputc(ch, fp);
+	return metered_putc(sm_real.fputc, true, ch, fp, s);
+}
+
+/* glibc's own putc is fputc under other names: the same function, at the
+ * same address (no extra jump on the fast path). */
+SM_EXPORT int putc(int ch, FILE *fp)
+    __attribute__((alias("fputc"), copy(fputc)));
+SM_EXPORT int _IO_putc(int ch, FILE *fp)
+    __attribute__((alias("fputc"), copy(fputc)));
+
+SM_EXPORT int putchar(int ch)
+{
+	struct fd_slot *s;
+	FILE *fp = stdout;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputc(ch, fp);
+	return metered_putc(sm_real.fputc, true, ch, fp, s);
+}
+
+SM_EXPORT int fputc_unlocked(int ch, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputc_unlocked(ch, fp);
+	return metered_putc(sm_real.fputc_unlocked, false, ch, fp, s);
+}
+
+SM_EXPORT int putc_unlocked(int ch, FILE *fp)
+    __attribute__((alias("fputc_unlocked"), copy(fputc_unlocked)));
+
+SM_EXPORT int putchar_unlocked(int ch)
+{
+	struct fd_slot *s;
+	FILE *fp = stdout;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fputc_unlocked(ch, fp);
+	return metered_putc(sm_real.fputc_unlocked, false, ch, fp, s);
+}
+
+static SM_METERED int metered_overflow(FILE *fp, int ch, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, false, false))
+		return sm_real.__overflow(fp, ch);
+	r = sm_real.__overflow(fp, ch);
+	stdio_end_write(&c, r == EOF ? -1 : ch != EOF);
+	return r;
+}
+
+SM_EXPORT int __overflow(FILE *fp, int ch)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__overflow(fp, ch);
+	return metered_overflow(fp, ch, s);
+}
+
+/* The printf family: every form reaches glibc's vfprintf or
+ * __vfprintf_chk, as glibc's own printf and fprintf do. */
+static SM_METERED int metered_vfprintf(FILE *fp, int flag, const char *fmt,
+				       va_list ap, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, true, false))
+		return flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
+				: sm_real.__vfprintf_chk(fp, flag, fmt, ap);
+	r = flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
+		     : sm_real.__vfprintf_chk(fp, flag, fmt, ap);
+	stdio_end_write(&c, r);
+	return r;
+}
+
+static inline __attribute__((always_inline)) int
+do_vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.vfprintf(fp, fmt, ap);
+	return metered_vfprintf(fp, -1, fmt, ap, s);
+}
+
+/* flag: the fortification level (>= 0) of the __*printf_chk forms. */
+static inline __attribute__((always_inline)) int
+do_vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__vfprintf_chk(fp, flag, fmt, ap);
+	return metered_vfprintf(fp, flag < 0 ? 0 : flag, fmt, ap, s);
+}
+
+SM_EXPORT int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+	return do_vfprintf(fp, fmt, ap);
+}
+
+SM_EXPORT int vprintf(const char *fmt, va_list ap)
+{
+	return do_vfprintf(stdout, fmt, ap);
+}
+
+SM_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfprintf(fp, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int printf(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	return do_vfprintf_chk(fp, flag, fmt, ap);
+}
+
+SM_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+	return do_vfprintf_chk(stdout, flag, fmt, ap);
+}
+
+SM_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfprintf_chk(fp, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfprintf_chk(stdout, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* dprintf writes straight to its fd, through a FILE of its own that it
+ * flushes before returning: counted like write. */
+static SM_METERED int metered_vdprintf(int fd, int flag, const char *fmt,
+				       va_list ap, struct fd_slot *s)
+{
+	uint64_t t0 = sm_start();
+	int r = flag < 0 ? sm_real.vdprintf(fd, fmt, ap)
+			 : sm_real.__vdprintf_chk(fd, flag, fmt, ap);
+
+	if (r != 0)
+		sm_data(s, DIR_OUT, r, t0);
+	return r;
+}
+
+static inline __attribute__((always_inline)) int
+do_vdprintf(int fd, int flag, const char *fmt, va_list ap)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!sm_metered(fd, &s)))
+		return flag < 0 ? sm_real.vdprintf(fd, fmt, ap)
+				: sm_real.__vdprintf_chk(fd, flag, fmt, ap);
+	return metered_vdprintf(fd, flag, fmt, ap, s);
+}
+
+SM_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	return do_vdprintf(fd, -1, fmt, ap);
+}
+
+SM_EXPORT int dprintf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vdprintf(fd, -1, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap)
+{
+	return do_vdprintf(fd, flag < 0 ? 0 : flag, fmt, ap);
+}
+
+SM_EXPORT int __dprintf_chk(int fd, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vdprintf(fd, flag < 0 ? 0 : flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* --- flushing ----------------------------------------------------------- */
+
+static SM_METERED int metered_fflush(sm_fflush_fn real, bool lock, FILE *fp,
+				     struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin(&c, fp, s, lock, false))
+		return real(fp);
+	r = sm_real.fflush_unlocked(fp);
+	stdio_end_write(&c, r == EOF ? -1 : 0);
+	return r;
+}
+
+/* A FILE with output waiting, on a tracked fd. */
+static bool flush_pending(FILE *fp, struct fd_slot **s)
+{
+	return fp->_mode <= 0 && fp->_IO_write_ptr > fp->_IO_write_base &&
+	       sm_metered(fp->_fileno, s) && file_tracked(fp, *s);
+}
+
+/*
+ * fflush(NULL) flushes every FILE: first the metered ones that hold output,
+ * one by one and counted, under glibc's list lock (in glibc's own order of
+ * locks: the list, then each FILE), then the real fflush(NULL) for the rest.
+ */
+static SM_METERED int fflush_all(void)
+{
+	struct fd_slot *s;
+	int r, bad = 0, err = 0;
+	FILE *fp;
+
+	if (!__atomic_load_n(&stdio_seen, __ATOMIC_RELAXED))
+		return sm_real.fflush(NULL);
+	_IO_list_lock();
+	for (fp = _IO_list_all; fp; fp = fp->_chain)
+		if (flush_pending(fp, &s) &&
+		    metered_fflush(sm_real.fflush, true, fp, s) == EOF) {
+			bad = 1;
+			err = errno;
+		}
+	_IO_list_unlock();
+	r = sm_real.fflush(NULL);
+	if (bad && r == 0) {
+		errno = err;
+		r = EOF;
+	}
+	return r;
+}
+
+SM_EXPORT int fflush(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (!fp)
+		return fflush_all();
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fflush(fp);
+	return metered_fflush(sm_real.fflush, true, fp, s);
+}
+
+SM_EXPORT int fflush_unlocked(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (!fp)
+		return fflush_all();
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fflush_unlocked(fp);
+	return metered_fflush(sm_real.fflush_unlocked, false, fp, s);
+}
+
+void sm_stdio_at_exit(void)
+{
+	struct fd_slot *s;
+	FILE *fp;
+
+	if (!__atomic_load_n(&stdio_seen, __ATOMIC_RELAXED))
+		return;
+	/* No list lock, as glibc's own flush at exit. */
+	for (fp = _IO_list_all; fp; fp = fp->_chain) {
+		bool user = fp->_flags & SM_IO_USER_LOCK;
+
+		if (!flush_pending(fp, &s) || (!user && ftrylockfile(fp)))
+			continue;
+		metered_fflush(sm_real.fflush_unlocked, false, fp, s);
+		if (!user)
+			funlockfile(fp);
+	}
+}
+
+bool sm_stdio_close_begin(FILE *fp, struct sm_stdio_close *c)
+{
+	c->s = NULL;
+	if (!fp || !flush_pending(fp, &c->s)) {
+		c->s = NULL;
+		return false;
+	}
+	c->pending = fp->_IO_write_ptr - fp->_IO_write_base;
+	c->t0 = sm_start();
+	return true;
+}
+
+void sm_stdio_close_end(const struct sm_stdio_close *c, int r)
+{
+	if (c->s && r == 0)
+		sm_data(c->s, DIR_OUT, c->pending, c->t0);
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static SM_METERED size_t metered_fread(sm_fread_fn real, bool lock, void *p,
+				       size_t size, size_t n, FILE *fp,
+				       struct fd_slot *s)
+{
+	STDIO_CALL c;
+	size_t bytes, r;
+
+	if (!stdio_begin_read(&c, fp, s, lock))
+		return real(p, size, n, fp);
+	if (!whole_request(size, n, &bytes)) {
+		r = sm_real.fread_unlocked(p, size, n, fp);
+		stdio_end_read(&c, (int64_t)(r * size));
+		return r;
+	}
+	r = sm_real.fread_unlocked(p, 1, bytes, fp);
+	stdio_end_read(&c, (int64_t)r);
+	return items(r, bytes, size, n);
+}
+
+SM_EXPORT size_t fread(void *p, size_t size, size_t n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fread(p, size, n, fp);
+	return metered_fread(sm_real.fread, true, p, size, n, fp, s);
+}
+
+SM_EXPORT size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fread_unlocked(p, size, n, fp);
+	return metered_fread(sm_real.fread_unlocked, false, p, size, n, fp, s);
+}
+
+static SM_METERED size_t metered_fread_chk(sm___fread_chk_fn real, bool lock,
+					   void *p, size_t plen, size_t size,
+					   size_t n, FILE *fp,
+					   struct fd_slot *s)
+{
+	STDIO_CALL c;
+	size_t bytes, r;
+
+	if (!stdio_begin_read(&c, fp, s, lock))
+		return real(p, plen, size, n, fp);
+	/* An overflow or too small a buffer: the real check fails it. */
+	if (!whole_request(size, n, &bytes) || bytes > plen) {
+		r = sm_real.__fread_unlocked_chk(p, plen, size, n, fp);
+		stdio_end_read(&c, (int64_t)(r * size));
+		return r;
+	}
+	r = sm_real.__fread_unlocked_chk(p, plen, 1, bytes, fp);
+	stdio_end_read(&c, (int64_t)r);
+	return items(r, bytes, size, n);
+}
+
+SM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n,
+			     FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__fread_chk(p, plen, size, n, fp);
+	return metered_fread_chk(sm_real.__fread_chk, true, p, plen, size, n,
+				 fp, s);
+}
+
+SM_EXPORT size_t __fread_unlocked_chk(void *p, size_t plen, size_t size,
+				      size_t n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__fread_unlocked_chk(p, plen, size, n, fp);
+	return metered_fread_chk(sm_real.__fread_unlocked_chk, false, p, plen,
+				 size, n, fp, s);
+}
+
+/*
+ * The bytes an fgets call consumed: the length of the string it returned,
+ * unless the line held a NUL byte: the string then ends early, and the
+ * real end is the first NUL after a newline, at n - 1 bytes, or (ambiguous,
+ * the one inexact case) where end of file or an error stopped the line.
+ */
+static int64_t fgets_took(const char *buf, int n, const char *r, int flags)
+{
+	size_t max, p;
+
+	if (!r || n <= 1)
+		return 0;
+	max = (size_t)n - 1;
+	p = strnlen(buf, max);
+	if (flags & (SM_IO_EOF_SEEN | SM_IO_ERR_SEEN))
+		return (int64_t)p;
+	while (p < max && (p == 0 || buf[p - 1] != '\n'))
+		p += 1 + strnlen(buf + p + 1, max - p - 1);
+	return (int64_t)p;
+}
+
+static SM_METERED char *metered_fgets(sm_fgets_fn real, bool lock, char *buf,
+				      int n, FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	char *r;
+
+	if (!stdio_begin_read(&c, fp, s, lock))
+		return real(buf, n, fp);
+	r = sm_real.fgets_unlocked(buf, n, fp);
+	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
+	return r;
+}
+
+SM_EXPORT char *fgets(char *buf, int n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgets(buf, n, fp);
+	return metered_fgets(sm_real.fgets, true, buf, n, fp, s);
+}
+
+SM_EXPORT char *fgets_unlocked(char *buf, int n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgets_unlocked(buf, n, fp);
+	return metered_fgets(sm_real.fgets_unlocked, false, buf, n, fp, s);
+}
+
+static SM_METERED char *metered_fgets_chk(sm___fgets_chk_fn real, bool lock,
+					  char *buf, size_t size, int n,
+					  FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	char *r;
+
+	if (!stdio_begin_read(&c, fp, s, lock))
+		return real(buf, size, n, fp);
+	r = sm_real.__fgets_unlocked_chk(buf, size, n, fp);
+	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
+	return r;
+}
+
+SM_EXPORT char *__fgets_chk(char *buf, size_t size, int n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__fgets_chk(buf, size, n, fp);
+	return metered_fgets_chk(sm_real.__fgets_chk, true, buf, size, n, fp,
+				 s);
+}
+
+SM_EXPORT char *__fgets_unlocked_chk(char *buf, size_t size, int n, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__fgets_unlocked_chk(buf, size, n, fp);
+	return metered_fgets_chk(sm_real.__fgets_unlocked_chk, false, buf, size,
+				 n, fp, s);
+}
+
+/* One character: fgetc, getc, getchar and the unlocked forms, and __uflow,
+ * which glibc's inline getc_unlocked calls when the buffer is empty. */
+static SM_METERED int metered_getc(sm_fgetc_fn real, bool lock, FILE *fp,
+				   struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin_read(&c, fp, s, lock))
+		return real(fp);
+	r = lock ? sm_real.fgetc_unlocked(fp) : real(fp);
+	stdio_end_read(&c, r != EOF);
+	return r;
+}
+
+SM_EXPORT int fgetc(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgetc(fp);
+	return metered_getc(sm_real.fgetc, true, fp, s);
+}
+
+SM_EXPORT int getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
+SM_EXPORT int _IO_getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
+
+SM_EXPORT int getchar(void)
+{
+	struct fd_slot *s;
+	FILE *fp = stdin;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgetc(fp);
+	return metered_getc(sm_real.fgetc, true, fp, s);
+}
+
+SM_EXPORT int fgetc_unlocked(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgetc_unlocked(fp);
+	return metered_getc(sm_real.fgetc_unlocked, false, fp, s);
+}
+
+SM_EXPORT int getc_unlocked(FILE *fp)
+    __attribute__((alias("fgetc_unlocked"), copy(fgetc_unlocked)));
+
+SM_EXPORT int getchar_unlocked(void)
+{
+	struct fd_slot *s;
+	FILE *fp = stdin;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.fgetc_unlocked(fp);
+	return metered_getc(sm_real.fgetc_unlocked, false, fp, s);
+}
+
+SM_EXPORT int __uflow(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__uflow(fp);
+	return metered_getc(sm_real.__uflow, false, fp, s);
+}
+
+/* __underflow refills without consuming: took is 0. */
+static SM_METERED int metered_underflow(FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin_read(&c, fp, s, false))
+		return sm_real.__underflow(fp);
+	r = sm_real.__underflow(fp);
+	stdio_end_read(&c, 0);
+	return r;
+}
+
+SM_EXPORT int __underflow(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.__underflow(fp);
+	return metered_underflow(fp, s);
+}
+
+/* getline is getdelim with '\n' in glibc; __getdelim is getdelim. */
+static SM_METERED ssize_t metered_getdelim(char **line, size_t *cap, int delim,
+					   FILE *fp, struct fd_slot *s)
+{
+	STDIO_CALL c;
+	ssize_t r;
+
+	if (!stdio_begin_read(&c, fp, s, true))
+		return sm_real.getdelim(line, cap, delim, fp);
+	r = sm_real.getdelim(line, cap, delim, fp);
+	stdio_end_read(&c, r > 0 ? r : 0);
+	return r;
+}
+
+static inline __attribute__((always_inline)) ssize_t
+do_getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return sm_real.getdelim(line, cap, delim, fp);
+	return metered_getdelim(line, cap, delim, fp, s);
+}
+
+SM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
+{
+	return do_getdelim(line, cap, delim, fp);
+}
+
+SM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
+    __attribute__((alias("getdelim"), copy(getdelim)));
+
+SM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *fp)
+{
+	return do_getdelim(line, cap, '\n', fp);
+}
+
+/* The scanf family, through vfscanf or __isoc99_vfscanf like glibc's own
+ * (the __isoc99_ forms are what C99 programs call). */
+static SM_METERED int metered_vfscanf(sm_vfscanf_fn real, FILE *fp,
+				      const char *fmt, va_list ap,
+				      struct fd_slot *s)
+{
+	STDIO_CALL c;
+	int r;
+
+	if (!stdio_begin_read(&c, fp, s, true))
+		return real(fp, fmt, ap);
+	r = real(fp, fmt, ap);
+	stdio_end_read(&c, TOOK_UNKNOWN);
+	return r;
+}
+
+static inline __attribute__((always_inline)) int
+do_vfscanf(sm_vfscanf_fn real, FILE *fp, const char *fmt, va_list ap)
+{
+	struct fd_slot *s;
+
+	if (SM_LIKELY(!file_metered(fp, &s)))
+		return real(fp, fmt, ap);
+	return metered_vfscanf(real, fp, fmt, ap, s);
+}
+
+/* <stdio.h> renames scanf, fscanf, vscanf and vfscanf to their __isoc99_
+ * forms in C99 programs: the plain names (older programs, or built with
+ * _GNU_SOURCE under C89) are defined here under their own names. */
+SM_EXPORT int plain_vfscanf(FILE *fp, const char *fmt,
+			    va_list ap) __asm__("vfscanf");
+SM_EXPORT int plain_vscanf(const char *fmt, va_list ap) __asm__("vscanf");
+SM_EXPORT int plain_fscanf(FILE *fp, const char *fmt, ...) __asm__("fscanf");
+SM_EXPORT int plain_scanf(const char *fmt, ...) __asm__("scanf");
+
+SM_EXPORT int plain_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+	return do_vfscanf(sm_real.vfscanf, fp, fmt, ap);
+}
+
+SM_EXPORT int plain_vscanf(const char *fmt, va_list ap)
+{
+	return do_vfscanf(sm_real.vfscanf, stdin, fmt, ap);
+}
+
+SM_EXPORT int plain_fscanf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfscanf(sm_real.vfscanf, fp, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int plain_scanf(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfscanf(sm_real.vfscanf, stdin, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap)
+{
+	return do_vfscanf(sm_real.__isoc99_vfscanf, fp, fmt, ap);
+}
+
+SM_EXPORT int __isoc99_vscanf(const char *fmt, va_list ap)
+{
+	return do_vfscanf(sm_real.__isoc99_vfscanf, stdin, fmt, ap);
+}
+
+SM_EXPORT int __isoc99_fscanf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfscanf(sm_real.__isoc99_vfscanf, fp, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+SM_EXPORT int __isoc99_scanf(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = do_vfscanf(sm_real.__isoc99_vfscanf, stdin, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* --- before binding (see unbound.c) -------------------------------------- */
+
+/* While dlsym re-enters a wrapper on this thread there is no real stdio
+ * function to call, and no system call does its work: the call fails with
+ * ENOSYS (dlsym does not use stdio, so this is never expected). */
+#define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
+
+size_t unbound_fwrite(const void *a0, size_t a1, size_t a2, FILE *a3)
+{
+	if (BOUND(fwrite))
+		return sm_real.fwrite(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return 0;
+}
+
+size_t unbound_fwrite_unlocked(const void *a0, size_t a1, size_t a2, FILE *a3)
+{
+	if (BOUND(fwrite_unlocked))
+		return sm_real.fwrite_unlocked(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return 0;
+}
+
+int unbound_fputs(const char *a0, FILE *a1)
+{
+	if (BOUND(fputs))
+		return sm_real.fputs(a0, a1);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fputs_unlocked(const char *a0, FILE *a1)
+{
+	if (BOUND(fputs_unlocked))
+		return sm_real.fputs_unlocked(a0, a1);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fputc(int a0, FILE *a1)
+{
+	if (BOUND(fputc))
+		return sm_real.fputc(a0, a1);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fputc_unlocked(int a0, FILE *a1)
+{
+	if (BOUND(fputc_unlocked))
+		return sm_real.fputc_unlocked(a0, a1);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_puts(const char *a0)
+{
+	if (BOUND(puts))
+		return sm_real.puts(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_vfprintf(FILE *a0, const char *a1, va_list a2)
+{
+	if (BOUND(vfprintf))
+		return sm_real.vfprintf(a0, a1, a2);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___vfprintf_chk(FILE *a0, int a1, const char *a2, va_list a3)
+{
+	if (BOUND(__vfprintf_chk))
+		return sm_real.__vfprintf_chk(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_vdprintf(int a0, const char *a1, va_list a2)
+{
+	if (BOUND(vdprintf))
+		return sm_real.vdprintf(a0, a1, a2);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___vdprintf_chk(int a0, int a1, const char *a2, va_list a3)
+{
+	if (BOUND(__vdprintf_chk))
+		return sm_real.__vdprintf_chk(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fflush(FILE *a0)
+{
+	if (BOUND(fflush))
+		return sm_real.fflush(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fflush_unlocked(FILE *a0)
+{
+	if (BOUND(fflush_unlocked))
+		return sm_real.fflush_unlocked(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___overflow(FILE *a0, int a1)
+{
+	if (BOUND(__overflow))
+		return sm_real.__overflow(a0, a1);
+	errno = ENOSYS;
+	return EOF;
+}
+
+size_t unbound_fread(void *a0, size_t a1, size_t a2, FILE *a3)
+{
+	if (BOUND(fread))
+		return sm_real.fread(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return 0;
+}
+
+size_t unbound_fread_unlocked(void *a0, size_t a1, size_t a2, FILE *a3)
+{
+	if (BOUND(fread_unlocked))
+		return sm_real.fread_unlocked(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return 0;
+}
+
+size_t unbound___fread_chk(void *a0, size_t a1, size_t a2, size_t a3, FILE *a4)
+{
+	if (BOUND(__fread_chk))
+		return sm_real.__fread_chk(a0, a1, a2, a3, a4);
+	errno = ENOSYS;
+	return 0;
+}
+
+size_t unbound___fread_unlocked_chk(void *a0, size_t a1, size_t a2, size_t a3,
+				    FILE *a4)
+{
+	if (BOUND(__fread_unlocked_chk))
+		return sm_real.__fread_unlocked_chk(a0, a1, a2, a3, a4);
+	errno = ENOSYS;
+	return 0;
+}
+
+char *unbound_fgets(char *a0, int a1, FILE *a2)
+{
+	if (BOUND(fgets))
+		return sm_real.fgets(a0, a1, a2);
+	errno = ENOSYS;
+	return NULL;
+}
+
+char *unbound_fgets_unlocked(char *a0, int a1, FILE *a2)
+{
+	if (BOUND(fgets_unlocked))
+		return sm_real.fgets_unlocked(a0, a1, a2);
+	errno = ENOSYS;
+	return NULL;
+}
+
+char *unbound___fgets_chk(char *a0, size_t a1, int a2, FILE *a3)
+{
+	if (BOUND(__fgets_chk))
+		return sm_real.__fgets_chk(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return NULL;
+}
+
+char *unbound___fgets_unlocked_chk(char *a0, size_t a1, int a2, FILE *a3)
+{
+	if (BOUND(__fgets_unlocked_chk))
+		return sm_real.__fgets_unlocked_chk(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return NULL;
+}
+
+int unbound_fgetc(FILE *a0)
+{
+	if (BOUND(fgetc))
+		return sm_real.fgetc(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fgetc_unlocked(FILE *a0)
+{
+	if (BOUND(fgetc_unlocked))
+		return sm_real.fgetc_unlocked(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___uflow(FILE *a0)
+{
+	if (BOUND(__uflow))
+		return sm_real.__uflow(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___underflow(FILE *a0)
+{
+	if (BOUND(__underflow))
+		return sm_real.__underflow(a0);
+	errno = ENOSYS;
+	return EOF;
+}
+
+ssize_t unbound_getdelim(char **a0, size_t *a1, int a2, FILE *a3)
+{
+	if (BOUND(getdelim))
+		return sm_real.getdelim(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_vfscanf(FILE *a0, const char *a1, va_list a2)
+{
+	if (BOUND(vfscanf))
+		return sm_real.vfscanf(a0, a1, a2);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound___isoc99_vfscanf(FILE *a0, const char *a1, va_list a2)
+{
+	if (BOUND(__isoc99_vfscanf))
+		return sm_real.__isoc99_vfscanf(a0, a1, a2);
+	errno = ENOSYS;
+	return EOF;
+}

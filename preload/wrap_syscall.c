@@ -1,0 +1,258 @@
+/*
+ * wrap_syscall.c - libc's syscall() function.
+ *
+ * Some programs make system calls through libc's syscall() rather than the
+ * named wrappers: libuv (node) closes sockets with syscall(SYS_close, fd)
+ * to avoid glibc's cancellation point.  Those calls get exactly what the
+ * named wrappers give: the same accounting (sm_metered, sm_data) and the
+ * same lifecycle hooks (sm_closing, sm_opened_*...), around libc's own
+ * syscall(), so the call itself (no cancellation point, the raw kernel
+ * interface) stays what the program asked for.  Every other number is a
+ * bit test and a tail call to libc: its six arguments reach libc
+ * untouched (see funcs_creds.h for why they are declared as seven longs).
+ *
+ * The library's own syscall() calls (the sink's raw writes...) never come
+ * here: the link turns them into __wrap_syscall, which goes to libc.
+ */
+#include "preload.h"
+
+#include <stdarg.h>
+#include <sys/syscall.h>
+
+#if SM_WRAP_SYSCALL
+
+#include <linux/close_range.h>
+
+/* The numbers that get a named wrapper's treatment. */
+/* clang-format off */
+#ifdef SYS_dup2
+#define SYS_LIST_DUP2(X, w) X(SYS_dup2, w)
+#else
+#define SYS_LIST_DUP2(X, w)
+#endif
+#define SYS_LIST(X, w)                                                         \
+	X(SYS_read, w) X(SYS_write, w) X(SYS_readv, w) X(SYS_writev, w)        \
+	X(SYS_sendto, w) X(SYS_recvfrom, w) X(SYS_sendmsg, w)                  \
+	X(SYS_recvmsg, w) X(SYS_sendmmsg, w) X(SYS_recvmmsg, w)                \
+	X(SYS_socket, w) X(SYS_socketpair, w) X(SYS_accept, w)                 \
+	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
+	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
+	SYS_LIST_DUP2(X, w)
+
+/* A bitmap of those numbers, built at compile time: word w of it. */
+#define SYS_BIT(nr, w) | ((nr) / 64 == (w) ? 1ull << ((nr) % 64) : 0ull)
+#define SYS_WORD(w) (0ull SYS_LIST(SYS_BIT, w))
+#define SYS_MAP_WORDS 8 /* numbers 0..511 */
+
+static const uint64_t wrapped_map[SYS_MAP_WORDS] = {
+	SYS_WORD(0), SYS_WORD(1), SYS_WORD(2), SYS_WORD(3),
+	SYS_WORD(4), SYS_WORD(5), SYS_WORD(6), SYS_WORD(7),
+};
+
+#define SYS_FITS(nr, w) && (nr) < 64 * SYS_MAP_WORDS
+_Static_assert(1 SYS_LIST(SYS_FITS, 0), "a system call number beyond the map");
+/* clang-format on */
+
+static inline bool wrapped(long n)
+{
+	unsigned long u = (unsigned long)n;
+
+	return u < 64 * SYS_MAP_WORDS &&
+	       ((wrapped_map[u / 64] >> (u % 64)) & 1);
+}
+
+/* The raw system call, for the moment dlsym re-enters us on this thread:
+ * returns -1 with errno set, as libc's syscall() does. */
+static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5,
+			long a6)
+{
+	long r;
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+#else /* __aarch64__ */
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	register long x4 __asm__("x4") = a5;
+	register long x5 __asm__("x5") = a6;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	r = x0;
+#endif
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+long unbound_syscall(long n, long a1, long a2, long a3, long a4, long a5,
+		     long a6)
+{
+	if (sm_bind() && sm_real.syscall != unbound_syscall)
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	return raw_syscall(n, a1, a2, a3, a4, a5, a6);
+}
+
+/* A data call on fd a1: metered as its named wrapper meters it.  mmsg: the
+ * return value counts messages, the bytes are in the vector (a2). */
+static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
+			    long a6, enum fd_dir dir, bool mmsg)
+{
+	struct fd_slot *s;
+	uint64_t t0;
+	long r;
+
+	if (!sm_metered((int)a1, &s))
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	t0 = sm_start();
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	sm_data(s, dir,
+		mmsg ? sm_mmsg_bytes((const struct mmsghdr *)a2, (int)r) : r,
+		t0);
+	return r;
+}
+
+/* The named wrappers' lifecycle hooks, after (or for close, before) the
+ * real call, on the same conditions. */
+static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
+				 long a5, long a6)
+{
+	long r;
+	int saved;
+
+	if (n == SYS_close)
+		/* Retire first, as close() does. */
+		sm_closing((int)a1);
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	saved = errno;
+	switch (n) {
+	case SYS_socket:
+		if (r >= 0)
+			sm_opened_socket((int)r, (int)a1, (int)a2, (int)a3);
+		break;
+	case SYS_socketpair:
+		if (r == 0) {
+			sm_opened_socket(((int *)a4)[0], (int)a1, (int)a2,
+					 (int)a3);
+			sm_opened_socket(((int *)a4)[1], (int)a1, (int)a2,
+					 (int)a3);
+		}
+		break;
+	case SYS_accept:
+	case SYS_accept4:
+		if (r >= 0)
+			sm_opened_accept((int)a1, (int)r);
+		break;
+	case SYS_connect:
+		if (r == 0 || saved == EINPROGRESS)
+			sm_connected((int)a1, (const struct sockaddr *)a2,
+				     (socklen_t)a3);
+		break;
+	case SYS_bind:
+		if (r == 0)
+			sm_bound((int)a1);
+		break;
+	case SYS_close_range:
+		if (r == 0 && !((int)a3 & CLOSE_RANGE_CLOEXEC))
+			sm_closing_range((unsigned)a1, (unsigned)a2);
+		break;
+	case SYS_close:
+		break;
+	default: /* dup, dup2, dup3 */
+		if (r >= 0)
+			sm_opened_dup((int)a1, (int)r);
+		break;
+	}
+	errno = saved;
+	return r;
+}
+
+static SM_METERED long dispatch(long n, long a1, long a2, long a3, long a4,
+				long a5, long a6)
+{
+	switch (n) {
+	case SYS_read:
+	case SYS_readv:
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
+	case SYS_write:
+	case SYS_writev:
+	case SYS_sendto:
+	case SYS_sendmsg:
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, false);
+	case SYS_recvfrom: /* MSG_PEEK moves no data */
+		if (a4 & MSG_PEEK)
+			break;
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
+	case SYS_recvmsg:
+		if (a3 & MSG_PEEK)
+			break;
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
+	case SYS_sendmmsg:
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, true);
+	case SYS_recvmmsg:
+		if (a4 & MSG_PEEK)
+			break;
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, true);
+	default:
+		return lifecycle(n, a1, a2, a3, a4, a5, a6);
+	}
+	return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+}
+
+/* The exported syscall(): declared with seven longs (see funcs_creds.h),
+ * which is how a variadic call lays its arguments out on these ABIs. */
+SM_EXPORT long sm_syscall(long n, long a1, long a2, long a3, long a4, long a5,
+			  long a6) __asm__("syscall");
+
+long sm_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (SM_LIKELY(!wrapped(n)))
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	return dispatch(n, a1, a2, a3, a4, a5, a6);
+}
+
+long __wrap_syscall(long n, ...)
+{
+	va_list ap;
+	long a[6];
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	return sm_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+#else /* no syscall() interposition on this ABI */
+
+long __real_syscall(long n, ...);
+
+long __wrap_syscall(long n, ...)
+{
+	va_list ap;
+	long a[6];
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	return __real_syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# tests/bench/churn.sh - the churn part of `make bench` (issue 9): short
+# connections, fork under churn, the ticker's cost per close record, and a
+# real server (nginx + ab).  Configurations alternate round after round
+# (one warm-up round, then CHURN_ROUNDS counted); prints a Markdown section
+# with medians and per-round ratios against no preload, which run.sh adds
+# to BENCHMARKS.md.
+#
+#   tests/bench/churn.sh [BUILD_DIR]
+#
+# Knobs: CHURN_ROUNDS=5, CHURN_SECONDS=2 (each churn and fork run),
+# CHURN_AB_N=20000 (requests per ab round), CHURN_NGINX=1 (0 skips nginx).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-build}" && pwd)
+lib=$build/libsockmeter.so
+gen=$build/bench/churngen
+ROUNDS=${CHURN_ROUNDS:-5}
+SECS=${CHURN_SECONDS:-2}
+AB_N=${CHURN_AB_N:-20000}
+NGINX=${CHURN_NGINX:-1}
+PY=$(command -v python3)
+
+for f in "$lib" "$gen"; do
+	[ -e "$f" ] || { echo "churn.sh: $f missing (make bench builds it)" >&2; exit 2; }
+done
+tmp=$(mktemp -d /tmp/sockmeter-churn.XXXXXX)
+chmod 755 "$tmp"
+ngpid=
+cleanup() {
+	[ -n "$ngpid" ] && kill "$ngpid" 2>/dev/null && wait "$ngpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+raw=$tmp/raw.tsv
+: >"$raw"
+mkdir -m 1777 "$tmp/log"
+
+# ini NAME LINES... : a config; the log in $tmp/log (any user may write
+# there: nginx's workers run as nobody), one interval record an hour.
+ini() {
+	local name=$1
+	shift
+	{
+		printf '[log]\npath = %s/log/%s.%%n.%%p.log\ninterval = 3600\n' "$tmp" "$name"
+		printf '%s\n' "$@"
+	} >"$tmp/$name.ini"
+	chmod 644 "$tmp/$name.ini"
+}
+ini off '[sockmeter]' 'enabled = false'
+ini defaults
+ini json 'format = json'
+ini records-off 'close_records = off'
+
+# envs CONFIG: the environment of one configuration.
+envs() {
+	case $1 in
+	none) echo "-u LD_PRELOAD" ;;
+	*) echo "LD_PRELOAD=$lib SOCKMETER_CONFIG=$tmp/$1.ini" ;;
+	esac
+}
+
+# dropped CONFIG: close records dropped, over the logs of CONFIG (then
+# removed).
+dropped() {
+	local d
+	d=$(cat "$tmp/log/$1".* 2>/dev/null |
+		grep -o 'close_records_dropped[^0-9]*[0-9]*' |
+		grep -o '[0-9]*$' | sort -n | tail -n 1)
+	rm -f "$tmp/log/$1".*
+	echo "${d:-0}"
+}
+
+# run ROUND WORKLOAD CONFIG: one churngen run, appended to $raw.
+run_gen() {
+	local round=$1 wl=$2 cfg=$3 line
+	# shellcheck disable=SC2046
+	line=$(env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
+		-u SOCKMETER_FORMAT $(envs "$cfg") "$gen" "$wl" "$SECS" |
+		grep '^RESULT ') || { echo "churn.sh: $wl $cfg failed" >&2; exit 2; }
+	printf '%s\t%s\t%s\t%s dropped=%s\n' "$round" "$wl" "$cfg" \
+		"${line#RESULT }" "$(dropped "$cfg")" >>"$raw"
+}
+
+nginx_conf() {
+	local port=$1
+	mkdir -p "$tmp/www"
+	head -c 10240 /dev/urandom >"$tmp/www/f"
+	chmod -R a+rX "$tmp/www"
+	cat >"$tmp/nginx.conf" <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+pid $tmp/nginx.pid;
+error_log $tmp/error.log;
+events { worker_connections 256; }
+http {
+	access_log off;
+	client_body_temp_path $tmp/cb;
+	proxy_temp_path $tmp/px;
+	fastcgi_temp_path $tmp/fc;
+	uwsgi_temp_path $tmp/uw;
+	scgi_temp_path $tmp/sc;
+	server { listen 127.0.0.1:$port; root $tmp/www; }
+}
+CONF
+}
+
+# run_nginx ROUND CONFIG: nginx (1 worker) under CONFIG, ab -c 10.
+run_nginx() {
+	local round=$1 cfg=$2 port rps i
+	port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	nginx_conf "$port"
+	# shellcheck disable=SC2046
+	env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG $(envs "$cfg") \
+		nginx -p "$tmp" -c "$tmp/nginx.conf" -e "$tmp/error.log" &
+	ngpid=$!
+	for i in $(seq 200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+		sleep 0.05
+	done
+	rps=$(ab -q -n "$AB_N" -c 10 "http://127.0.0.1:$port/f" 2>/dev/null |
+		awk '/^Requests per second/ { print $4 }')
+	kill -QUIT "$(cat "$tmp/nginx.pid")"
+	wait "$ngpid" || true
+	ngpid=
+	printf '%s\tnginx\t%s\treqs_per_s=%s dropped=%s\n' "$round" "$cfg" \
+		"${rps:-0}" "$(dropped "$cfg")" >>"$raw"
+}
+
+have_nginx=0
+if [ "$NGINX" = 1 ] && command -v nginx >/dev/null && command -v ab >/dev/null; then
+	have_nginx=1
+fi
+echo "churn: $ROUNDS rounds + warm-up, ${SECS}s runs" >&2
+for ((r = 0; r <= ROUNDS; r++)); do
+	printf 'round %s/%s ' "$r" "$ROUNDS" >&2
+	for cfg in none off defaults; do run_gen "$r" churn "$cfg"; done
+	printf '.' >&2
+	for cfg in none defaults; do run_gen "$r" forks "$cfg"; done
+	printf '.' >&2
+	for cfg in json records-off; do run_gen "$r" churn "$cfg"; done
+	printf '.' >&2
+	if [ "$have_nginx" = 1 ]; then
+		for cfg in none defaults; do run_nginx "$r" "$cfg"; done
+		printf '.' >&2
+	fi
+	echo >&2
+done
+cp "$raw" "$build/bench/last-churn.tsv"
+"$PY" "$here/churn_report.py" "$raw" "$ROUNDS" "$SECS" "$AB_N" "$have_nginx"

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""churn_report.py - the Markdown section of tests/bench/churn.sh.
+
+usage: churn_report.py RAW ROUNDS SECONDS AB_N HAVE_NGINX
+
+RAW: one run per line, "round<TAB>workload<TAB>config<TAB>key=value ...".
+Round 0 is the warm-up and is left out.  Ratios are per round (the
+configuration against no preload in the same round), then the median with
+the lowest and highest in brackets.
+"""
+import statistics
+import sys
+
+
+def parse(path):
+    runs = []
+    with open(path) as f:
+        for line in f:
+            rnd, wl, cfg, rest = line.rstrip("\n").split("\t")
+            r = {"round": int(rnd), "wl": wl, "cfg": cfg}
+            for kv in rest.split():
+                k, v = kv.split("=", 1)
+                try:
+                    r[k] = float(v)
+                except ValueError:
+                    r[k] = v
+            if r["round"] > 0:
+                runs.append(r)
+    return runs
+
+
+def pick(runs, wl, cfg):
+    return {r["round"]: r for r in runs if r["wl"] == wl and r["cfg"] == cfg}
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def ratio_cell(runs, wl, cfg, key, base="none"):
+    a, b = pick(runs, wl, cfg), pick(runs, wl, base)
+    rs = [a[k][key] / b[k][key] for k in sorted(a) if k in b and b[k][key]]
+    if not rs:
+        return "-", None
+    return "%.3f (%.3f–%.3f)" % (med(rs), min(rs), max(rs)), med(rs)
+
+
+def value(runs, wl, cfg, key):
+    return med([r[key] for r in pick(runs, wl, cfg).values()])
+
+
+def most(runs, wl, cfg, key):
+    vs = [r.get(key, 0) for r in pick(runs, wl, cfg).values()]
+    return int(max(vs)) if vs else 0
+
+
+def main():
+    raw, rounds, secs, ab_n, have_nginx = sys.argv[1:6]
+    runs = parse(raw)
+    out = ["## Churn: short connections, fork, a real server (issue 9)", ""]
+    out.append(
+        "From `tests/bench/churn.sh` (`tests/bench/churngen.c`), run by "
+        "`make bench` after the workloads above: %s counted rounds after a "
+        "warm-up, configurations alternating within each round, %s s per "
+        "run. Ratios are per round against no preload in the same round: "
+        "median (lowest–highest). *dropped* is the most close records any "
+        "run of that row dropped (`close_records_dropped`)." % (rounds, secs))
+    out.append("")
+    out.append("### Short connections, both ends in one process")
+    out.append("")
+    out.append(
+        "`churngen churn`: a client thread connects over TCP loopback, sends "
+        "64 bytes, reads a 256-byte reply and closes; the server thread "
+        "accepts, reads, replies and closes; as fast as the machine allows. "
+        "Two close records per connection.")
+    out.append("")
+    out.append("| configuration | connections/s | vs no preload | dropped |")
+    out.append("|---|---:|---:|---:|")
+    verdicts = []
+    for cfg, label in (("none", "no preload"), ("off", "enabled = false"),
+                       ("defaults", "defaults (text records)"),
+                       ("json", "format = json"),
+                       ("records-off", "close_records = off")):
+        if not pick(runs, "churn", cfg):
+            continue
+        cell, m = ratio_cell(runs, "churn", cfg, "conns_per_s")
+        if cfg == "none":
+            cell = "1"
+        out.append("| %s | %.0f | %s | %d |" % (
+            label, value(runs, "churn", cfg, "conns_per_s"), cell,
+            most(runs, "churn", cfg, "dropped")))
+        if cfg == "defaults" and m is not None:
+            verdicts.append(("short connections, defaults / no preload",
+                             "≥ 0.97", cell, m >= 0.97))
+            d = most(runs, "churn", cfg, "dropped")
+            verdicts.append(("close records dropped, defaults", "0", str(d),
+                             d == 0))
+    out.append("")
+    out.append("### The ticker's cost per close record")
+    out.append("")
+    out.append(
+        "CPU time of the preload's ticker thread (`/proc/self/task/*/"
+        "schedstat` of the thread named sockmeter, read after a 1.3 s pause "
+        "that lets it write the last records) per 1,000 close records, in "
+        "the short-connection runs above; the host's connections/s beside "
+        "it.")
+    out.append("")
+    out.append("| records | ticker CPU per 1,000 close records | connections/s | vs no preload |")
+    out.append("|---|---:|---:|---:|")
+    for cfg, label in (("defaults", "text"), ("json", "JSON"),
+                       ("records-off", "none (close_records = off)")):
+        rs = pick(runs, "churn", cfg).values()
+        if not rs:
+            continue
+        per = med([r["ticker_cpu_s"] / r["closes"] * 1000 * 1000
+                   for r in rs])
+        cell, _ = ratio_cell(runs, "churn", cfg, "conns_per_s")
+        out.append("| %s | %.2f ms | %.0f | %s |" % (
+            label, per, value(runs, "churn", cfg, "conns_per_s"), cell))
+    out.append("")
+    out.append("### fork under churn")
+    out.append("")
+    out.append(
+        "`churngen forks`: the same churn in two threads while the main "
+        "thread forks children that `_exit(0)` at once, one at a time: a "
+        "pre-fork server's cost while its close records are being written.")
+    out.append("")
+    out.append("| configuration | forks/s | vs no preload | connections/s meanwhile |")
+    out.append("|---|---:|---:|---:|")
+    for cfg, label in (("none", "no preload"), ("defaults", "defaults")):
+        if not pick(runs, "forks", cfg):
+            continue
+        cell, m = ratio_cell(runs, "forks", cfg, "forks_per_s")
+        if cfg == "none":
+            cell = "1"
+        out.append("| %s | %.0f | %s | %.0f |" % (
+            label, value(runs, "forks", cfg, "forks_per_s"), cell,
+            value(runs, "forks", cfg, "conns_per_s")))
+        if cfg == "defaults" and m is not None:
+            verdicts.append(("forks/s under churn, defaults / no preload",
+                             "≥ 0.90", cell, m >= 0.90))
+    out.append("")
+    if have_nginx == "1":
+        out.append("### nginx + ab")
+        out.append("")
+        out.append(
+            "nginx (Debian's, 1 worker, access log off) serving a 10 KiB "
+            "file to `ab -n %s -c 10` (no keep-alive: one connection per "
+            "request), alternating with and without the preload." % ab_n)
+        out.append("")
+        out.append("| configuration | requests/s | vs no preload | dropped |")
+        out.append("|---|---:|---:|---:|")
+        for cfg, label in (("none", "no preload"), ("defaults", "defaults")):
+            cell, m = ratio_cell(runs, "nginx", cfg, "reqs_per_s")
+            if cfg == "none":
+                cell = "1"
+            out.append("| %s | %.0f | %s | %d |" % (
+                label, value(runs, "nginx", cfg, "reqs_per_s"), cell,
+                most(runs, "nginx", cfg, "dropped")))
+            if cfg == "defaults":
+                d = most(runs, "nginx", cfg, "dropped")
+                verdicts.append(("nginx close records dropped", "0", str(d),
+                                 d == 0))
+        out.append("")
+    out.append("### Targets")
+    out.append("")
+    out.append("| figure | target | measured | verdict |")
+    out.append("|---|---|---|---|")
+    for name, target, got, ok in verdicts:
+        out.append("| %s | %s | %s | %s |" % (name, target, got,
+                                             "met" if ok else "**missed**"))
+    out.append("")
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()

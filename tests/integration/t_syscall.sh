@@ -1,0 +1,43 @@
+# libc's syscall() gets what the named wrappers get (tests/progs/rawcalls:
+# every number the preload treats, through syscall()): the same return
+# values and errno with and without the preload, six arguments passed on
+# untouched; and the log has each connection's close record with exactly
+# the bytes and calls made through syscall(), a MSG_PEEK counted as
+# nothing, a close_range(CLOSE_RANGE_CLOEXEC) closing nothing.
+. "$(dirname "$0")/lib.sh"
+
+need_prog rawcalls
+plain "$PROGS/rawcalls" >"$T/plain.out" 2>&1 ||
+	fail "rawcalls fails even without the preload: $(grep FAIL "$T/plain.out" | head -n 3)"
+SOCKMETER_LOG=$T/r.log SOCKMETER_FORMAT=json \
+	sm "$PROGS/rawcalls" >"$T/out" 2>"$T/err" ||
+	fail "rawcalls fails under the preload: $(grep FAIL "$T/out" | head -n 3)"
+grep -v '^fd_' "$T/plain.out" >"$T/plain.cmp"
+grep -v '^fd_' "$T/out" >"$T/out.cmp"
+diff "$T/plain.cmp" "$T/out.cmp" >"$T/diff" ||
+	fail "results differ with the preload: $(head -n 4 "$T/diff")"
+cat >"$T/r.py" <<PYEOF
+def one(fd, kind):
+    got = [f for f in CL if f["fd"] == fd and f["kind"] == kind]
+    assert got, "no $kind close record for fd %d" % fd
+    return got[-1]
+o = one($(field fd_out "$T/out"), "unix")
+assert (o["bytes_out"], o["calls_out"]) == ($(field pair_out "$T/out"), 6), \
+    "sender: %d bytes in %d calls" % (o["bytes_out"], o["calls_out"])
+i = one($(field fd_in "$T/out"), "unix")
+assert (i["bytes_in"], i["calls_in"]) == ($(field pair_in "$T/out"), 7), \
+    "receiver: %d bytes in %d calls (a MSG_PEEK counted?)" % (
+        i["bytes_in"], i["calls_in"])
+d = one($(field fd_dup3 "$T/out"), "unix")
+assert d["bytes_out"] == $(field dup_out "$T/out"), "dup3: %d" % d["bytes_out"]
+c = one($(field fd_tcp_client "$T/out"), "tcp")
+a = one($(field fd_tcp_accepted "$T/out"), "tcp")
+assert c["bytes_out"] == a["bytes_in"] == $(field tcp_bytes "$T/out"), "tcp"
+assert c["peer"] == a["local"] and c["local"] == a["peer"], "tcp addresses"
+u = one($(field fd_udp "$T/out"), "udp")
+assert u["bytes_out"] == 77 and u["errors_out"]["other"] == 1, "udp: %s" % u
+assert T["fds_open"] == 0 and T["fds_closed"] == len(CL), \
+    "fds_open %d, fds_closed %d, %d records" % (T["fds_open"], T["fds_closed"], len(CL))
+PYEOF
+check_py "$T/r.log" "$T/r.py"
+exit 0

@@ -1,0 +1,78 @@
+# Warnings reach someone: once fd 2 is no longer the stderr the program
+# started with (a daemon pointing it at its own error log) or when it was
+# /dev/null, a warning goes to syslog instead: one datagram to the socket
+# of [log] syslog (here a listener of the test's own, via
+# SOCKMETER_SYSLOG), "<12>sockmeter[PID]: ..." (facility user, severity
+# warning, ident sockmeter), and nothing goes into the program's new fd 2.
+# While fd 2 is the original stderr, warnings stay there.
+. "$(dirname "$0")/lib.sh"
+
+sock=$T/log.sock
+cat >"$T/listen.py" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+with open(sys.argv[2], "w") as out:
+    while True:
+        try:
+            m = s.recv(4096)
+        except socket.timeout:
+            break
+        out.write(m.decode("utf-8", "replace") + "\n")
+        out.flush()
+PYEOF
+bg_start "$PY" "$T/listen.py" "$sock" "$T/syslog.txt"
+listener=$BG_PID
+wait_socket "$sock" "$listener" 10 || fail "listener did not start"
+
+# A program that moves fd 2 to a file of its own after start, then meters
+# a connection; its log cannot be written (a missing directory).
+cat >"$T/daemon.py" <<'PYEOF'
+import os, socket, sys
+f = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.dup2(f, 2)
+a, b = socket.socketpair()
+a.send(b"x" * 10)
+b.recv(10)
+print(os.getpid())
+PYEOF
+SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/x.log \
+	sm "$PY" "$T/daemon.py" "$T/own-error.log" >"$T/d.out" 2>"$T/d.err" ||
+	fail "daemon.py failed: $(cat "$T/d.err")"
+pid=$(head -n 1 "$T/d.out")
+for i in $(seq 200); do
+	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
+	sleep 0.05
+done
+grep -q "^<12>sockmeter\[$pid\]: log $T/missing/x.log: cannot write: No such file or directory" \
+	"$T/syslog.txt" || fail "no syslog warning from $pid: $(cat "$T/syslog.txt" 2>&1)"
+[ ! -s "$T/own-error.log" ] || fail "warning in the program's own fd 2: $(cat "$T/own-error.log")"
+[ ! -s "$T/d.err" ] || fail "warning on the old stderr: $(cat "$T/d.err")"
+
+# fd 2 is /dev/null from the start: syslog too.
+SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/y.log \
+	sm "$PY" -c 'import os, socket; a, b = socket.socketpair(); a.send(b"y"); b.recv(1); print(os.getpid())' \
+	>"$T/n.out" 2>/dev/null || fail "python failed"
+pid=$(head -n 1 "$T/n.out")
+for i in $(seq 200); do
+	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
+	sleep 0.05
+done
+grep -q "^<12>sockmeter\[$pid\]: log $T/missing/y.log: cannot write" "$T/syslog.txt" ||
+	fail "no syslog warning with fd 2 on /dev/null: $(cat "$T/syslog.txt" 2>&1)"
+
+# The original stderr still in place: the warning is there, not in syslog.
+SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/z.log \
+	sm "$PY" -c 'import os, socket; a, b = socket.socketpair(); a.send(b"z"); b.recv(1); print(os.getpid())' \
+	>"$T/s.out" 2>"$T/s.err" || fail "python failed"
+pid=$(head -n 1 "$T/s.out")
+grep -q "^sockmeter: log $T/missing/z.log: cannot write" "$T/s.err" ||
+	fail "no warning on stderr: $(cat "$T/s.err")"
+! grep -q "sockmeter\[$pid\]" "$T/syslog.txt" || fail "warning also in syslog"
+
+# syslog = off: nowhere (and nothing breaks).
+SOCKMETER_SYSLOG=off SOCKMETER_LOG=$T/missing/w.log \
+	sm "$PY" -c 'import socket; a, b = socket.socketpair(); a.send(b"w"); b.recv(1)' \
+	2>/dev/null || fail "python failed with syslog = off"
+exit 0

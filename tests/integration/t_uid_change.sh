@@ -1,0 +1,60 @@
+# Daemons that change uid keep their records (tests/progs/dropuid: 100
+# bytes as root, an interval record written as root, then setgid and a uid
+# change to nobody, 200 bytes more).
+#  - default path: the records continue in nobody's default directory,
+#    created by the process itself (0700, nobody's), the file nobody's and
+#    0600; its exit record holds the whole process's totals (300 bytes each
+#    way); with setuid, seteuid (the effective uid writes), setreuid and
+#    setresuid alike;
+#  - a path with %u: the same, in the new uid's file;
+#  - a path without %u that nobody cannot write: one message naming the
+#    path and the uid, on stderr (still the original one here).
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
+need_prog dropuid
+nuid=$(id -u nobody) || fail "no user nobody"
+ngid=$(id -g nobody)
+chmod 755 "$T"
+created=()
+trap 'rm -f "${created[@]}"; sm_cleanup' EXIT
+
+for how in setuid seteuid setreuid setresuid; do
+	SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.1 \
+		sm "$PROGS/dropuid" "$how" "$nuid" "$ngid" >"$T/$how.out" 2>"$T/$how.err" ||
+		fail "dropuid $how failed: $(cat "$T/$how.err")"
+	pid=$(field pid "$T/$how.out")
+	expect_eq "$how: euid after" "$(field euid "$T/$how.out")" "$nuid"
+	old=/tmp/sockmeter-0/dropuid.$pid.log
+	new=/tmp/sockmeter-$nuid/dropuid.$pid.log
+	created+=("$old" "$new")
+	[ -f "$new" ] || fail "$how: no log in nobody's directory ($new): $(cat "$T/$how.err")"
+	expect_eq "$how: nobody's directory" "$(stat -c '%u %a' "/tmp/sockmeter-$nuid")" "$nuid 700"
+	expect_eq "$how: nobody's log" "$(stat -c '%u %a' "$new")" "$nuid 600"
+	# Records were written as root before the change.
+	check "$old" "len(IV) >= 1 and not [r for r in R if r['type'] == 'exit']" \
+		"$how: root's log before the change"
+	check "$new" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) == 2" \
+		"$how: nobody's log"
+	[ ! -s "$T/$how.err" ] || fail "$how: unexpected warning: $(cat "$T/$how.err")"
+done
+
+# A template with %u: the new uid's own file (in a directory both may
+# write to).
+mkdir -m 1777 "$T/pub"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/pub/u%u.%p.log" \
+	sm "$PROGS/dropuid" setresuid "$nuid" "$ngid" 0 >"$T/u.out" 2>"$T/u.err" ||
+	fail "dropuid (%u) failed: $(cat "$T/u.err")"
+pid=$(field pid "$T/u.out")
+check "$T/pub/u$nuid.$pid.log" "T['bytes_out'] == 300 and len(CL) == 2" "%u path"
+[ ! -e "$T/pub/u0.$pid.log" ] || fail "%u path: a log as root too, though nothing was due"
+
+# A fixed path in a directory only root may write: one clear message.
+mkdir -m 700 "$T/rootonly"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/rootonly/x.log" \
+	sm "$PROGS/dropuid" setuid "$nuid" "$ngid" 0 >"$T/x.out" 2>"$T/x.err" ||
+	fail "dropuid (fixed path) failed: $(cat "$T/x.err")"
+grep -q "^sockmeter: log $T/rootonly/x.log: not writable by uid $nuid" "$T/x.err" ||
+	fail "fixed path: no message naming the path and uid: $(cat "$T/x.err")"
+expect_eq "fixed path: messages" "$(sm_lines "$T/x.err")" 1
+exit 0

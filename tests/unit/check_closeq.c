@@ -1,0 +1,141 @@
+/*
+ * check_closeq.c - the close queue: order, the early wake-up of the ticker
+ * at CLOSEQ_WAKE_AT records (once per drain), drops only when full.
+ */
+#include "../../core/closeq.h"
+#include "unit_util.h"
+
+#include <pthread.h>
+#include <time.h>
+
+static struct closeq q;
+
+static void setup(void)
+{
+	ck_assert_int_eq(closeq_init(&q), 0);
+}
+
+static void teardown(void)
+{
+	closeq_destroy(&q);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void push(int fd, uint64_t bytes)
+{
+	struct fd_snapshot s;
+
+	memset(&s, 0, sizeof(s));
+	s.fd = fd;
+	s.kind = KIND_TCP;
+	s.c.bytes[DIR_OUT] = bytes;
+	closeq_push(&q, &s, 1);
+}
+
+START_TEST(test_records_come_out_in_order)
+{
+	struct closeq_entry e;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		push(i, 100 + (uint64_t)i);
+	ck_assert_uint_eq(closeq_pending(&q), 10);
+	for (i = 0; i < 10; i++) {
+		ck_assert(closeq_pop(&q, &e));
+		ck_assert_int_eq(e.s.fd, i);
+		ck_assert_uint_eq(e.s.c.bytes[DIR_OUT], 100 + (uint64_t)i);
+	}
+	ck_assert(!closeq_pop(&q, &e));
+	ck_assert_uint_eq(closeq_closed(&q), 10);
+	ck_assert_uint_eq(closeq_dropped_records(&q), 0);
+}
+END_TEST
+
+START_TEST(test_few_records_let_the_ticker_sleep_to_its_deadline)
+{
+	uint64_t t0 = mono_ns();
+
+	push(3, 1);
+	ck_assert(!closeq_wait(&q, t0 + 50000000ull));
+	ck_assert_uint_ge(mono_ns() - t0, 50000000ull);
+}
+END_TEST
+
+START_TEST(test_many_records_wake_the_ticker_at_once)
+{
+	uint64_t t0;
+	int i;
+
+	for (i = 0; i < CLOSEQ_WAKE_AT; i++)
+		push(i, 1);
+	t0 = mono_ns();
+	ck_assert(closeq_wait(&q, t0 + 10 * NS_PER_S));
+	ck_assert_uint_lt(mono_ns() - t0, NS_PER_S);
+	/* Re-armed: no drain taken, no new push, no second wake. */
+	t0 = mono_ns();
+	ck_assert(!closeq_wait(&q, t0 + 20000000ull));
+}
+END_TEST
+
+static void *pusher(void *arg)
+{
+	int i;
+
+	(void)arg;
+	usleep(50000);
+	for (i = 0; i < CLOSEQ_WAKE_AT; i++)
+		push(i, 1);
+	return NULL;
+}
+
+START_TEST(test_a_sleeping_ticker_is_woken_by_the_closing_thread)
+{
+	pthread_t t;
+	uint64_t t0 = mono_ns();
+
+	ck_assert_int_eq(pthread_create(&t, NULL, pusher, NULL), 0);
+	ck_assert(closeq_wait(&q, t0 + 10 * NS_PER_S));
+	ck_assert_uint_lt(mono_ns() - t0, 5 * NS_PER_S);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+START_TEST(test_full_ring_drops_records_keeps_numbers)
+{
+	struct fd_counters c;
+	uint64_t n;
+	int i;
+
+	for (i = 0; i < CLOSEQ_CAP + 5; i++)
+		push(i, 2);
+	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP + 5);
+	ck_assert_uint_eq(closeq_dropped_records(&q), 5);
+	closeq_dropped(&q, KIND_TCP, &c, &n);
+	ck_assert_uint_eq(n, 5);
+	ck_assert_uint_eq(c.bytes[DIR_OUT], 10);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("closeq");
+	TCase *tc = tcase_create("queue");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_records_come_out_in_order);
+	tcase_add_test(tc,
+		       test_few_records_let_the_ticker_sleep_to_its_deadline);
+	tcase_add_test(tc, test_many_records_wake_the_ticker_at_once);
+	tcase_add_test(tc,
+		       test_a_sleeping_ticker_is_woken_by_the_closing_thread);
+	tcase_add_test(tc, test_full_ring_drops_records_keeps_numbers);
+	suite_add_tcase(s, tc);
+	return uu_run(s);
+}
