@@ -639,6 +639,14 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		(void)ctx;
 	}
 	rebase_region(st, &st->slot_region);
+	/* The child's queue starts empty: the parent's entries, wherever
+	 * they were (private chunks, or all of it without a file), must not
+	 * read as ready in the child's ring.  Zero it, then back again the
+	 * chunks the parent's file backed. */
+	mmap(st->ring_region.va,
+	     st->ring_region.count * st->ring_region.elem,
+	     PROT_READ | PROT_WRITE,
+	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	rebase_region(st, &st->ring_region);
 	if (!st->durable) {
 		if (st->private_head) {
