@@ -653,6 +653,8 @@ static const struct env_def env_vars[] = {
 	{"SOCKMETER_TOP", "log", "top"},
 	{"SOCKMETER_CLOSE_RECORDS", "log", "close_records"},
 	{"SOCKMETER_SYSLOG", "log", "syslog"},
+	{"SOCKMETER_TCP_INFO", "stats", "tcp_info"},
+	{"SOCKMETER_NAMES", "stats", "names"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

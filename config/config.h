@@ -38,7 +38,9 @@
 	X(SIZES, sizes, true)                                                  \
 	X(WINDOWS, windows, true)                                              \
 	X(PEERS, peers, true)                                                  \
-	X(LATENCY, latency, false)
+	X(LATENCY, latency, false)                                             \
+	X(TCP_INFO, tcp_info, true)                                            \
+	X(NAMES, names, true)
 
 enum config_category {
 #define X(up, low, def) CAT_##up,
@@ -152,7 +154,8 @@ int config_load_string(struct config *c, const char *name, const char *buf,
  * config_apply_env - apply the environment overrides through getenv_fn:
  * SOCKMETER (off/0/false/no disables, on/1/true/yes enables), SOCKMETER_LOG,
  * SOCKMETER_FORMAT, SOCKMETER_INTERVAL, SOCKMETER_TOP,
- * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG.  A bad value is
+ * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG, SOCKMETER_TCP_INFO,
+ * SOCKMETER_NAMES.  A bad value is
  * reported once and ignored.  Returns the number of problems.
  */
 int config_apply_env(struct config *c, config_getenv_fn getenv_fn,

@@ -188,6 +188,7 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->opened_ns = s->opened_ns;
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
+	memset(&out->ti, 0, sizeof(out->ti));
 }
 
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */

@@ -18,6 +18,8 @@
 #ifndef SOCKMETER_FDTAB_H
 #define SOCKMETER_FDTAB_H
 
+#include "tcpinfo.h"
+
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -131,6 +133,7 @@ struct fd_snapshot {
 	struct fd_counters c;
 	struct fd_addr local;
 	struct fd_addr peer;
+	struct tcpinfo ti; /* the kernel's view, when read (have != 0) */
 };
 
 /*

@@ -6,6 +6,8 @@
  */
 #include "meter.h"
 
+#include "enrich.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,10 +150,21 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 {
+	struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 	struct fd_snapshot s;
+	struct tcpinfo ti;
+	bool have_ti = false;
 
-	if (fdtab_retire(&m->tab, fd, &s))
+	/* The kernel's last word on a TCP connection, read before the slot
+	 * is retired so that every call it counted is in our counters. */
+	if (m->cfg.category[CAT_TCP_INFO] && slot &&
+	    fdtab_kind(slot) == KIND_TCP)
+		have_ti = tcpinfo_read(fd, &ti);
+	if (fdtab_retire(&m->tab, fd, &s)) {
+		if (have_ti && s.kind == KIND_TCP)
+			s.ti = ti;
 		closeq_push(&m->q, &s, real_ns);
+	}
 }
 
 /* --- the ticker ----------------------------------------------------------- */
@@ -370,6 +383,12 @@ static uint32_t drain(struct meter *m, uint32_t most)
 		f->s = e.s;
 		f->closed_ns = e.closed_ns;
 		f->last_active_ns = last_active_at_close(m, &e);
+		if (enrich_unseen(f)) {
+			m->closed_unseen[DIR_IN] += f->unseen[DIR_IN];
+			m->closed_unseen[DIR_OUT] += f->unseen[DIR_OUT];
+		}
+		if (m->cfg.category[CAT_NAMES])
+			enrich_name(LOAD(&m->names), f);
 	}
 	return m->closing.n;
 }
@@ -400,6 +419,9 @@ void meter_build(struct meter *m, enum summary_type type,
 	fd_counters_add(&r->totals, &dropped);
 	r->fds_closed = closeq_closed(&m->q);
 	r->close_dropped = closeq_dropped_records(&m->q);
+	r->have_unseen = m->cfg.category[CAT_TCP_INFO];
+	r->unseen[DIR_IN] = m->closed_unseen[DIR_IN];
+	r->unseen[DIR_OUT] = m->closed_unseen[DIR_OUT];
 }
 
 /* Start the exposition with what closed connections left. */
@@ -413,6 +435,23 @@ static void prom_begin(struct meter *m, struct meter_time now)
 		dropped_numbers(m, (enum fd_kind)k, &dropped[k], &dropped_n[k]);
 	prom_agg_begin(m->prom, dropped, dropped_n, m->prog, m->pid,
 		       m->start.real_ns, now.real_ns);
+}
+
+/* What the ticker adds to an fd a record lists: the kernel's view of a
+ * TCP connection (its unseen bytes go into r's totals) and the peer's
+ * name. */
+static void enrich_listed(struct meter *m, struct summary *r,
+			  struct summary_fd *f)
+{
+	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
+	    f->have_unseen) {
+		r->unseen[DIR_IN] += f->unseen[DIR_IN];
+		r->unseen[DIR_OUT] += f->unseen[DIR_OUT];
+	}
+	if (m->cfg.category[CAT_NAMES])
+		enrich_name(LOAD(&m->names), f);
+	else
+		f->peer_name[0] = '\0';
 }
 
 /*
@@ -438,10 +477,15 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		if (!fdtab_snapshot(&m->tab, (int)fd, &cand.s))
 			continue;
 		sample_fd(m, &cand.s, now, boundary);
+		cand.have_unseen = false;
+		cand.peer_name[0] = '\0';
+		cand.lookup_ns = 0;
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
 		if (m->prom) {
 			fill_rates(m, st, &cand);
+			if (collect)
+				enrich_listed(m, r, &cand);
 			prom_agg_live(m->prom, &cand, m->shape.nspans);
 			continue;
 		}
@@ -483,12 +527,16 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	if (m->prom) {
 		/* A whole snapshot per record; no close records. */
 		prom_begin(m, now);
-		sample_all(m, now, &r, false, false);
+		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
+							    : NULL;
+		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
 			prom_format(&m->prom->data, &m->cfg, out);
 		return;
 	}
 	n = sample_all(m, now, &r, record, type == SUMMARY_EXIT);
+	for (i = 0; i < n; i++)
+		enrich_listed(m, &r, &m->top.v[i]);
 	for (i = 0; i < nclosed; i++) {
 		rc = r;
 		rc.type = SUMMARY_CLOSE;
@@ -600,6 +648,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	 * queue may never have been paged in. */
 	closeq_after_fork(&m->q);
 	memset(&m->closed, 0, sizeof(m->closed));
+	memset(m->closed_unseen, 0, sizeof(m->closed_unseen));
 	if (m->prom)
 		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;

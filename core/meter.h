@@ -21,6 +21,7 @@
 #include "../config/config.h"
 #include "closeq.h"
 #include "fdtab.h"
+#include "names.h"
 #include "prom.h"
 #include "sink.h"
 #include "summary.h"
@@ -66,6 +67,7 @@ struct meter {
 	/* the ticker's own */
 	struct meter_fdstate *fds;
 	struct fd_counters closed;  /* totals of drained close records */
+	uint64_t closed_unseen[DIR_COUNT]; /* their bytes the kernel saw */
 	uint64_t last_bucket;       /* bucket of the last sample */
 	uint64_t next_record_mono;
 	uint64_t next_tick_mono;
@@ -74,6 +76,7 @@ struct meter {
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
+	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;
 };
