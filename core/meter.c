@@ -383,7 +383,7 @@ static uint32_t drain(struct meter *m, uint32_t most)
 		f->s = e.s;
 		f->closed_ns = e.closed_ns;
 		f->last_active_ns = last_active_at_close(m, &e);
-		if (enrich_unseen(f)) {
+		if ((m->acct & ACCT_BYTES) && enrich_unseen(f)) {
 			m->closed_unseen[DIR_IN] += f->unseen[DIR_IN];
 			m->closed_unseen[DIR_OUT] += f->unseen[DIR_OUT];
 		}
@@ -419,7 +419,8 @@ void meter_build(struct meter *m, enum summary_type type,
 	fd_counters_add(&r->totals, &dropped);
 	r->fds_closed = closeq_closed(&m->q);
 	r->close_dropped = closeq_dropped_records(&m->q);
-	r->have_unseen = m->cfg.category[CAT_TCP_INFO];
+	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
+	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
 	r->unseen[DIR_IN] = m->closed_unseen[DIR_IN];
 	r->unseen[DIR_OUT] = m->closed_unseen[DIR_OUT];
 }
@@ -444,7 +445,7 @@ static void enrich_listed(struct meter *m, struct summary *r,
 			  struct summary_fd *f)
 {
 	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
-	    f->have_unseen) {
+	    r->have_unseen && f->have_unseen) {
 		r->unseen[DIR_IN] += f->unseen[DIR_IN];
 		r->unseen[DIR_OUT] += f->unseen[DIR_OUT];
 	}

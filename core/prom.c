@@ -274,7 +274,8 @@ static void tcp_seconds(struct sbuf *b, const struct prom_data *d,
 		  (double)us / 1e6);
 }
 
-static void tcp_metrics(struct sbuf *b, const struct prom_data *d)
+static void tcp_metrics(struct sbuf *b, const struct prom_data *d,
+			bool bytes)
 {
 	const struct prom_tcp *t = &d->tcp;
 	unsigned i;
@@ -293,10 +294,12 @@ static void tcp_metrics(struct sbuf *b, const struct prom_data *d)
 	tcp_seconds(b, d, "busy", t->busy_us);
 	tcp_seconds(b, d, "rwnd", t->rwnd_limited_us);
 	tcp_seconds(b, d, "sndbuf", t->sndbuf_limited_us);
-	head(b, "sockmeter_bytes_unseen_total", "counter",
-	     "Bytes the kernel moved for the application that no wrapped "
-	     "call saw (io_uring, raw system calls), by direction.");
-	for (i = 0; i < DIR_COUNT; i++) {
+	if (bytes)
+		head(b, "sockmeter_bytes_unseen_total", "counter",
+		     "Bytes the kernel moved for the application that no "
+		     "wrapped call saw (io_uring, raw system calls), by "
+		     "direction.");
+	for (i = 0; bytes && i < DIR_COUNT; i++) {
 		char extra[32];
 
 		snprintf(extra, sizeof(extra), ",direction=\"%s\"", dirs[i]);
@@ -356,7 +359,7 @@ void prom_format(const struct prom_data *d, const struct config *c,
 	if (c->category[CAT_WINDOWS] && d->have_rates)
 		rates(out, d, c);
 	if (c->category[CAT_TCP_INFO] && d->tcp.connections)
-		tcp_metrics(out, d);
+		tcp_metrics(out, d, c->category[CAT_BYTES]);
 }
 
 /* --- adding up an exposition, tick by tick ----------------------------- */

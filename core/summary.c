@@ -355,7 +355,7 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	if (ti->have & TI_OUTQ)
 		sbuf_addf(b, ",\"outq\":%u", ti->outq);
 	sbuf_addc(b, '}');
-	if (f->have_unseen)
+	if (f->have_unseen && c->category[CAT_BYTES])
 		sbuf_addf(b, ",\"bytes_in_unseen\":%" PRIu64
 			     ",\"bytes_out_unseen\":%" PRIu64,
 			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
@@ -412,7 +412,8 @@ static void json_totals(struct sbuf *b, const struct summary *r,
 	if (r->close_dropped)
 		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
 			  r->close_dropped);
-	if (c->category[CAT_TCP_INFO] && r->have_unseen)
+	if (c->category[CAT_TCP_INFO] && c->category[CAT_BYTES] &&
+	    r->have_unseen)
 		sbuf_addf(b, ",\"bytes_in_unseen\":%" PRIu64
 			     ",\"bytes_out_unseen\":%" PRIu64,
 			  r->unseen[DIR_IN], r->unseen[DIR_OUT]);
@@ -606,7 +607,7 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 	if (ti->have & TI_BYTES)
 		sbuf_addf(b, " bytes_acked=%" PRIu64 " bytes_received=%" PRIu64,
 			  ti->bytes_acked, ti->bytes_received);
-	if (f->have_unseen)
+	if (f->have_unseen && c->category[CAT_BYTES])
 		sbuf_addf(b, " bytes_in_unseen=%" PRIu64
 			     " bytes_out_unseen=%" PRIu64,
 			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
@@ -696,7 +697,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	if (r->close_dropped)
 		sbuf_addf(b, " close_records_dropped=%" PRIu64,
 			  r->close_dropped);
-	if (c->category[CAT_TCP_INFO] && r->have_unseen)
+	if (c->category[CAT_TCP_INFO] && c->category[CAT_BYTES] &&
+	    r->have_unseen)
 		sbuf_addf(b, " bytes_in_unseen=%" PRIu64
 			     " bytes_out_unseen=%" PRIu64,
 			  r->unseen[DIR_IN], r->unseen[DIR_OUT]);

@@ -31,9 +31,10 @@ enum {
 	((len) >= offsetof(struct tcp_info, f) +                               \
 			  sizeof(((struct tcp_info *)0)->f))
 
-static void map_fields(const struct tcp_info *k, socklen_t len,
-		       struct tcpinfo *ti)
+void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti)
 {
+	const struct tcp_info *k = raw;
+
 	if (COVERS(len, tcpi_total_retrans)) {
 		ti->have |= TI_BASE;
 		ti->state = k->tcpi_state;
@@ -84,7 +85,7 @@ bool tcpinfo_read(int fd, struct tcpinfo *ti)
 		errno = saved;
 		return false;
 	}
-	map_fields(&k, len, ti);
+	tcpinfo_map(&k, len, ti);
 	/* A listening socket has no queues in this sense: EINVAL. */
 	if (ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
 		ti->have |= TI_INQ;

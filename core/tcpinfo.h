@@ -32,6 +32,7 @@
 #define SOCKMETER_TCPINFO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Which fields a sample holds: a field group is kept only when the
@@ -72,6 +73,13 @@ struct tcpinfo {
  * Context: any thread and signal handler (async-signal-safe).
  */
 bool tcpinfo_read(int fd, struct tcpinfo *ti);
+
+/*
+ * tcpinfo_map - add to *ti (zeroed by the caller) the fields of the kernel's
+ * struct tcp_info at raw that its first len bytes cover; ti->have says
+ * which.  Context: any thread and signal handler.
+ */
+void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti);
 
 /*
  * tcpinfo_unseen - what the kernel says the application wrote and read

@@ -171,6 +171,7 @@ START_TEST(test_every_key_sets_its_field)
 		"top = 0\n"
 		"[stats]\nbytes = no\ncalls = off\nerrors = 0\nsizes = false\n"
 		"windows = no\npeers = no\nlatency = yes\n"
+		"tcp_info = no\nnames = off\n"
 		"[track]\ntcp = no\nudp = no\nunix = no\nother_sockets = no\n"
 		"pipes = yes\nfiles = on\nttys = 1\n"
 		"[window]\nbucket = 0.5\nbuckets = 240\n"
