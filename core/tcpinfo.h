@@ -23,7 +23,10 @@
  *             bytes_acked), so one byte is allowed for there.
  *   read    = tcpi_bytes_received - SIOCINQ (bytes_received counts the
  *             peer's FIN, never the SYN; SIOCINQ never counts the FIN:
- *             states CLOSE_WAIT, CLOSING, LAST_ACK take one off)
+ *             states CLOSE_WAIT, CLOSING, LAST_ACK take one off; so does
+ *             CLOSE, reached with the fd still open after both FINs or
+ *             after a reset: exact in the first case, in the second an
+ *             unseen count one byte short, never a false unseen byte)
  * tcpinfo_unseen() takes the FIN off, and the difference with what the
  * wrapped calls counted is what the preload could not see (io_uring, raw
  * system calls, a connection used before we saw it).

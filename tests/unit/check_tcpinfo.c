@@ -214,8 +214,7 @@ START_TEST(test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin)
 	ck_assert_uint_eq(u[0], 100000);
 	ck_assert(tcpinfo_unseen(&ti, 100000, 0, u));
 	ck_assert_uint_eq(u[0], 0);
-	/* The FIN back: both end in CLOSE, where the kernel no longer says
-	 * whether a FIN was counted; full counts still give 0 unseen. */
+	/* The FIN back: both end in CLOSE; still exact both ways. */
 	send_all(s, 777);
 	shutdown(s, SHUT_WR);
 	ck_assert_uint_eq(recv_n(c, 777), 777);
@@ -226,12 +225,17 @@ START_TEST(test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin)
 	ck_assert_uint_eq(u[1], 0);
 	ck_assert(tcpinfo_unseen(&ti, 100000, 0, u));
 	ck_assert_uint_eq(u[1], 777);
+	ck_assert(tcpinfo_unseen(&ti, 0, 0, u));
+	ck_assert_uint_eq(u[0], 100000);
 	/* The accepting side's bytes_acked is exactly the data + its FIN. */
 	ck_assert_uint_eq(ti.bytes_acked, 777 + 1);
 	ck_assert(tcpinfo_read(c, &ti));
 	ck_assert(tcpinfo_unseen(&ti, 777, 100000, u));
 	ck_assert_uint_eq(u[0], 0);
 	ck_assert_uint_eq(u[1], 0);
+	ck_assert(tcpinfo_unseen(&ti, 0, 0, u));
+	ck_assert_uint_eq(u[0], 777);
+	ck_assert_uint_eq(u[1], 100000);
 	ck_assert_int_eq(read(s, &b, 0), 0);
 	close(c);
 	close(s);
