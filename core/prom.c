@@ -237,7 +237,9 @@ void prom_tcp_add(struct prom_tcp *t, const struct fd_snapshot *s,
 	uint64_t unseen[DIR_COUNT];
 	unsigned i;
 
-	if (s->kind != KIND_TCP || !(ti->have & TI_BASE))
+	/* A listening socket has no rtt nor bytes of its own. */
+	if (s->kind != KIND_TCP || !(ti->have & TI_BASE) ||
+	    ti->state == TCPINFO_LISTEN)
 		return;
 	t->connections++;
 	t->retrans_segments += ti->total_retrans;

@@ -52,6 +52,9 @@ enum {
 	TI_OUTQ = 1u << 7,       /* outq: SIOCOUTQ worked */
 };
 
+/* tcpi_state of a listening socket (include/net/tcp_states.h). */
+#define TCPINFO_LISTEN 10
+
 /* One reading; all-zero (have 0) means none. */
 struct tcpinfo {
 	uint8_t have;           /* TI_* bits */

@@ -99,7 +99,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # table's seqlock uses: see tests/tsan.supp.
 TSAN_FLAGS := -fsanitize=thread \
 	$(shell $(CC) -Werror -Wno-tsan -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-tsan)
-SAN_STRESS := stress sigio forkblock forkstorm
+SAN_STRESS := stress sigio forkblock forkstorm namestress
 
 define san_tree
 # $(1): asan or tsan; $(2): its flags

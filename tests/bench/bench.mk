@@ -4,9 +4,10 @@
 #   make test-instr   the same, failing when a budget is missed
 #   make bench-tools  the tools (report, top) on big logs; its own section
 #   make bench-churn  only the churn part (issue 9), printed
+#   make bench-tcpinfo  what tcp_info and names cost (issue 11), printed
 BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen
 
-.PHONY: bench bench-instr test-instr
+.PHONY: bench bench-instr test-instr bench-tcpinfo
 
 $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	@mkdir -p $(dir $@)
@@ -25,8 +26,19 @@ $(BUILD)/bench/churngen: tests/bench/churngen.c
 bench-churn: $(BUILD)/libsockmeter.so $(BUILD)/bench/churngen
 	$(Q)tests/bench/churn.sh $(BUILD)
 
-bench: $(BUILD)/libsockmeter.so $(BENCH_BIN)
+bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) $(BUILD)/bench/tcpinfo_cost
 	$(Q)tests/bench/run.sh $(BUILD)
+	$(Q)tests/bench/tcpinfo.sh $(BUILD)
+
+# What the tcp_info and names categories cost, off the data path.
+$(BUILD)/bench/tcpinfo_cost: tests/bench/tcpinfo_cost.c $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $< \
+		$(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a -pthread
+
+bench-tcpinfo: $(BUILD)/libsockmeter.so $(BUILD)/bench/tcpinfo_cost
+	$(Q)BENCH_OUT= tests/bench/tcpinfo.sh $(BUILD)
 
 bench-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 	$(Q)tests/bench/instr.sh $(BUILD)

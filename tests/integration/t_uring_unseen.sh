@@ -35,6 +35,25 @@ grep -q "kind=tcp .* bytes_in_unseen=$back bytes_out_unseen=$out" "$T/u.txt" ||
 grep -q "totals:.* bytes_in_unseen=$((out + back)) bytes_out_unseen=$((out + back))" "$T/u.txt" ||
 	fail "text: unseen bytes not in the totals"
 
+# Prometheus: the unseen counters, the kernel's TCP metrics, promtool.
+sm env SOCKMETER_FORMAT=prometheus SOCKMETER_LOG="$T/u.prom" \
+	"$PROGS/uring_xfer" $out $back $plain >/dev/null ||
+	fail "uring_xfer (prometheus) failed"
+for d in in out; do
+	got=$(sed -n "s/^sockmeter_bytes_unseen_total{.*direction=\"$d\"} //p" "$T/u.prom")
+	expect_eq "prometheus: unseen $d" "$got" $((out + back))
+done
+grep -q '^sockmeter_tcp_rtt_seconds_count{.*} 2$' "$T/u.prom" ||
+	fail "prometheus: no rtt histogram of the 2 connections"
+grep -q '^sockmeter_tcp_limited_seconds_total{.*reason="rwnd"}' "$T/u.prom" ||
+	fail "prometheus: no limitation timers"
+grep -q '^sockmeter_tcp_retransmitted_bytes_total{.*kind="tcp"} 0$' "$T/u.prom" ||
+	fail "prometheus: no retransmitted bytes counter"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$T/u.prom" >"$T/promtool.out" 2>&1 ||
+		fail "promtool rejects the file: $(cat "$T/promtool.out")"
+fi
+
 # The common check sees them.
 if "$PY" "$HERE/unseen.py" "$T" >"$T/check.out"; then
 	fail "unseen.py passed a log with unseen bytes"
