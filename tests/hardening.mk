@@ -42,7 +42,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(CONFIG_SRC) config/config.h 
 		core/window.c $(HARD_INIH_A) -o $@
 
 FUZZ_SUMMARY_SRC := core/summary.c core/classify.c core/fdtab.c core/window.c \
-	$(CONFIG_SRC)
+	core/tcpinfo.c $(CONFIG_SRC)
 $(FUZZ_DIR)/fuzz_summary: tests/fuzz/fuzz_summary.c $(FUZZ_SUMMARY_SRC) \
 		core/summary.h core/fdtab.h core/classify.h
 	@mkdir -p $(dir $@)
