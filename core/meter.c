@@ -438,6 +438,31 @@ static void prom_begin(struct meter *m, struct meter_time now)
 		       m->start.real_ns, now.real_ns);
 }
 
+/*
+ * An open connection's unseen bytes are reported once two readings agree:
+ * a data call caught between its system call and its count (its thread
+ * preempted there) looks unseen in one reading only, while bytes that
+ * really bypassed the calls only ever grow.  The smaller of this reading
+ * and the fd's previous one is shown; a first reading shows none yet.
+ */
+static void confirm_unseen(struct meter *m, struct summary *r,
+			   struct summary_fd *f)
+{
+	struct meter_fdstate *st = &m->fds[f->s.fd];
+	uint64_t raw[DIR_COUNT] = { f->unseen[DIR_IN], f->unseen[DIR_OUT] };
+	unsigned d;
+
+	f->have_unseen = st->known && st->gen == f->s.gen && st->unseen_known;
+	for (d = 0; d < DIR_COUNT; d++) {
+		if (f->have_unseen && st->unseen_last[d] < raw[d])
+			f->unseen[d] = st->unseen_last[d];
+		st->unseen_last[d] = raw[d];
+		if (f->have_unseen)
+			r->unseen[d] += f->unseen[d];
+	}
+	st->unseen_known = st->known && st->gen == f->s.gen;
+}
+
 /* What the ticker adds to an fd a record lists: the kernel's view of a
  * TCP connection (its unseen bytes go into r's totals) and the peer's
  * name. */
@@ -445,10 +470,8 @@ static void enrich_listed(struct meter *m, struct summary *r,
 			  struct summary_fd *f)
 {
 	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
-	    r->have_unseen && f->have_unseen) {
-		r->unseen[DIR_IN] += f->unseen[DIR_IN];
-		r->unseen[DIR_OUT] += f->unseen[DIR_OUT];
-	}
+	    r->have_unseen && f->have_unseen)
+		confirm_unseen(m, r, f);
 	if (m->cfg.category[CAT_NAMES])
 		enrich_name(LOAD(&m->names), f);
 	else

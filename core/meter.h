@@ -48,6 +48,8 @@ struct meter_fdstate {
 	uint64_t last_active_ns;
 	struct window *win;
 	struct fd_counters *carry;  /* folded 32-bit counters, when any */
+	bool unseen_known;          /* unseen_last holds a live reading */
+	uint64_t unseen_last[DIR_COUNT]; /* its unseen bytes (tcp_info) */
 };
 
 struct meter {
