@@ -36,7 +36,8 @@ SM_REASON=$T/.reason
 
 # Every test proves the preload saw every TCP byte: after it passed, each
 # sockmeter log it left under $T must show 0 unseen bytes (tcp_info: the
-# kernel's count agrees with ours) on every connection (unseen.py).  A test
+# kernel's count agrees with ours) in the close record of every TCP
+# connection (unseen.py).  A test
 # whose program moves bytes a preload cannot see sets SM_UNSEEN_OK=1.
 sm_check_unseen() {
 	local out
