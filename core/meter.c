@@ -507,9 +507,12 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
 		if (m->prom) {
+			/* The exposition is made on record ticks only. */
+			if (!collect)
+				continue;
 			fill_rates(m, st, &cand);
-			if (collect)
-				enrich_listed(m, r, &cand);
+			if (m->cfg.category[CAT_TCP_INFO])
+				enrich_read_live(&m->tab, &cand);
 			prom_agg_live(m->prom, &cand, m->shape.nspans);
 			continue;
 		}
@@ -541,18 +544,21 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		struct sbuf *out)
 {
 	bool record = type != SUMMARY_CLOSE;
+	uint32_t nclosed, n, i;
+	struct summary r, rc;
+
+	/* Prometheus labels peers by name, closed ones (drain) too. */
+	if (m->prom)
+		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
+							    : NULL;
 	/* A drain alone takes a bounded batch: the ticker holds the state
 	 * lock (fork waits on it) for a bounded time, and comes back for the
 	 * rest at once.  A record drains all: its totals are whole. */
-	uint32_t nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN), n, i;
-	struct summary r, rc;
-
+	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN);
 	meter_build(m, type, now, &r);
 	if (m->prom) {
 		/* A whole snapshot per record; no close records. */
 		prom_begin(m, now);
-		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
-							    : NULL;
 		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
 			prom_format(&m->prom->data, &m->cfg, out);

@@ -62,4 +62,12 @@ import urllib.request
 urllib.request.urlopen('http://localhost:$HTTP_PORT/').read()" ||
 	fail "urllib (names off) failed"
 check "$T/off.log" "'peer_name' not in keys()" "names off: no peer_name"
+
+# 5. Prometheus: the name is the peer label.
+sm env SOCKMETER_FORMAT=prometheus SOCKMETER_LOG="$T/py.prom" "$PY" -c "
+import urllib.request
+urllib.request.urlopen('http://localhost:$HTTP_PORT/').read()" ||
+	fail "urllib (prometheus) failed"
+grep -q '^sockmeter_peer_bytes_total{.*peer="localhost",direction="in"} [1-9]' "$T/py.prom" ||
+	fail "prometheus: no peer=\"localhost\": $(grep peer_bytes "$T/py.prom")"
 exit 0
