@@ -3,6 +3,7 @@
  * kernel's answer reaches, and the unseen-bytes arithmetic (SYN, FIN,
  * queues) checked on real loopback connections moved by raw system calls.
  */
+#include "../../core/enrich.h"
 #include "../../core/tcpinfo.h"
 #include "unit_util.h"
 
@@ -258,6 +259,38 @@ START_TEST(test_tcpinfo_not_a_tcp_socket_reads_nothing_errno_kept)
 }
 END_TEST
 
+START_TEST(test_enrich_live_reading_dropped_when_the_fd_changed_hands)
+{
+	struct fd_snapshot stale;
+	struct summary_fd f;
+	struct fdtab tab;
+	int c, s;
+
+	pair(&c, &s);
+	send_all(c, 5000);
+	ck_assert_int_eq(fdtab_init(&tab, 1024), 0);
+	fdtab_open(&tab, c, KIND_TCP, 1, NULL, NULL, &stale);
+	memset(&f, 0, sizeof(f));
+	ck_assert(fdtab_snapshot(&tab, c, &f.s));
+	ck_assert(enrich_read_live(&tab, &f));
+	ck_assert(f.s.ti.have & TI_BASE);
+	ck_assert(f.have_unseen);
+	ck_assert_uint_eq(f.unseen[DIR_OUT], 5000);
+	/* Closed and reopened meanwhile: a new generation, no reading. */
+	ck_assert(fdtab_retire(&tab, c, &stale));
+	fdtab_open(&tab, c, KIND_TCP, 2, NULL, NULL, &stale);
+	ck_assert(!enrich_read_live(&tab, &f));
+	ck_assert_uint_eq(f.s.ti.have, 0);
+	ck_assert(!f.have_unseen);
+	/* Not TCP: nothing read. */
+	f.s.kind = KIND_UDP;
+	ck_assert(!enrich_read_live(&tab, &f));
+	fdtab_destroy(&tab);
+	close(c);
+	close(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tcpinfo");
@@ -269,6 +302,7 @@ int main(void)
 	tcase_add_test(tc, test_tcpinfo_limit_names_the_biggest_timer);
 	tcase_add_test(tc, test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin);
 	tcase_add_test(tc, test_tcpinfo_not_a_tcp_socket_reads_nothing_errno_kept);
+	tcase_add_test(tc, test_enrich_live_reading_dropped_when_the_fd_changed_hands);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
