@@ -442,25 +442,28 @@ static void prom_begin(struct meter *m, struct meter_time now)
  * An open connection's unseen bytes are reported once two readings agree:
  * a data call caught between its system call and its count (its thread
  * preempted there) looks unseen in one reading only, while bytes that
- * really bypassed the calls only ever grow.  The smaller of this reading
- * and the fd's previous one is shown; a first reading shows none yet.
+ * really bypassed the calls stay.  A direction shows unseen bytes when the
+ * fd's previous reading showed some too; a first reading shows none yet.
+ * (Two bits per direction in meter_fdstate's padding: no memory per fd.)
  */
 static void confirm_unseen(struct meter *m, struct summary *r,
 			   struct summary_fd *f)
 {
+	static const uint8_t bit[DIR_COUNT] = { UNSEEN_IN, UNSEEN_OUT };
 	struct meter_fdstate *st = &m->fds[f->s.fd];
-	uint64_t raw[DIR_COUNT] = { f->unseen[DIR_IN], f->unseen[DIR_OUT] };
+	bool same = st->known && st->gen == f->s.gen;
+	uint8_t now = UNSEEN_READ;
 	unsigned d;
 
-	f->have_unseen = st->known && st->gen == f->s.gen && st->unseen_known;
+	f->have_unseen = same && (st->unseen & UNSEEN_READ);
 	for (d = 0; d < DIR_COUNT; d++) {
-		if (f->have_unseen && st->unseen_last[d] < raw[d])
-			f->unseen[d] = st->unseen_last[d];
-		st->unseen_last[d] = raw[d];
-		if (f->have_unseen)
-			r->unseen[d] += f->unseen[d];
+		if (f->unseen[d])
+			now |= bit[d];
+		if (!f->have_unseen || !(st->unseen & bit[d]))
+			f->unseen[d] = 0;
+		r->unseen[d] += f->unseen[d];
 	}
-	st->unseen_known = st->known && st->gen == f->s.gen;
+	st->unseen = same ? now : 0;
 }
 
 /* What the ticker adds to an fd a record lists: the kernel's view of a

@@ -36,11 +36,19 @@ struct meter_time {
 	uint64_t real_ns; /* CLOCK_REALTIME: timestamps in records */
 };
 
+/* meter_fdstate.unseen: a live reading was taken; it showed unseen bytes
+ * in (out). */
+#define UNSEEN_READ 1u
+#define UNSEEN_IN 2u
+#define UNSEEN_OUT 4u
+
 /* What the ticker remembers of each fd between ticks. */
 struct meter_fdstate {
 	uint32_t gen;
 	bool known;
 	bool windowed;              /* its window has a whole bucket */
+	uint8_t unseen;             /* UNSEEN_* bits of the last live reading
+				     * (tcp_info; in the padding: no cost) */
 	uint64_t bytes[DIR_COUNT];  /* cumulative at the last boundary */
 	uint64_t activity;          /* activity sum at the last tick */
 	uint64_t activity_recorded; /* activity sum at the last record */
@@ -48,8 +56,6 @@ struct meter_fdstate {
 	uint64_t last_active_ns;
 	struct window *win;
 	struct fd_counters *carry;  /* folded 32-bit counters, when any */
-	bool unseen_known;          /* unseen_last holds a live reading */
-	uint64_t unseen_last[DIR_COUNT]; /* its unseen bytes (tcp_info) */
 };
 
 struct meter {
