@@ -38,8 +38,8 @@ static struct names_entry *slot_for(struct names *t, const char *name)
 	return e;
 }
 
-static void put(struct names *t, const char *name,
-		const struct names_addr *a, unsigned n, uint64_t lookup_ns)
+static void put(struct names *t, const char *name, const struct names_addr *a,
+		unsigned n, uint64_t lookup_ns)
 {
 	struct names_entry *e;
 
@@ -57,8 +57,7 @@ static void put(struct names *t, const char *name,
 }
 
 void names_add(struct names *t, const char *name,
-	       const struct sockaddr *const *sa, unsigned n,
-	       uint64_t lookup_ns)
+	       const struct sockaddr *const *sa, unsigned n, uint64_t lookup_ns)
 {
 	struct names_addr a[NAMES_ADDRS];
 	unsigned i, k = 0;
@@ -87,8 +86,8 @@ void names_add_raw(struct names *t, const char *name, int family,
 /* peer's address in the table's form; a v4-mapped v6 one becomes v4. */
 static bool peer_key(const struct fd_addr *peer, struct names_addr *key)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
-					    0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0,    0,
+					   0, 0, 0, 0, 0xff, 0xff};
 
 	if (!peer->len || !addr_of(&peer->u.sa, key))
 		return false;

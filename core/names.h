@@ -22,31 +22,34 @@
 #ifndef NAMES_CAP
 #define NAMES_CAP 256 /* names remembered */
 #endif
-#define NAMES_ADDRS 8  /* addresses kept per name */
-#define NAMES_LEN 256  /* longest name kept, NUL included (DNS: 253) */
+#define NAMES_ADDRS 8	/* addresses kept per name */
+#define NAMES_LEN   256 /* longest name kept, NUL included (DNS: 253) */
 
 struct names_addr {
 	uint8_t family; /* AF_INET, AF_INET6; 0 unused */
-	uint8_t a[16];  /* 4 or 16 bytes */
+	uint8_t a[16];	/* 4 or 16 bytes */
 };
 
 struct names_entry {
 	char name[NAMES_LEN];
 	uint32_t naddr;
 	uint64_t lookup_ns; /* how long the lookup took */
-	uint64_t stamp;     /* insertion order; 0 = empty */
+	uint64_t stamp;	    /* insertion order; 0 = empty */
 	struct names_addr addr[NAMES_ADDRS];
 };
 
 struct names {
 	pthread_mutex_t lock;
-	uint64_t stamp;   /* entries ever added */
-	uint32_t next;    /* the slot the next new name takes */
+	uint64_t stamp; /* entries ever added */
+	uint32_t next;	/* the slot the next new name takes */
 	struct names_entry e[NAMES_CAP];
 };
 
 /* NAMES_INIT - a static initializer for an empty table. */
-#define NAMES_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+#define NAMES_INIT                                \
+	{                                         \
+		.lock = PTHREAD_MUTEX_INITIALIZER \
+	}
 
 /*
  * names_add - remember that name resolved to the n addresses of sa (each

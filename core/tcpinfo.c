@@ -27,9 +27,9 @@ enum {
 };
 
 /* True when the kernel's answer of len bytes reaches the end of field f. */
-#define COVERS(len, f)                                                         \
-	((len) >= offsetof(struct tcp_info, f) +                               \
-			  sizeof(((struct tcp_info *)0)->f))
+#define COVERS(len, f) \
+	((len) >=      \
+	 offsetof(struct tcp_info, f) + sizeof(((struct tcp_info *)0)->f))
 
 void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti)
 {
@@ -147,8 +147,7 @@ bool tcpinfo_unseen(const struct tcpinfo *ti, uint64_t counted_in,
 		if (wrote == counted_out + 1)
 			wrote--;
 	}
-	read = ti->bytes_received >= ti->inq ? ti->bytes_received - ti->inq
-					      : 0;
+	read = ti->bytes_received >= ti->inq ? ti->bytes_received - ti->inq : 0;
 	if (fin_received(ti->state) && read)
 		read--;
 	unseen[0] = over(read, counted_in);

@@ -41,15 +41,15 @@
 /* Which fields a sample holds: a field group is kept only when the
  * kernel's struct tcp_info reached it. */
 enum {
-	TI_BASE = 1u << 0,       /* state, rtt, rttvar, retrans, lost,
-				  * reordering, snd_cwnd, pmtu */
-	TI_BYTES = 1u << 1,      /* bytes_acked, bytes_received (4.1) */
-	TI_MIN_RTT = 1u << 2,    /* min_rtt (4.6) */
-	TI_DELIVERY = 1u << 3,   /* delivery_rate (4.9) */
-	TI_LIMITS = 1u << 4,     /* busy, rwnd_limited, sndbuf_limited (4.10) */
+	TI_BASE = 1u << 0,     /* state, rtt, rttvar, retrans, lost,
+				* reordering, snd_cwnd, pmtu */
+	TI_BYTES = 1u << 1,    /* bytes_acked, bytes_received (4.1) */
+	TI_MIN_RTT = 1u << 2,  /* min_rtt (4.6) */
+	TI_DELIVERY = 1u << 3, /* delivery_rate (4.9) */
+	TI_LIMITS = 1u << 4,   /* busy, rwnd_limited, sndbuf_limited (4.10) */
 	TI_BYTES_RETRANS = 1u << 5, /* bytes_retrans, bytes_sent (4.19) */
-	TI_INQ = 1u << 6,        /* inq: SIOCINQ worked */
-	TI_OUTQ = 1u << 7,       /* outq: SIOCOUTQ worked */
+	TI_INQ = 1u << 6,	    /* inq: SIOCINQ worked */
+	TI_OUTQ = 1u << 7,	    /* outq: SIOCOUTQ worked */
 };
 
 /* tcpi_state of a listening socket (include/net/tcp_states.h). */
@@ -57,18 +57,18 @@ enum {
 
 /* One reading; all-zero (have 0) means none. */
 struct tcpinfo {
-	uint8_t have;           /* TI_* bits */
-	uint8_t state;          /* TCP_ESTABLISHED... (linux/tcp.h) */
+	uint8_t have;  /* TI_* bits */
+	uint8_t state; /* TCP_ESTABLISHED... (linux/tcp.h) */
 	uint32_t rtt_us, rttvar_us, min_rtt_us;
 	uint32_t total_retrans; /* segments retransmitted, whole life */
 	uint32_t lost, reordering, snd_cwnd, pmtu;
-	uint32_t inq, outq;     /* bytes unread / not yet acked */
-	uint32_t notsent;       /* bytes queued, not yet sent (FIN in) */
+	uint32_t inq, outq; /* bytes unread / not yet acked */
+	uint32_t notsent;   /* bytes queued, not yet sent (FIN in) */
 	uint64_t bytes_retrans;
 	uint64_t delivery_rate; /* bytes per second */
 	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
 	uint64_t bytes_acked, bytes_received;
-	uint64_t bytes_sent;    /* data bytes sent, retransmits included */
+	uint64_t bytes_sent; /* data bytes sent, retransmits included */
 };
 
 /*

@@ -135,7 +135,8 @@ SM_EXPORT int getaddrinfo(const char *node, const char *service,
 	uint64_t t0;
 	int r, saved;
 
-	if (!names_on() || !node || (hints && (hints->ai_flags & AI_NUMERICHOST)))
+	if (!names_on() || !node ||
+	    (hints && (hints->ai_flags & AI_NUMERICHOST)))
 		return sm_real.getaddrinfo(node, service, hints, res);
 	t0 = mono_ns();
 	r = sm_real.getaddrinfo(node, service, hints, res);
@@ -178,9 +179,9 @@ SM_EXPORT struct hostent *gethostbyname2(const char *name, int af)
 	return h;
 }
 
-SM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret,
-			      char *buf, size_t buflen,
-			      struct hostent **result, int *h_errnop)
+SM_EXPORT int gethostbyname_r(const char *name, struct hostent *ret, char *buf,
+			      size_t buflen, struct hostent **result,
+			      int *h_errnop)
 {
 	uint64_t t0;
 	int r, saved;

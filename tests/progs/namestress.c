@@ -53,7 +53,8 @@ static int resolve(int i, struct sockaddr_in *a)
 	a->sin_port = htons((uint16_t)port);
 	if (i % 2) {
 		if (gethostbyname_r("localhost", &h, buf, sizeof(buf), &hp,
-				    &err) != 0 || !hp || hp->h_addrtype != AF_INET)
+				    &err) != 0 ||
+		    !hp || hp->h_addrtype != AF_INET)
 			return -1;
 		memcpy(&a->sin_addr, hp->h_addr_list[0], 4);
 		return 0;

@@ -29,7 +29,7 @@
 
 static void nap_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
 }
@@ -104,8 +104,8 @@ static int send_side(int port, long long bytes, int sndbuf,
 	}
 	while (sent < bytes) {
 		size_t n = bytes - sent < (long long)sizeof(buf)
-				   ? (size_t)(bytes - sent)
-				   : sizeof(buf);
+			       ? (size_t)(bytes - sent)
+			       : sizeof(buf);
 		ssize_t w = write(c, buf, n);
 
 		if (w <= 0)

@@ -49,8 +49,8 @@ static int move(int a, int b, long long n, int plain)
 
 	while (sent < n) {
 		size_t chunk = n - sent < (long long)sizeof(buf)
-				       ? (size_t)(n - sent)
-				       : sizeof(buf);
+				   ? (size_t)(n - sent)
+				   : sizeof(buf);
 		int w = plain ? (int)send(a, buf, chunk, 0)
 			      : uring_io(a, buf, chunk, 1);
 		int got = 0;
@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	close(l);
-	if (move(c, s, out, 0) || move(s, c, back, 0) ||
-	    move(c, s, plain, 1) || move(s, c, plain, 1)) {
+	if (move(c, s, out, 0) || move(s, c, back, 0) || move(c, s, plain, 1) ||
+	    move(s, c, plain, 1)) {
 		fprintf(stderr, "uring_xfer: transfer failed\n");
 		return 1;
 	}
