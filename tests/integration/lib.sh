@@ -17,7 +17,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Nothing from the caller's environment may steer the library or the
 # programs under test (a proxy would send curl elsewhere).
 unset LD_PRELOAD SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL \
-	SOCKMETER_CONFIG SOCKMETER_TOP http_proxy https_proxy HTTP_PROXY \
+	SOCKMETER_CONFIG SOCKMETER_TOP SOCKMETER_LOG_MAX_SIZE SOCKMETER_LOG_KEEP http_proxy https_proxy HTTP_PROXY \
 	HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
 export LC_ALL=C
 

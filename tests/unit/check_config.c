@@ -620,7 +620,7 @@ START_TEST(test_unknown_key_lists_the_section_keys)
 	ck_assert_str_eq(msgs.text[0],
 			 "sockmeter: t.ini:3: [log] colour: unknown key; "
 			 "accepted keys: path format interval top "
-			 "close_records syslog");
+			 "close_records syslog max_size keep");
 	expect_msg(1, "t.ini:4: [log] Top: unknown key", NULL);
 	expect_unchanged();
 }

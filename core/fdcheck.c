@@ -1,0 +1,94 @@
+/*
+ * fdcheck.c - device and inode of every live fd, checked by the ticker
+ * (contract in fdcheck.h).
+ */
+#include "fdcheck.h"
+
+#include "progfd.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+int fdcheck_init(struct fdcheck *c, uint32_t cap)
+{
+	void *p = mmap(NULL, (size_t)cap * sizeof(*c->ids),
+		       PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	c->ids = p == MAP_FAILED ? NULL : p;
+	c->cap = c->ids ? cap : 0;
+	return c->ids ? 0 : -ENOMEM;
+}
+
+void fdcheck_enable(struct fdcheck *c)
+{
+	c->on = c->ids != NULL;
+}
+
+void fdcheck_destroy(struct fdcheck *c)
+{
+	if (c->ids)
+		munmap(c->ids, (size_t)c->cap * sizeof(*c->ids));
+	c->ids = NULL;
+	c->cap = 0;
+}
+
+/* Retire fd's connection of generation gen: its close was not seen. */
+static uint32_t retire(struct fdtab *t, struct closeq *q, int fd,
+		       uint32_t gen, uint64_t real_ns)
+{
+	struct fd_snapshot s;
+
+	if (!fdtab_retire_gen(t, fd, gen, &s))
+		return 0;
+	s.unseen = true;
+	closeq_push(q, &s, real_ns);
+	return 1;
+}
+
+uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
+		     uint64_t real_ns)
+{
+	uint32_t fd, high = __atomic_load_n(&t->high, __ATOMIC_ACQUIRE);
+	uint32_t retired = 0;
+
+	if (!c->on)
+		return 0;
+
+	for (fd = 0; fd < high && fd < c->cap; fd++) {
+		struct fdcheck_id *id = &c->ids[fd];
+		struct fd_snapshot snap;
+		struct stat st;
+		uint32_t gen;
+		int r;
+
+		if (!fdtab_snapshot(t, (int)fd, &snap))
+			continue;
+		gen = snap.gen;
+		/* Should the slot change hands meanwhile, fdtab_retire_gen
+		 * leaves the new connection alone. */
+		r = progfd_stat((int)fd, &st);
+		if (r == -EBADF) {
+			retired += retire(t, q, (int)fd, gen, real_ns);
+			id->known = 0;
+			continue;
+		}
+		if (r)
+			continue; /* cannot tell */
+		if (!id->known || id->gen != gen) {
+			id->gen = gen;
+			id->dev = (uint64_t)st.st_dev;
+			id->ino = (uint64_t)st.st_ino;
+			id->known = 1;
+			continue;
+		}
+		if (id->dev == (uint64_t)st.st_dev &&
+		    id->ino == (uint64_t)st.st_ino)
+			continue;
+		retired += retire(t, q, (int)fd, gen, real_ns);
+		id->known = 0;
+	}
+	return retired;
+}
