@@ -35,6 +35,52 @@ void fdcheck_destroy(struct fdcheck *c)
 	c->cap = 0;
 }
 
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+
+/* Write id (unless someone else is writing it right now). */
+static void id_store(struct fdcheck_id *id, uint32_t gen,
+		     const struct stat *st)
+{
+	uint32_t seq = LOAD(&id->seq);
+
+	if ((seq & 1) ||
+	    !__atomic_compare_exchange_n(&id->seq, &seq, seq + 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&id->gen, gen, __ATOMIC_RELAXED);
+	__atomic_store_n(&id->dev, (uint64_t)st->st_dev, __ATOMIC_RELAXED);
+	__atomic_store_n(&id->ino, (uint64_t)st->st_ino, __ATOMIC_RELAXED);
+	__atomic_store_n(&id->known, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&id->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+/* A consistent copy of id; false while it is being written. */
+static bool id_load(const struct fdcheck_id *id, struct fdcheck_id *out)
+{
+	uint32_t seq = LOAD(&id->seq);
+
+	if (seq & 1)
+		return false;
+	out->gen = RELAXED(&id->gen);
+	out->dev = RELAXED(&id->dev);
+	out->ino = RELAXED(&id->ino);
+	out->known = RELAXED(&id->known);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return LOAD(&id->seq) == seq;
+}
+
+void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd)
+{
+	const struct fd_slot *s = fdtab_slot(t, fd);
+	struct stat st;
+
+	if (!c->on || !s || (unsigned)fd >= c->cap ||
+	    progfd_stat(fd, &st) != 0)
+		return;
+	id_store(&c->ids[fd], LOAD(&s->gen), &st);
+}
+
 /* Retire fd's connection of generation gen: its close was not seen. */
 static uint32_t retire(struct fdtab *t, struct closeq *q, int fd,
 		       uint32_t gen, uint64_t real_ns)
@@ -56,9 +102,9 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 
 	if (!c->on)
 		return 0;
-
 	for (fd = 0; fd < high && fd < c->cap; fd++) {
 		struct fdcheck_id *id = &c->ids[fd];
+		struct fdcheck_id was;
 		struct fd_snapshot snap;
 		struct stat st;
 		uint32_t gen;
@@ -72,23 +118,18 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 		r = progfd_stat((int)fd, &st);
 		if (r == -EBADF) {
 			retired += retire(t, q, (int)fd, gen, real_ns);
-			id->known = 0;
 			continue;
 		}
-		if (r)
-			continue; /* cannot tell */
-		if (!id->known || id->gen != gen) {
-			id->gen = gen;
-			id->dev = (uint64_t)st.st_dev;
-			id->ino = (uint64_t)st.st_ino;
-			id->known = 1;
+		if (r || !id_load(id, &was))
+			continue; /* cannot tell now */
+		if (!was.known || was.gen != gen) {
+			id_store(id, gen, &st); /* first sight: inherited */
 			continue;
 		}
-		if (id->dev == (uint64_t)st.st_dev &&
-		    id->ino == (uint64_t)st.st_ino)
+		if (was.dev == (uint64_t)st.st_dev &&
+		    was.ino == (uint64_t)st.st_ino)
 			continue;
 		retired += retire(t, q, (int)fd, gen, real_ns);
-		id->known = 0;
 	}
 	return retired;
 }

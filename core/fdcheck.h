@@ -6,9 +6,11 @@
  * system call, a close inside a library we do not wrap.  If the number is
  * then reused by a call we do not wrap either, bytes on the new object
  * would land in the old connection's record.  Once per interval the ticker
- * stats each live tracked fd (device and inode, remembered the first time
- * it saw that connection) and retires the connection when the fd is gone
- * or names another object; its close record says the close went unseen.
+ * stats each live tracked fd and compares it with the device and inode
+ * remembered when the connection was opened (socket, accept, dup...; for
+ * an fd inherited, when the ticker first saw it); it retires the
+ * connection when the fd is gone or names another object, and its close
+ * record says the close went unseen.
  */
 #ifndef SOCKMETER_FDCHECK_H
 #define SOCKMETER_FDCHECK_H
@@ -20,8 +22,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* What the fd of connection generation gen was, when first seen. */
+/* What the fd of connection generation gen was when it was opened (or,
+ * for an inherited fd, when the ticker first saw it).  seq is odd while
+ * someone writes it; known is 0 until it is written. */
 struct fdcheck_id {
+	uint32_t seq;
 	uint32_t gen;
 	uint32_t known;
 	uint64_t dev;
@@ -41,6 +46,13 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap);
 /* fdcheck_enable - check from now on (the preload, whose fds are real).
  * Context: start-up only. */
 void fdcheck_enable(struct fdcheck *c);
+
+/*
+ * fdcheck_opened - remember what fd is now (one fstat), for the connection
+ * the slot of fd holds.  Does nothing until fdcheck_enable.
+ * Context: any thread and signal handler (lifecycle calls only).
+ */
+void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd);
 
 /* fdcheck_destroy - unmap.  Context: tests, never at exit. */
 void fdcheck_destroy(struct fdcheck *c);
