@@ -293,11 +293,19 @@ static void numbered(char *out, size_t cap, const char *path, unsigned n)
 static int rotate(const char *path, unsigned keep)
 {
 	char from[SINK_PATH_CAP + 16], to[SINK_PATH_CAP + 16];
-	unsigned n;
+	struct stat st;
+	unsigned n, gap;
 
 	if (keep == 0)
 		return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0 ? 0 : -errno;
-	for (n = keep; n > 0; n--) {
+	/* Only the files up to the first missing one need to move. */
+	for (gap = 1; gap < keep; gap++) {
+		numbered(to, sizeof(to), path, gap);
+		if (fstatat(AT_FDCWD, to, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+		    errno == ENOENT)
+			break;
+	}
+	for (n = gap; n > 0; n--) {
 		numbered(from, sizeof(from), path, n - 1);
 		numbered(to, sizeof(to), path, n);
 		if (syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to) != 0 &&
@@ -318,26 +326,53 @@ static bool still_named(int fd, const char *path, struct stat *fst)
 }
 
 /*
+ * How much of buf (whole lines) fits in room bytes: all of it, the lines
+ * up to the last newline that fits, or 0 when not even the first does.
+ */
+static size_t fitting(const char *buf, size_t len, uint64_t room)
+{
+	size_t n;
+
+	if (len <= room)
+		return len;
+	for (n = (size_t)room; n > 0; n--)
+		if (buf[n - 1] == '\n')
+			return n;
+	return 0;
+}
+
+/* The length of buf's first line, its newline included. */
+static size_t first_line(const char *buf, size_t len)
+{
+	const char *nl = memchr(buf, '\n', len);
+
+	return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+/*
  * Append one batch.  With a size limit, processes sharing the path take
  * turns under an exclusive flock on the current file, check that the path
- * still names it (another one may have rotated it while they waited), and
- * rotate it when this batch would pass the limit: no record is written
- * into a file being renamed, none is lost, none is torn.
+ * still names it (another one may have rotated it while they waited),
+ * write the whole lines that fit, and rotate it when the rest would pass
+ * the limit: no record is written into a file being renamed, none is lost,
+ * none is torn or split over two files.  A file passes the limit only when
+ * a single record is larger than it.
  */
 static int append_batch(void *p)
 {
 	const struct batch *b = p;
+	const char *buf = b->buf;
+	size_t len = b->len, n;
 	struct stat st;
-	int tries, fd, r = -EAGAIN;
+	int tries = 0, fd, r;
 
-	for (tries = 0; tries < 8; tries++) {
+	for (;;) {
 		fd = open_append(b->path);
 		if (fd < 0)
 			return -errno;
 		if (!b->max_size) {
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
-			r = r ? r
-			      : guarded_write(fd, b->buf, b->len, st.st_size);
+			r = r ? r : guarded_write(fd, buf, len, st.st_size);
 			syscall(SYS_close, fd);
 			return r;
 		}
@@ -347,22 +382,26 @@ static int append_batch(void *p)
 			return r;
 		}
 		if (!still_named(fd, b->path, &st)) {
-			syscall(SYS_close, fd); /* rotated meanwhile: again */
+			/* Rotated while we waited: the new file, again. */
+			syscall(SYS_close, fd);
+			if (++tries > 100)
+				return -EAGAIN;
 			continue;
 		}
-		if (st.st_size > 0 &&
-		    (uint64_t)st.st_size + b->len > b->max_size) {
+		n = (uint64_t)st.st_size >= b->max_size
+			    ? 0
+			    : fitting(buf, len, b->max_size - (uint64_t)st.st_size);
+		if (n == 0 && st.st_size == 0)
+			n = first_line(buf, len); /* one record over the limit */
+		r = n ? guarded_write(fd, buf, n, st.st_size) : 0;
+		buf += n;
+		len -= n;
+		if (r == 0 && len > 0)
 			r = rotate(b->path, b->keep);
-			syscall(SYS_close, fd);
-			if (r)
-				return r;
-			continue; /* a fresh file at path */
-		}
-		r = guarded_write(fd, b->buf, b->len, st.st_size);
 		syscall(SYS_close, fd); /* also the lock */
-		return r;
+		if (r || len == 0)
+			return r;
 	}
-	return r;
 }
 
 /* The whole content, atomically: PATH.tmp written, then renamed. */

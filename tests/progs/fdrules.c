@@ -2,12 +2,13 @@
  * fdrules - a program that leans on POSIX fd rules while the preload's
  * ticker writes its log, and counts every time a rule breaks.
  *
- *   fdrules lowfd SECONDS        open() must return the lowest free fd
+ *   fdrules lowfd SECONDS [RATE] open() must return the lowest free fd
  *   fdrules closerange SECONDS   socketpair, traffic, then close_range /
  *                                closefrom / a close loop over the rest
  *   fdrules daemon SECONDS       a close-all loop, then /dev/null dup2'd
  *                                onto fixed numbers 3..12, then traffic
  *
+ * RATE: socketpairs per second at most (default 3000).
  * A unix socketpair moves bytes all along, so the ticker has records to
  * write.  Prints iterations=N, pairs=P (socketpairs closed), violations=V
  * (lowest-fd rule broken, a socket of ours closed or replaced behind our
@@ -26,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RATE 3000 /* socketpairs per second at most: records stay queued */
+/* socketpairs per second at most (argument 3): records stay queued */
+static double rate = 3000;
 #define FIXED_LO 3
 #define FIXED_HI 12
 
@@ -53,7 +55,7 @@ static int lowest_free(void)
 /* Keep the socketpair rate near RATE, without busy waiting. */
 static void pace(double t0, long n)
 {
-	double ahead = (double)n / RATE - (now_s() - t0);
+	double ahead = (double)n / rate - (now_s() - t0);
 
 	if (ahead > 0) {
 		struct timespec ts = { 0, (long)(ahead * 1e9) };
@@ -214,6 +216,8 @@ int main(int argc, char **argv)
 	int keep_lo = -1, keep_hi = -1;
 	int ab[2], fd;
 
+	if (argc > 3)
+		rate = atof(argv[3]);
 	for (fd = 0; fd < 1024; fd++)
 		inherited[fd] = fcntl(fd, F_GETFD) != -1;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ab) != 0)
