@@ -19,6 +19,7 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap)
 
 	c->ids = p == MAP_FAILED ? NULL : p;
 	c->cap = c->ids ? cap : 0;
+	c->on = false;
 	return c->ids ? 0 : -ENOMEM;
 }
 
