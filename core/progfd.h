@@ -15,8 +15,14 @@
  *    short-lived child that shares the memory but not the fd table
  *    (clone(CLONE_VM | CLONE_VFORK), as posix_spawn does), and waits for it
  *    (progfd_run).
- * From a private table the program's fds are reached through
- * /proc/PID/fd/N (stat) and pidfd_getfd (a write to its stderr).
+ * From a private table the program's fds are reached through a pidfd
+ * (pidfd_getfd; /proc/PID/fd/N without one).
+ *
+ * Beware, on a detached thread: an fd number that libc keeps in a global
+ * (syslog's openlog socket, a FILE such as stderr) means another file in
+ * the private table than in the program's.  The ticker must not call
+ * syslog(), nor stdio on the program's FILEs; it writes to fd 2 through
+ * progfd_get(2) (sink_warn does).
  */
 #ifndef SOCKMETER_PROGFD_H
 #define SOCKMETER_PROGFD_H
