@@ -454,7 +454,7 @@ static void rot_init(uint64_t max_size, unsigned keep)
 
 START_TEST(test_sink_rotation_shifts_the_set_and_drops_beyond_keep)
 {
-	char line[16];
+	char line[32];
 	int i;
 
 	rot_init(20, 3); /* two 8-byte lines per file */
