@@ -10,7 +10,8 @@
  * connection and puts a new object at the same number, reads all of it
  * with read() and close()s it:
  *   fclose  fdopen + fclose (glibc closes inside), then open(FILE)
- *   raw     close by a raw system call, then open(FILE)
+ *   raw     close by a raw system call (inline, not libc's syscall(),
+ *           which the library wraps), then open(FILE)
  *   fopen   close by a raw system call, then fopen(FILE)
  *   scm     a pipe's read end (filled with 60000 bytes) is sent over a
  *           unix socketpair; close by a raw system call; then the pipe
@@ -41,6 +42,46 @@
 #define BASE 1000205L
 
 static char buf[1 << 16];
+
+/* A system call no preload can see: not even libc's syscall(), which the
+ * library wraps. */
+static long raw3(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return r;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2)
+			 : "memory");
+	return x0;
+#else
+	return syscall(nr, a, b, c);
+#endif
+}
+
+static void raw_close(int fd)
+{
+	raw3(SYS_close, fd, 0, 0);
+}
+
+static int raw_open(const char *path)
+{
+	long r = raw3(SYS_openat, AT_FDCWD, (long)path, O_RDONLY);
+
+	return r < 0 ? -1 : (int)r;
+}
 
 static void die(const char *what)
 {
@@ -248,7 +289,7 @@ int main(int argc, char **argv)
 			if (!s || fclose(s) != 0)
 				die("fclose");
 		} else {
-			syscall(SYS_close, fd);
+			raw_close(fd);
 		}
 		if (strcmp(mode, "fopen") == 0) {
 			fp = fopen(file, "r");
@@ -256,7 +297,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(mode, "scm") == 0) {
 			nfd = recv_pipe(u);
 		} else if (strcmp(mode, "net") == 0) {
-			nfd = (int)syscall(SYS_openat, AT_FDCWD, file, O_RDONLY);
+			nfd = raw_open(file);
 			if (log)
 				wait_log(log, marker, k + 1);
 		} else {
