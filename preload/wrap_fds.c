@@ -5,7 +5,8 @@
  * fclose closes inside libc; a raw close system call).  When its number is
  * then handed out again, bytes on the new object must not land in the old
  * connection's record.  So:
- *  - fclose/freopen retire the slot of the FILE's fd like close does;
+ *  - fclose/freopen retire the slot of the FILE's fd like close does, after
+ *    counting what they flushed (wrap_stdio.h);
  *  - every call that creates an fd (open*, creat, pipe*, eventfd,
  *    timerfd_create, signalfd, epoll_create*, memfd_create, inotify_init*,
  *    pidfd_open, fopen, fds received with SCM_RIGHTS) retires whatever
@@ -16,6 +17,7 @@
  * untouched; recvmsg's metered path looks at msg_controllen only.
  */
 #include "preload.h"
+#include "wrap_stdio.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -291,20 +293,29 @@ SM_EXPORT FILE *fopen64(const char *path, const char *mode)
 
 SM_EXPORT int fclose(FILE *fp)
 {
+	struct sm_stdio_close sc;
 	int fd, r, saved;
 	uint64_t gen = gen_before(fp, &fd);
+	bool flushing = sm_stdio_close_begin(fp, &sc);
 
 	r = sm_real.fclose(fp);
 	saved = errno;
+	/* What the close flushed counts for the old connection, then it
+	 * ends. */
+	if (flushing)
+		sm_stdio_close_end(&sc, r);
 	closed_after(fd, gen);
 	errno = saved;
 	return r;
 }
 
-static FILE *reopened(FILE *r, int fd, uint64_t gen)
+static FILE *reopened(FILE *r, int fd, uint64_t gen, bool flushing,
+		      const struct sm_stdio_close *sc)
 {
 	int saved = errno;
 
+	if (flushing)
+		sm_stdio_close_end(sc, r ? 0 : EOF);
 	closed_after(fd, gen);
 	errno = saved;
 	return made_file(r);
@@ -312,18 +323,24 @@ static FILE *reopened(FILE *r, int fd, uint64_t gen)
 
 SM_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)
 {
+	struct sm_stdio_close sc;
 	int fd;
 	uint64_t gen = gen_before(fp, &fd);
+	bool flushing = sm_stdio_close_begin(fp, &sc);
 
-	return reopened(sm_real.freopen(path, mode, fp), fd, gen);
+	return reopened(sm_real.freopen(path, mode, fp), fd, gen, flushing,
+			&sc);
 }
 
 SM_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
 {
+	struct sm_stdio_close sc;
 	int fd;
 	uint64_t gen = gen_before(fp, &fd);
+	bool flushing = sm_stdio_close_begin(fp, &sc);
 
-	return reopened(sm_real.freopen64(path, mode, fp), fd, gen);
+	return reopened(sm_real.freopen64(path, mode, fp), fd, gen, flushing,
+			&sc);
 }
 
 /* --- before binding ------------------------------------------------------

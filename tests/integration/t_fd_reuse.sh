@@ -10,10 +10,13 @@
 #   net    - a raw close and a raw open: only the ticker's check of device
 #            and inode can tell; the program waits for its record
 # In text, JSON and Prometheus formats, every TCP close record holds
-# exactly its connection's bytes, and those closed unseen say so.
+# exactly its connection's bytes, and those closed unseen say so.  And
+# (tests/progs/fcloseflush) the output a FILE still buffers when fclose or
+# freopen closes it counts for its connection, whose close is seen.
 . "$(dirname "$0")/lib.sh"
 
 need_prog reuse
+need_prog fcloseflush
 make_file "$T/big" 20000000
 rounds=3
 want_in=$(( 3 * 1000205 + 0 + 1 + 2 ))
@@ -68,4 +71,12 @@ for fmt in text json prometheus; do
 		esac
 	done
 done
+
+SOCKMETER_LOG=$T/flush.log SOCKMETER_FORMAT=json sm "$PROGS/fcloseflush" \
+	>"$T/flush.out" 2>"$T/flush.err" || fail "fcloseflush failed: $(cat "$T/flush.err")"
+expect_eq "fclose: bytes received" "$(field fclose_read "$T/flush.out")" 1000
+expect_eq "freopen: bytes received" "$(field freopen_read "$T/flush.out")" 700
+expect_eq "flushed by fclose/freopen: close records [bytes_out, seen]" \
+	"$(q "$T/flush.log" "sorted([c['bytes_out'], c.get('close_seen', True)] for c in CL if c['bytes_out'])")" \
+	"[[700, true], [1000, true]]"
 exit 0
