@@ -4,6 +4,8 @@
  */
 #include "enrich.h"
 
+#include "progfd.h"
+
 #include <string.h>
 
 bool enrich_unseen(struct summary_fd *f)
@@ -18,10 +20,21 @@ bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
 {
 	struct fd_snapshot after;
 	struct tcpinfo ti;
+	bool ok;
+	int got;
 
 	memset(&f->s.ti, 0, sizeof(f->s.ti));
 	f->have_unseen = false;
-	if (f->s.kind != KIND_TCP || !tcpinfo_read(f->s.fd, &ti))
+	if (f->s.kind != KIND_TCP)
+		return false;
+	/* The ticker's fd table is its own (progfd.h): the program's socket
+	 * is reached through a copy of its fd. */
+	got = progfd_get(f->s.fd);
+	if (got < 0)
+		return false;
+	ok = tcpinfo_read(got, &ti);
+	progfd_put(f->s.fd, got);
+	if (!ok)
 		return false;
 	/* The same connection before and after the read: a close retires
 	 * the slot (new generation) before the real close, so an fd closed

@@ -68,6 +68,7 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 	if (r)
 		return r;
 	r = closeq_init(&m->q);
+	fdcheck_init(&m->check, m->tab.cap);
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
 	if (cfg->format == FORMAT_PROMETHEUS)
 		m->prom = calloc(1, sizeof(*m->prom));
@@ -83,6 +84,7 @@ int meter_init(struct meter *m, const struct config *cfg, const char *prog,
 			 CONFIG_DEFAULT_PROM);
 	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
 		  now.real_ns / 1000000000ull, report, ctx);
+	sink_set_rotation(&m->sink, cfg->log_max_size, cfg->log_keep);
 	return 0;
 }
 
@@ -106,6 +108,7 @@ void meter_destroy(struct meter *m)
 	if (m->fds)
 		munmap(m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
 	closeq_destroy(&m->q);
+	fdcheck_destroy(&m->check);
 	topn_free(&m->top);
 	topn_free(&m->closing);
 	free(m->prom);
@@ -138,8 +141,12 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	struct fd_snapshot stale;
 
 	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
-		       peer, &stale))
+		       peer, &stale)) {
+		stale.unseen = true;
 		closeq_push(&m->q, &stale, real_ns);
+	}
+	if (meter_track_kind(m, kind) >= KIND_FIRST_TRACKED)
+		fdcheck_opened(&m->check, &m->tab, fd);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
@@ -163,6 +170,16 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (have_ti && s.kind == KIND_TCP)
 			s.ti = ti;
+		closeq_push(&m->q, &s, real_ns);
+	}
+}
+
+void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
+{
+	struct fd_snapshot s;
+
+	if (fdtab_retire(&m->tab, fd, &s)) {
+		s.unseen = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
 }
@@ -594,6 +611,8 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		m->sink_stale = false;
 		sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
 			  m->start.real_ns / 1000000000ull, m->report, m->ctx);
+		sink_set_rotation(&m->sink, m->cfg.log_max_size,
+				  m->cfg.log_keep);
 	}
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
@@ -624,6 +643,8 @@ uint64_t meter_tick_into(struct meter *m, struct meter_time now,
 
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
+	if (due)
+		fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, out);
 	while (m->next_record_mono <= now.mono_ns)
 		m->next_record_mono += m->cfg.interval_ms * 1000000ull;
@@ -650,6 +671,7 @@ void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out)
 {
 	if (m->finished || !m->tab.cap)
 		return;
+	fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, SUMMARY_EXIT, out);
 	m->finished = true;
 	/* No tick will come again: the per-fd windows can go now (and leak

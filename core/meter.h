@@ -20,6 +20,7 @@
 
 #include "../config/config.h"
 #include "closeq.h"
+#include "fdcheck.h"
 #include "fdtab.h"
 #include "names.h"
 #include "prom.h"
@@ -71,6 +72,7 @@ struct meter {
 
 	/* written by any thread (atomics) */
 	struct closeq q;
+	struct fdcheck check;       /* the ticker's own */
 
 	/* the ticker's own */
 	struct meter_fdstate *fds;
@@ -126,6 +128,11 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 /* meter_closed - fd is being closed: queue its close record.
  * Context: any thread and signal handler. */
 void meter_closed(struct meter *m, int fd, uint64_t real_ns);
+
+/* meter_closed_unseen - fd was found reused by a call that creates fds
+ * (open, pipe, SCM_RIGHTS...): its connection ended at an unknown time.
+ * Context: any thread and signal handler. */
+void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns);
 
 /*
  * meter_tick - sample every tracked fd into its window, write queued close

@@ -262,10 +262,10 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 }
 
 /* Seconds between open and close, or a negative value when the open was
- * not seen (an inherited fd). */
+ * not seen (an inherited fd) or the close was not (noticed later). */
 static double lifetime_s(const struct summary_fd *f)
 {
-	if (!f->s.opened_ns || f->closed_ns < f->s.opened_ns)
+	if (!f->s.opened_ns || f->closed_ns < f->s.opened_ns || f->s.unseen)
 		return -1.0;
 	return (double)(f->closed_ns - f->s.opened_ns) / 1e9;
 }
@@ -276,6 +276,8 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 	double secs = lifetime_s(f);
 
 	json_ts(b, "closed", f->closed_ns);
+	if (f->s.unseen)
+		sbuf_addf(b, ",\"close_seen\":false");
 	if (secs < 0)
 		return;
 	sbuf_addf(b, ",\"duration\":%.6f", secs);
@@ -673,6 +675,8 @@ static void text_close(const struct summary *r, const struct config *c,
 	if (secs >= 0)
 		sbuf_addf(b, " duration=%.3fs", secs);
 	text_kernel(b, f, c, r->ts_ns);
+	if (f->s.unseen)
+		sbuf_addf(b, " close=unseen");
 	sbuf_addc(b, '\n');
 }
 

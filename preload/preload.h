@@ -116,6 +116,9 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len);
 void sm_bound(int fd);
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
+/* fds arrived with SCM_RIGHTS in msg (wrap_fds.c): their numbers' slots
+ * are retired.  Context: any thread and signal handler. */
+void sm_fds_received(const struct msghdr *msg);
 
 /* The first data call on an fd nobody classified: returns the kind the
  * slot now holds. */
