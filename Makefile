@@ -83,6 +83,12 @@ $(BUILD)/progs/fortified $(BUILD)/progs/fortified_stdio: $(BUILD)/progs/%: tests
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -D_FORTIFY_SOURCE=2 -Wall -Wextra -Werror $< -o $@
 
+# uring_xfer moves its bytes through io_uring (liburing).
+$(BUILD)/progs/uring_xfer: tests/progs/uring_xfer.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -luring
+
 progs: $(PROG_BIN)
 
 unit: $(UNIT_BIN)

@@ -17,6 +17,7 @@
 
 #include "../core/window.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
@@ -346,6 +347,59 @@ static void show_u32(const struct load *ld, const struct key_def *k,
 	snprintf(out, n, "%u", (unsigned)*(uint32_t *)field(ld, k));
 }
 
+/* A size in bytes: digits with an optional K, M, G or T (powers of 1024),
+ * or "off" / 0 for none; otherwise within min .. max. */
+static int parse_size(struct load *ld, const struct key_def *k, const char *v,
+		      char *why, size_t n)
+{
+	static const char units[] = "KMGT";
+	char q[QUOTE_MAX + 8], digits[32];
+	const char *u;
+	size_t len = strlen(v);
+	uint64_t val, mul = 1;
+
+	quote(q, sizeof q, v);
+	if (strcasecmp(v, "off") == 0) {
+		*(uint64_t *)field(ld, k) = 0;
+		return 0;
+	}
+	if (len > 0 && (u = strchr(units, toupper((unsigned char)v[len - 1]))) &&
+	    *u) {
+		mul = 1ull << (10 * (unsigned)(u - units + 1));
+		len--;
+	}
+	if (len == 0 || len >= sizeof digits) {
+		snprintf(why, n, "%s is not a size", q);
+		return -1;
+	}
+	memcpy(digits, v, len);
+	digits[len] = '\0';
+	if (!all_in(digits, "0123456789")) {
+		snprintf(why, n, "%s is not a size", q);
+		return -1;
+	}
+	errno = 0;
+	val = strtoull(digits, NULL, 10);
+	if (errno == ERANGE || val > k->max / mul ||
+	    (val && val * mul < k->min)) {
+		snprintf(why, n, "%s is out of range", q);
+		return -1;
+	}
+	*(uint64_t *)field(ld, k) = val * mul;
+	return 0;
+}
+
+static void show_size(const struct load *ld, const struct key_def *k,
+		      char *out, size_t n)
+{
+	uint64_t v = *(uint64_t *)field(ld, k);
+
+	if (v == 0)
+		snprintf(out, n, "off");
+	else
+		snprintf(out, n, "%llu", (unsigned long long)v);
+}
+
 /* A log path template: "stderr", or a path using only %p %n %t %u %%. */
 static int parse_path(struct load *ld, const struct key_def *k, const char *v,
 		      char *why, size_t n)
@@ -617,6 +671,7 @@ static const struct value_type type_bool = {parse_bool, show_bool, false};
 static const struct value_type type_seconds = {parse_seconds, show_seconds,
 					       false};
 static const struct value_type type_u32 = {parse_u32, show_u32, false};
+static const struct value_type type_size = {parse_size, show_size, false};
 static const struct value_type type_path = {parse_path, show_string, false};
 static const struct value_type type_state_dir = {parse_state_dir, show_string,
 						false};
@@ -658,6 +713,10 @@ static const struct key_def keys[] = {
 	{"log", "syslog", &type_syslog, OFF(syslog_path), 0, 0,
 	 "off, or the absolute path of a syslog socket shorter than "
 	 STR(CONFIG_SYSLOG_MAX) " bytes"},
+	{"log", "max_size", &type_size, OFF(log_max_size), 4096, 1ull << 50,
+	 "off, or a size from 4096 to 1P in bytes or with K, M, G, T"},
+	{"log", "keep", &type_u32, OFF(log_keep), 0, 1000,
+	 "a whole number from 0 to 1000"},
 	CONFIG_CATEGORIES(CAT_KEY)
 	CONFIG_TRACK_KINDS(TRACK_KEY)
 	{"window", "bucket", &type_seconds, OFF(bucket_ms), 100, 3600000,
@@ -686,6 +745,10 @@ static const struct env_def env_vars[] = {
 	{"SOCKMETER_STATE", "state", "dir"},
 	{"SOCKMETER_CLOSE_RECORDS", "log", "close_records"},
 	{"SOCKMETER_SYSLOG", "log", "syslog"},
+	{"SOCKMETER_TCP_INFO", "stats", "tcp_info"},
+	{"SOCKMETER_NAMES", "stats", "names"},
+	{"SOCKMETER_LOG_MAX_SIZE", "log", "max_size"},
+	{"SOCKMETER_LOG_KEEP", "log", "keep"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -1098,6 +1161,8 @@ void config_defaults(struct config *c)
 	c->close_records = CLOSE_RECORDS_EACH;
 	memcpy(c->syslog_path, CONFIG_DEFAULT_SYSLOG,
 	       sizeof CONFIG_DEFAULT_SYSLOG);
+	c->log_max_size = 0;
+	c->log_keep = 5;
 #define X(up, low, def) c->category[CAT_##up] = def;
 	CONFIG_CATEGORIES(X)
 #undef X

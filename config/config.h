@@ -38,7 +38,9 @@
 	X(SIZES, sizes, true)                                                  \
 	X(WINDOWS, windows, true)                                              \
 	X(PEERS, peers, true)                                                  \
-	X(LATENCY, latency, false)
+	X(LATENCY, latency, false)                                             \
+	X(TCP_INFO, tcp_info, true)                                            \
+	X(NAMES, names, true)
 
 enum config_category {
 #define X(up, low, def) CAT_##up,
@@ -94,6 +96,8 @@ struct config {
 	uint32_t top;                   /* fds per interval record, 0 = all */
 	enum config_close_records close_records;
 	char syslog_path[CONFIG_SYSLOG_MAX]; /* absolute path, or "off" */
+	uint64_t log_max_size;          /* rotate before passing it; 0 = off */
+	uint32_t log_keep;              /* rotated files kept, 0 .. 1000 */
 
 	bool category[CAT_COUNT];
 	bool track[TRACK_COUNT];
@@ -159,7 +163,9 @@ int config_load_string(struct config *c, const char *name, const char *buf,
  * config_apply_env - apply the environment overrides through getenv_fn:
  * SOCKMETER (off/0/false/no disables, on/1/true/yes enables), SOCKMETER_LOG,
  * SOCKMETER_FORMAT, SOCKMETER_INTERVAL, SOCKMETER_TOP,
- * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG.  A bad value is
+ * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG, SOCKMETER_TCP_INFO,
+ * SOCKMETER_NAMES, SOCKMETER_LOG_MAX_SIZE, SOCKMETER_LOG_KEEP.  A bad
+ * value is
  * reported once and ignored.  Returns the number of problems.
  */
 int config_apply_env(struct config *c, config_getenv_fn getenv_fn,

@@ -196,8 +196,10 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->kind = kind;
 	out->gen = s->gen;
 	out->opened_ns = s->opened_ns;
+	out->unseen = false;
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
+	memset(&out->ti, 0, sizeof(out->ti));
 }
 
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
@@ -318,6 +320,25 @@ int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
 	old = own_slot(s);
+	had = retire_owned(t, s, fd, old, out);
+	STORE(&s->kind, (uint8_t)KIND_UNKNOWN);
+	return had;
+}
+
+int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
+		     struct fd_snapshot *out)
+{
+	struct fd_slot *s = fdtab_slot(t, fd);
+	enum fd_kind old;
+	int had;
+
+	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
+		return 0;
+	old = own_slot(s);
+	if (s->gen != gen) {
+		STORE(&s->kind, (uint8_t)old);
+		return 0;
+	}
 	had = retire_owned(t, s, fd, old, out);
 	STORE(&s->kind, (uint8_t)KIND_UNKNOWN);
 	return had;

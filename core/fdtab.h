@@ -18,6 +18,8 @@
 #ifndef SOCKMETER_FDTAB_H
 #define SOCKMETER_FDTAB_H
 
+#include "tcpinfo.h"
+
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -135,9 +137,11 @@ struct fd_snapshot {
 	enum fd_kind kind;
 	uint32_t gen;
 	uint64_t opened_ns;
+	bool unseen; /* retired without seeing its close (time unknown) */
 	struct fd_counters c;
 	struct fd_addr local;
 	struct fd_addr peer;
+	struct tcpinfo ti; /* the kernel's view, when read (have != 0) */
 };
 
 /*
@@ -190,6 +194,13 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
  * is simply reset to KIND_UNKNOWN and 0 is returned.
  */
 int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out);
+
+/*
+ * fdtab_retire_gen - fdtab_retire, only while fd still holds generation
+ * gen (a lifecycle call may have retired it and opened another since).
+ */
+int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
+		     struct fd_snapshot *out);
 
 /*
  * fdtab_snapshot - copy fd's slot consistently.  Returns 1 with *out filled

@@ -6,6 +6,8 @@
  */
 #include "meter.h"
 
+#include "enrich.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +102,7 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 	r = init_memory(m, fd_cap, mem);
 	if (r && !m->tab.cap)
 		return r;
+	fdcheck_init(&m->check, m->tab.cap);
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
 	if (cfg->format == FORMAT_PROMETHEUS)
 		m->prom = calloc(1, sizeof(*m->prom));
@@ -115,6 +118,7 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 			 CONFIG_DEFAULT_PROM);
 	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
 		  now.real_ns / 1000000000ull, report, ctx);
+	sink_set_rotation(&m->sink, cfg->log_max_size, cfg->log_keep);
 	return 0;
 }
 
@@ -139,6 +143,7 @@ void meter_destroy(struct meter *m)
 		munmap(m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
 	closeq_destroy(&m->q);
 	free(m->durable_own);
+	fdcheck_destroy(&m->check);
 	topn_free(&m->top);
 	topn_free(&m->closing);
 	free(m->prom);
@@ -171,8 +176,12 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	struct fd_snapshot stale;
 
 	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
-		       peer, &stale))
+		       peer, &stale)) {
+		stale.unseen = true;
 		closeq_push(&m->q, &stale, real_ns);
+	}
+	if (meter_track_kind(m, kind) >= KIND_FIRST_TRACKED)
+		fdcheck_opened(&m->check, &m->tab, fd);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
@@ -183,10 +192,31 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 {
+	struct fd_slot *slot = fdtab_slot(&m->tab, fd);
+	struct fd_snapshot s;
+	struct tcpinfo ti;
+	bool have_ti = false;
+
+	/* The kernel's last word on a TCP connection, read before the slot
+	 * is retired so that every call it counted is in our counters. */
+	if (m->cfg.category[CAT_TCP_INFO] && slot &&
+	    fdtab_kind(slot) == KIND_TCP)
+		have_ti = tcpinfo_read(fd, &ti);
+	if (fdtab_retire(&m->tab, fd, &s)) {
+		if (have_ti && s.kind == KIND_TCP)
+			s.ti = ti;
+		closeq_push(&m->q, &s, real_ns);
+	}
+}
+
+void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
+{
 	struct fd_snapshot s;
 
-	if (fdtab_retire(&m->tab, fd, &s))
+	if (fdtab_retire(&m->tab, fd, &s)) {
+		s.unseen = true;
 		closeq_push(&m->q, &s, real_ns);
+	}
 }
 
 /* --- the ticker ----------------------------------------------------------- */
@@ -409,6 +439,12 @@ static uint32_t drain(struct meter *m, uint32_t most)
 		f->s = e.s;
 		f->closed_ns = e.closed_ns;
 		f->last_active_ns = last_active_at_close(m, &e);
+		if ((m->acct & ACCT_BYTES) && enrich_unseen(f)) {
+			m->closed_unseen[DIR_IN] += f->unseen[DIR_IN];
+			m->closed_unseen[DIR_OUT] += f->unseen[DIR_OUT];
+		}
+		if (m->cfg.category[CAT_NAMES])
+			enrich_name(LOAD(&m->names), f);
 	}
 	/* Their numbers are durable before the entries leave the queue: a
 	 * process killed in between is counted once either way. */
@@ -444,6 +480,10 @@ void meter_build(struct meter *m, enum summary_type type,
 	fd_counters_add(&r->totals, &dropped);
 	r->fds_closed = closeq_closed(&m->q);
 	r->close_dropped = closeq_dropped_records(&m->q);
+	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
+	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
+	r->unseen[DIR_IN] = m->closed_unseen[DIR_IN];
+	r->unseen[DIR_OUT] = m->closed_unseen[DIR_OUT];
 }
 
 /* Start the exposition with what closed connections left. */
@@ -457,6 +497,49 @@ static void prom_begin(struct meter *m, struct meter_time now)
 		dropped_numbers(m, (enum fd_kind)k, &dropped[k], &dropped_n[k]);
 	prom_agg_begin(m->prom, dropped, dropped_n, m->prog, m->pid,
 		       m->start.real_ns, now.real_ns);
+}
+
+/*
+ * An open connection's unseen bytes are reported once two readings agree:
+ * a data call caught between its system call and its count (its thread
+ * preempted there) looks unseen in one reading only, while bytes that
+ * really bypassed the calls stay.  A direction shows unseen bytes when the
+ * fd's previous reading showed some too; a first reading shows none yet.
+ * (Two bits per direction in meter_fdstate's padding: no memory per fd.)
+ */
+static void confirm_unseen(struct meter *m, struct summary *r,
+			   struct summary_fd *f)
+{
+	static const uint8_t bit[DIR_COUNT] = { UNSEEN_IN, UNSEEN_OUT };
+	struct meter_fdstate *st = &m->fds[f->s.fd];
+	bool same = st->known && st->gen == f->s.gen;
+	uint8_t now = UNSEEN_READ;
+	unsigned d;
+
+	f->have_unseen = same && (st->unseen & UNSEEN_READ);
+	for (d = 0; d < DIR_COUNT; d++) {
+		if (f->unseen[d])
+			now |= bit[d];
+		if (!f->have_unseen || !(st->unseen & bit[d]))
+			f->unseen[d] = 0;
+		r->unseen[d] += f->unseen[d];
+	}
+	st->unseen = same ? now : 0;
+}
+
+/* What the ticker adds to an fd a record lists: the kernel's view of a
+ * TCP connection (its unseen bytes go into r's totals) and the peer's
+ * name. */
+static void enrich_listed(struct meter *m, struct summary *r,
+			  struct summary_fd *f)
+{
+	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
+	    r->have_unseen && f->have_unseen)
+		confirm_unseen(m, r, f);
+	if (m->cfg.category[CAT_NAMES])
+		enrich_name(LOAD(&m->names), f);
+	else
+		f->peer_name[0] = '\0';
 }
 
 /*
@@ -482,10 +565,18 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		if (!fdtab_snapshot(&m->tab, (int)fd, &cand.s))
 			continue;
 		sample_fd(m, &cand.s, now, boundary);
+		cand.have_unseen = false;
+		cand.peer_name[0] = '\0';
+		cand.lookup_ns = 0;
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
 		if (m->prom) {
+			/* The exposition is made on record ticks only. */
+			if (!collect)
+				continue;
 			fill_rates(m, st, &cand);
+			if (m->cfg.category[CAT_TCP_INFO])
+				enrich_read_live(&m->tab, &cand);
 			prom_agg_live(m->prom, &cand, m->shape.nspans);
 			continue;
 		}
@@ -518,22 +609,29 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 {
 	bool record = type != SUMMARY_CLOSE;
 	bool final = type == SUMMARY_EXIT || type == SUMMARY_EXEC;
+	uint32_t nclosed, n, i;
+	struct summary r, rc;
+
+	/* Prometheus labels peers by name, closed ones (drain) too. */
+	if (m->prom)
+		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
+							    : NULL;
 	/* A drain alone takes a bounded batch: the ticker holds the state
 	 * lock (fork waits on it) for a bounded time, and comes back for the
 	 * rest at once.  A record drains all: its totals are whole. */
-	uint32_t nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN), n, i;
-	struct summary r, rc;
-
+	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN);
 	meter_build(m, type, now, &r);
 	if (m->prom) {
 		/* A whole snapshot per record; no close records. */
 		prom_begin(m, now);
-		sample_all(m, now, &r, false, false);
+		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
 			prom_format(&m->prom->data, &m->cfg, out);
 		return;
 	}
 	n = sample_all(m, now, &r, record, final);
+	for (i = 0; i < n; i++)
+		enrich_listed(m, &r, &m->top.v[i]);
 	for (i = 0; i < nclosed; i++) {
 		rc = r;
 		rc.type = SUMMARY_CLOSE;
@@ -557,6 +655,8 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		m->sink_stale = false;
 		sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
 			  m->start.real_ns / 1000000000ull, m->report, m->ctx);
+		sink_set_rotation(&m->sink, m->cfg.log_max_size,
+				  m->cfg.log_keep);
 	}
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
@@ -588,6 +688,8 @@ uint64_t meter_tick_into(struct meter *m, struct meter_time now,
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
 	m->durable->ns_per_tick = m->ns_per_tick;
+	if (due)
+		fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, out);
 	while (m->next_record_mono <= now.mono_ns)
 		m->next_record_mono += m->cfg.interval_ms * 1000000ull;
@@ -614,6 +716,7 @@ void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out)
 {
 	if (m->finished || !m->tab.cap)
 		return;
+	fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, SUMMARY_EXIT, out);
 	m->finished = true;
 	/* No tick will come again: the per-fd windows can go now (and leak
@@ -661,6 +764,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	closeq_after_fork(&m->q);
 	memset(&m->closed, 0, sizeof(m->closed));
 	memset(m->durable, 0, sizeof(*m->durable));
+	memset(m->closed_unseen, 0, sizeof(m->closed_unseen));
 	if (m->prom)
 		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;

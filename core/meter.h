@@ -20,7 +20,9 @@
 
 #include "../config/config.h"
 #include "closeq.h"
+#include "fdcheck.h"
 #include "fdtab.h"
+#include "names.h"
 #include "prom.h"
 #include "sink.h"
 #include "state.h"
@@ -36,11 +38,19 @@ struct meter_time {
 	uint64_t real_ns; /* CLOCK_REALTIME: timestamps in records */
 };
 
+/* meter_fdstate.unseen: a live reading was taken; it showed unseen bytes
+ * in (out). */
+#define UNSEEN_READ 1u
+#define UNSEEN_IN 2u
+#define UNSEEN_OUT 4u
+
 /* What the ticker remembers of each fd between ticks. */
 struct meter_fdstate {
 	uint32_t gen;
 	bool known;
 	bool windowed;              /* its window has a whole bucket */
+	uint8_t unseen;             /* UNSEEN_* bits of the last live reading
+				     * (tcp_info; in the padding: no cost) */
 	uint64_t bytes[DIR_COUNT];  /* cumulative at the last boundary */
 	uint64_t activity;          /* activity sum at the last tick */
 	uint64_t activity_recorded; /* activity sum at the last record */
@@ -67,10 +77,12 @@ struct meter {
 	struct state_ticker *durable;
 	struct state_ticker *durable_own; /* when none was given */
 	const char *end; /* exit records' "end" (a recovery's "killed") */
+	struct fdcheck check;       /* the ticker's own */
 
 	/* the ticker's own */
 	struct meter_fdstate *fds;
 	struct fd_counters closed;  /* totals of drained close records */
+	uint64_t closed_unseen[DIR_COUNT]; /* their bytes the kernel saw */
 	uint64_t last_bucket;       /* bucket of the last sample */
 	uint64_t next_record_mono;
 	uint64_t next_tick_mono;
@@ -79,6 +91,7 @@ struct meter {
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
+	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;
 };
@@ -144,6 +157,11 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 /* meter_closed - fd is being closed: queue its close record.
  * Context: any thread and signal handler. */
 void meter_closed(struct meter *m, int fd, uint64_t real_ns);
+
+/* meter_closed_unseen - fd was found reused by a call that creates fds
+ * (open, pipe, SCM_RIGHTS...): its connection ended at an unknown time.
+ * Context: any thread and signal handler. */
+void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns);
 
 /*
  * meter_tick - sample every tracked fd into its window, write queued close

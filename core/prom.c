@@ -223,6 +223,106 @@ static void rates(struct sbuf *b, const struct prom_data *d,
 		}
 }
 
+/* --- the kernel's TCP figures (tcp_info category) ----------------------- */
+
+/* Upper bounds of the rtt histogram's buckets, seconds (+Inf after). */
+static const double rtt_le[PROM_RTT_BUCKETS] = { 0.0001, 0.0005, 0.001,
+						 0.005,	 0.01,	 0.05,
+						 0.1,	 0.5 };
+
+void prom_tcp_add(struct prom_tcp *t, const struct fd_snapshot *s,
+		  bool closed)
+{
+	const struct tcpinfo *ti = &s->ti;
+	uint64_t unseen[DIR_COUNT];
+	unsigned i;
+
+	/* A listening socket has no rtt nor bytes of its own. */
+	if (s->kind != KIND_TCP || !(ti->have & TI_BASE) ||
+	    ti->state == TCPINFO_LISTEN)
+		return;
+	t->connections++;
+	t->retrans_segments += ti->total_retrans;
+	t->retrans_bytes += ti->bytes_retrans;
+	t->busy_us += ti->busy_us;
+	t->rwnd_limited_us += ti->rwnd_limited_us;
+	t->sndbuf_limited_us += ti->sndbuf_limited_us;
+	if (tcpinfo_unseen(ti, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT],
+			   unseen)) {
+		t->unseen[DIR_IN] += unseen[DIR_IN];
+		t->unseen[DIR_OUT] += unseen[DIR_OUT];
+	}
+	if (!closed)
+		return;
+	for (i = 0; i < PROM_RTT_BUCKETS; i++)
+		if ((double)ti->rtt_us / 1e6 <= rtt_le[i])
+			t->rtt_le[i]++;
+	t->rtt_count++;
+	t->rtt_sum_s += (double)ti->rtt_us / 1e6;
+}
+
+static void tcp_counter(struct sbuf *b, const struct prom_data *d,
+			const char *name, const char *extra, uint64_t v)
+{
+	base(b, name, d);
+	sbuf_addf(b, ",kind=\"tcp\"%s} %" PRIu64 "\n", extra, v);
+}
+
+static void tcp_seconds(struct sbuf *b, const struct prom_data *d,
+			const char *reason, uint64_t us)
+{
+	base(b, "sockmeter_tcp_limited_seconds_total", d);
+	sbuf_addf(b, ",kind=\"tcp\",reason=\"%s\"} %.6f\n", reason,
+		  (double)us / 1e6);
+}
+
+static void tcp_metrics(struct sbuf *b, const struct prom_data *d,
+			bool bytes)
+{
+	const struct prom_tcp *t = &d->tcp;
+	unsigned i;
+
+	head(b, "sockmeter_tcp_retransmitted_bytes_total", "counter",
+	     "Bytes the kernel retransmitted (tcpi_bytes_retrans), by fd kind.");
+	tcp_counter(b, d, "sockmeter_tcp_retransmitted_bytes_total", "",
+		    t->retrans_bytes);
+	head(b, "sockmeter_tcp_retransmitted_segments_total", "counter",
+	     "Segments the kernel retransmitted (tcpi_total_retrans).");
+	tcp_counter(b, d, "sockmeter_tcp_retransmitted_segments_total", "",
+		    t->retrans_segments);
+	head(b, "sockmeter_tcp_limited_seconds_total", "counter",
+	     "Time TCP senders spent busy (sending, whatever limited it), "
+	     "limited by the receive window, limited by the send buffer.");
+	tcp_seconds(b, d, "busy", t->busy_us);
+	tcp_seconds(b, d, "rwnd", t->rwnd_limited_us);
+	tcp_seconds(b, d, "sndbuf", t->sndbuf_limited_us);
+	if (bytes)
+		head(b, "sockmeter_bytes_unseen_total", "counter",
+		     "Bytes the kernel moved for the application that no "
+		     "wrapped call saw (io_uring, raw system calls), by "
+		     "direction.");
+	for (i = 0; bytes && i < DIR_COUNT; i++) {
+		char extra[32];
+
+		snprintf(extra, sizeof(extra), ",direction=\"%s\"", dirs[i]);
+		tcp_counter(b, d, "sockmeter_bytes_unseen_total", extra,
+			    t->unseen[i]);
+	}
+	head(b, "sockmeter_tcp_rtt_seconds", "histogram",
+	     "Smoothed round-trip time of closed TCP connections.");
+	for (i = 0; i < PROM_RTT_BUCKETS; i++) {
+		base(b, "sockmeter_tcp_rtt_seconds_bucket", d);
+		sbuf_addf(b, ",le=\"%g\"} %" PRIu64 "\n", rtt_le[i],
+			  t->rtt_le[i]);
+	}
+	base(b, "sockmeter_tcp_rtt_seconds_bucket", d);
+	sbuf_addf(b, ",le=\"+Inf\"} %" PRIu64 "\n", t->rtt_count);
+	base(b, "sockmeter_tcp_rtt_seconds_sum", d);
+	sbuf_addf(b, "} %.6f\n", t->rtt_sum_s);
+	base(b, "sockmeter_tcp_rtt_seconds_count", d);
+	sbuf_addf(b, "} %" PRIu64 "\n", t->rtt_count);
+}
+
 void prom_format(const struct prom_data *d, const struct config *c,
 		 struct sbuf *out)
 {
@@ -260,15 +360,22 @@ void prom_format(const struct prom_data *d, const struct config *c,
 		peers(out, d, c);
 	if (c->category[CAT_WINDOWS] && d->have_rates)
 		rates(out, d, c);
+	if (c->category[CAT_TCP_INFO] && d->tcp.connections)
+		tcp_metrics(out, d, c->category[CAT_BYTES]);
 }
 
 /* --- adding up an exposition, tick by tick ----------------------------- */
 
-static void add_peer(struct prom_peers *t, const struct fd_snapshot *s)
+static void add_peer(struct prom_peers *t, struct names *names,
+		     const struct fd_snapshot *s)
 {
 	char host[PROM_HOST_MAX];
+	uint64_t lookup_ns;
 
-	prom_peer_host(&s->peer, host, sizeof(host));
+	/* A known name is the label; the table of peers stays bounded. */
+	if (!names || !names_find(names, &s->peer, host, sizeof(host),
+				  &lookup_ns))
+		prom_peer_host(&s->peer, host, sizeof(host));
 	prom_peers_add(t, host, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT]);
 }
 
@@ -278,7 +385,8 @@ void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
 		return;
 	fd_counters_add(&a->closed[s->kind], &s->c);
 	a->closed_n[s->kind]++;
-	add_peer(&a->peers, s);
+	add_peer(&a->peers, a->names, s);
+	prom_tcp_add(&a->closed_tcp, s, true);
 }
 
 void prom_agg_begin(struct prom_agg *a,
@@ -295,6 +403,7 @@ void prom_agg_begin(struct prom_agg *a,
 	d->start_ns = start_ns;
 	d->ts_ns = ts_ns;
 	d->peers = a->peers;
+	d->tcp = a->closed_tcp;
 	for (k = 0; k < KIND_COUNT; k++) {
 		d->kind[k] = a->closed[k];
 		fd_counters_add(&d->kind[k], &dropped[k]);
@@ -312,7 +421,8 @@ void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
 		return;
 	fd_counters_add(&d->kind[f->s.kind], &f->s.c);
 	d->fds_open[f->s.kind]++;
-	add_peer(&d->peers, &f->s);
+	add_peer(&d->peers, a->names, &f->s);
+	prom_tcp_add(&d->tcp, &f->s, false);
 	if (!f->have_rates)
 		return;
 	d->have_rates = true;

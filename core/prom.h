@@ -14,11 +14,33 @@
 
 #include "../config/config.h"
 #include "fdtab.h"
+#include "names.h"
 #include "summary.h"
 #include "window.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* The kernel's TCP figures summed for the exposition (prom_tcp.c). */
+#define PROM_RTT_BUCKETS 8
+struct prom_tcp {
+	uint64_t connections;      /* with a tcp_info sample */
+	uint64_t retrans_bytes, retrans_segments;
+	uint64_t busy_us, rwnd_limited_us, sndbuf_limited_us;
+	uint64_t unseen[DIR_COUNT];
+	/* smoothed rtt of closed connections: cumulative buckets */
+	uint64_t rtt_le[PROM_RTT_BUCKETS], rtt_count;
+	double rtt_sum_s;
+};
+
+/*
+ * prom_tcp_add - add connection s's kernel figures (s->ti, when read) to
+ * t; closed: its rtt goes into the histogram too (an open one's would be
+ * counted again at every write).
+ * Context: ticker only.
+ */
+void prom_tcp_add(struct prom_tcp *t, const struct fd_snapshot *s,
+		  bool closed);
 
 #define PROM_MAX_PEERS 64  /* distinct peer hosts remembered */
 #define PROM_HOST_MAX 112  /* an IPv6 address or a unix path */
@@ -45,6 +67,7 @@ struct prom_data {
 	bool have_rates;
 	double rate[WINDOW_MAX_SPANS][DIR_COUNT]; /* sum over open fds */
 	struct prom_peers peers;
+	struct prom_tcp tcp;
 };
 
 /*
@@ -72,6 +95,8 @@ struct prom_agg {
 	struct fd_counters closed[KIND_COUNT];
 	uint64_t closed_n[KIND_COUNT];
 	struct prom_peers peers; /* of closed connections */
+	struct prom_tcp closed_tcp; /* kernel figures of closed TCP */
+	struct names *names;     /* peer labels by name when known */
 	struct prom_data data;   /* the one being made */
 };
 

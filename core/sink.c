@@ -3,12 +3,16 @@
  */
 #include "sink.h"
 
+#include "progfd.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -70,7 +74,7 @@ void stderr_id_take(struct stderr_id *id)
 {
 	struct stat st;
 
-	id->valid = fstat(2, &st) == 0;
+	id->valid = progfd_stat(2, &st) == 0;
 	id->dev = id->valid ? st.st_dev : 0;
 	id->ino = id->valid ? st.st_ino : 0;
 }
@@ -79,7 +83,7 @@ bool stderr_id_same(const struct stderr_id *id)
 {
 	struct stat st;
 
-	return id->valid && fstat(2, &st) == 0 && st.st_dev == id->dev &&
+	return id->valid && progfd_stat(2, &st) == 0 && st.st_dev == id->dev &&
 	       st.st_ino == id->ino;
 }
 
@@ -225,44 +229,197 @@ static int open_replace(const char *path)
 			    0644);
 }
 
-/* The size of the file behind fd, or -1. */
-static off_t file_size(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? st.st_size : -1;
-}
-
-/* Write to path (NULL: to fd 2) with SIGPIPE and SIGXFSZ blocked, so our
- * own write cannot kill the host; swallow the ones it raised.  Appends, or
- * with replace truncates first.  Returns 0 or a negative errno. */
-static int guarded_write(const char *path, const char *buf, size_t len,
-			 bool replace)
+/* Write buf to fd with SIGPIPE and SIGXFSZ blocked, so our own write
+ * cannot kill the host; swallow the ones it raised.  A write that failed
+ * half-way (a full disk) left part of a batch: with cut >= 0 the file is
+ * cut back to that size, so the next batch cannot glue onto a torn record.
+ * Returns 0 or a negative errno. */
+static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
 {
 	sigset_t block, old, before, after;
-	int fd = !path ? 2 : replace ? open_replace(path) : open_append(path);
-	int r = fd < 0 ? -errno : 0;
-	off_t size0;
+	int r;
 
-	if (r)
-		return r;
 	sigemptyset(&block);
 	sigaddset(&block, SIGPIPE);
 	sigaddset(&block, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
-	size0 = path && !replace ? file_size(fd) : -1;
 	r = write_all(fd, buf, len);
-	/* A write that failed half-way (a full disk) left part of a batch:
-	 * cut it off, so the next batch cannot glue onto a torn record. */
-	if (r < 0 && size0 >= 0)
-		syscall(SYS_ftruncate, fd, size0);
-	if (path)
-		syscall(SYS_close, fd);
+	if (r < 0 && cut >= 0)
+		syscall(SYS_ftruncate, fd, cut);
 	sigpending(&after);
 	swallow(SIGPIPE, &before, &after);
 	swallow(SIGXFSZ, &before, &after);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+/* Write to the program's fd 2 (through our own copy of it when our fd
+ * table is private). */
+static int write_stderr(const char *buf, size_t len)
+{
+	int fd = progfd_get(2), r;
+
+	if (fd < 0)
+		return fd;
+	r = guarded_write(fd, buf, len, -1);
+	progfd_put(2, fd);
+	return r;
+}
+
+/* One batch for the file, as progfd_run runs it: raw calls only. */
+struct batch {
+	const char *path;
+	const char *buf;
+	size_t len;
+	uint64_t max_size;
+	unsigned keep;
+};
+
+/* PATH.n for n > 0, PATH for 0. */
+static void numbered(char *out, size_t cap, const char *path, unsigned n)
+{
+	if (n)
+		snprintf(out, cap, "%s.%u", path, n);
+	else
+		snprintf(out, cap, "%s", path);
+}
+
+/*
+ * Shift the rotated set: PATH.keep-1 -> PATH.keep (replacing the oldest),
+ * ..., PATH -> PATH.1; with keep 0 the file is simply removed.  The caller
+ * holds the lock on PATH's current file.
+ */
+static int rotate(const char *path, unsigned keep)
+{
+	char from[SINK_PATH_CAP + 16], to[SINK_PATH_CAP + 16];
+	struct stat st;
+	unsigned n, gap;
+
+	if (keep == 0)
+		return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0 ? 0 : -errno;
+	/* Only the files up to the first missing one need to move. */
+	for (gap = 1; gap < keep; gap++) {
+		numbered(to, sizeof(to), path, gap);
+		if (fstatat(AT_FDCWD, to, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+		    errno == ENOENT)
+			break;
+	}
+	for (n = gap; n > 0; n--) {
+		numbered(from, sizeof(from), path, n - 1);
+		numbered(to, sizeof(to), path, n);
+		if (syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to) != 0 &&
+		    (errno != ENOENT || n == 1))
+			return -errno;
+	}
+	return 0;
+}
+
+/* True when path names the file fd is open on (nobody rotated it away). */
+static bool still_named(int fd, const char *path, struct stat *fst)
+{
+	struct stat pst;
+
+	return fstat(fd, fst) == 0 &&
+	       fstatat(AT_FDCWD, path, &pst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       pst.st_dev == fst->st_dev && pst.st_ino == fst->st_ino;
+}
+
+/*
+ * How much of buf (whole lines) fits in room bytes: all of it, the lines
+ * up to the last newline that fits, or 0 when not even the first does.
+ */
+static size_t fitting(const char *buf, size_t len, uint64_t room)
+{
+	size_t n;
+
+	if (len <= room)
+		return len;
+	for (n = (size_t)room; n > 0; n--)
+		if (buf[n - 1] == '\n')
+			return n;
+	return 0;
+}
+
+/* The length of buf's first line, its newline included. */
+static size_t first_line(const char *buf, size_t len)
+{
+	const char *nl = memchr(buf, '\n', len);
+
+	return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+/*
+ * Append one batch.  With a size limit, processes sharing the path take
+ * turns under an exclusive flock on the current file, check that the path
+ * still names it (another one may have rotated it while they waited),
+ * write the whole lines that fit, and rotate it when the rest would pass
+ * the limit: no record is written into a file being renamed, none is lost,
+ * none is torn or split over two files.  A file passes the limit only when
+ * a single record is larger than it.
+ */
+static int append_batch(void *p)
+{
+	const struct batch *b = p;
+	const char *buf = b->buf;
+	size_t len = b->len, n;
+	struct stat st;
+	int tries = 0, fd, r;
+
+	for (;;) {
+		fd = open_append(b->path);
+		if (fd < 0)
+			return -errno;
+		if (!b->max_size) {
+			r = fstat(fd, &st) == 0 ? 0 : -errno;
+			r = r ? r : guarded_write(fd, buf, len, st.st_size);
+			syscall(SYS_close, fd);
+			return r;
+		}
+		if (syscall(SYS_flock, fd, LOCK_EX) != 0) {
+			r = -errno;
+			syscall(SYS_close, fd);
+			return r;
+		}
+		if (!still_named(fd, b->path, &st)) {
+			/* Rotated while we waited: the new file, again. */
+			syscall(SYS_close, fd);
+			if (++tries > 100)
+				return -EAGAIN;
+			continue;
+		}
+		n = (uint64_t)st.st_size >= b->max_size
+			    ? 0
+			    : fitting(buf, len, b->max_size - (uint64_t)st.st_size);
+		if (n == 0 && st.st_size == 0)
+			n = first_line(buf, len); /* one record over the limit */
+		r = n ? guarded_write(fd, buf, n, st.st_size) : 0;
+		buf += n;
+		len -= n;
+		if (r == 0 && len > 0)
+			r = rotate(b->path, b->keep);
+		syscall(SYS_close, fd); /* also the lock */
+		if (r || len == 0)
+			return r;
+	}
+}
+
+/* The whole content, atomically: PATH.tmp written, then renamed. */
+static int replace_batch(void *p)
+{
+	const struct batch *b = p;
+	char tmp[SINK_PATH_CAP + 8];
+	int fd, r;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", b->path);
+	fd = open_replace(tmp);
+	if (fd < 0)
+		return -errno;
+	r = guarded_write(fd, b->buf, b->len, -1);
+	syscall(SYS_close, fd);
+	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
+			      b->path) != 0)
+		r = -errno;
 	return r;
 }
 
@@ -278,7 +435,7 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 		len = sizeof(line) - 2;
 	memcpy(line, msg, len);
 	line[len++] = '\n';
-	guarded_write(NULL, line, len, false);
+	write_stderr(line, len);
 	errno = saved;
 }
 
@@ -295,6 +452,7 @@ static int settle(struct sink *s, int r, int saved)
 
 int sink_write(struct sink *s, const char *buf, size_t len)
 {
+	struct batch b = { s->path, buf, len, s->max_size, s->keep };
 	int saved = errno;
 	int r;
 
@@ -302,28 +460,26 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		return 0;
 	if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
-		r = stderr_id_same(&s->err)
-			    ? guarded_write(NULL, buf, len, false)
-			    : -EBADF;
+		r = stderr_id_same(&s->err) ? write_stderr(buf, len) : -EBADF;
 	else
-		r = guarded_write(s->path, buf, len, false);
+		r = progfd_run(append_batch, &b);
 	return settle(s, r, saved);
 }
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
 {
-	char tmp[sizeof(s->path) + 8];
+	struct batch b = { s->path, buf, len, 0, 0 };
 	int saved = errno;
-	int r;
 
 	if (s->to_stderr || s->path[0] == '\0')
 		return sink_write(s, buf, len);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", s->path);
-	r = guarded_write(tmp, buf, len, true);
-	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
-			      s->path) != 0)
-		r = -errno;
-	return settle(s, r, saved);
+	return settle(s, progfd_run(replace_batch, &b), saved);
+}
+
+void sink_set_rotation(struct sink *s, uint64_t max_size, unsigned keep)
+{
+	s->max_size = max_size;
+	s->keep = keep;
 }
 
 int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,

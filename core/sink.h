@@ -2,14 +2,25 @@
  * sink.h - where records go: a log file (one per process) or stderr.
  *
  * The file is opened, appended to and closed for every batch of records,
- * with raw system calls: the library never holds an fd the program could
- * close or collide with, its writes never pass through its own wrappers,
- * and they are never counted.  Files are created mode 0600, never through a
- * symlink (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK).  SIGPIPE and
+ * with raw system calls, in an fd table of the library's own (progfd.h):
+ * the library never holds an fd in the program's table, so it can neither
+ * take a number the program expects (the lowest free one) nor be closed
+ * by it; its writes never pass through its own wrappers and are never
+ * counted.  Opening the path again for every batch is also what makes
+ * external rotation work (logrotate's `create`: the next batch goes to the
+ * new file).  Files are created mode 0600, never through a symlink
+ * (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK).  SIGPIPE and
  * SIGXFSZ raised by our own write are swallowed, so a full disk, a file
  * size limit or a closed stderr pipe cannot kill the host.  The first
  * failure is reported once; later batches are still tried.  Records for
  * "stderr" go to fd 2 only while it is the file it was at start-up.
+ *
+ * Built-in rotation (sink_set_rotation): when a batch would make the file
+ * pass max_size bytes, PATH is renamed PATH.1 (PATH.1 becomes PATH.2 ...,
+ * the one beyond keep is removed) and a new PATH is started.  Processes
+ * that share a path take turns under an flock on the current file, so two
+ * of them never rotate the same file twice nor write into one being
+ * renamed.
  */
 #ifndef SOCKMETER_SINK_H
 #define SOCKMETER_SINK_H
@@ -41,12 +52,16 @@ bool stderr_id_same(const struct stderr_id *id);
  */
 void sink_warn(const struct stderr_id *id, const char *msg);
 
+#define SINK_PATH_CAP (CONFIG_PATH_MAX + 128)
+
 struct sink {
-	char path[CONFIG_PATH_MAX + 128];
+	char path[SINK_PATH_CAP];
 	bool to_stderr;
 	struct stderr_id err;   /* fd 2 when it was set up */
 	bool failing;   /* the last write failed */
 	bool warned;    /* the one warning was given */
+	uint64_t max_size; /* rotate before passing it; 0: never */
+	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	config_report_fn report;
 	void *ctx;
 };
@@ -92,9 +107,19 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 int sink_replace(struct sink *s, const char *buf, size_t len);
 
 /*
- * sink_write - append buf to the destination.  Returns 0, or a negative
- * errno (the first failure in a row is reported).
+ * sink_write - append buf to the destination (rotating it first when
+ * buf would make it pass the size limit).  Returns 0, or a negative errno
+ * (the first failure in a row is reported).
+ * Context: ticker only (or the thread writing the exit record).
  */
 int sink_write(struct sink *s, const char *buf, size_t len);
+
+/*
+ * sink_set_rotation - rotate the file before a batch would make it pass
+ * max_size bytes (0: never), keeping keep rotated files (0: none, the full
+ * file is removed).  Never applies to stderr or sink_replace.
+ * Context: start-up only (and fork child).
+ */
+void sink_set_rotation(struct sink *s, uint64_t max_size, unsigned keep);
 
 #endif

@@ -262,10 +262,10 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 }
 
 /* Seconds between open and close, or a negative value when the open was
- * not seen (an inherited fd). */
+ * not seen (an inherited fd) or the close was not (noticed later). */
 static double lifetime_s(const struct summary_fd *f)
 {
-	if (!f->s.opened_ns || f->closed_ns < f->s.opened_ns)
+	if (!f->s.opened_ns || f->closed_ns < f->s.opened_ns || f->s.unseen)
 		return -1.0;
 	return (double)(f->closed_ns - f->s.opened_ns) / 1e9;
 }
@@ -276,6 +276,8 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 	double secs = lifetime_s(f);
 
 	json_ts(b, "closed", f->closed_ns);
+	if (f->s.unseen)
+		sbuf_addf(b, ",\"close_seen\":false");
 	if (secs < 0)
 		return;
 	sbuf_addf(b, ",\"duration\":%.6f", secs);
@@ -285,8 +287,85 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 			  (double)f->s.c.bytes[DIR_OUT] / secs);
 }
 
+/* --- the kernel's view and the peer's name (tcp_info, names) ------------ */
+
+/* Microseconds the connection has lived at the record's time, 0 unknown. */
+static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
+{
+	uint64_t end = f->closed_ns ? f->closed_ns : ts_ns;
+
+	if (!f->s.opened_ns || end <= f->s.opened_ns)
+		return 0;
+	return (end - f->s.opened_ns) / 1000u;
+}
+
+static void json_limit(struct sbuf *b, const char *key, uint64_t us,
+		       uint64_t life)
+{
+	sbuf_addf(b, ",\"%s_us\":%" PRIu64, key, us);
+	if (life)
+		sbuf_addf(b, ",\"%s_frac\":%.4f", key,
+			  tcpinfo_fraction(us, life));
+}
+
+/* "tcp":{...} with the fields the kernel's answer covered, then the
+ * unseen bytes. */
+static void json_kernel(struct sbuf *b, const struct summary_fd *f,
+			const struct config *c, uint64_t ts_ns)
+{
+	const struct tcpinfo *ti = &f->s.ti;
+	uint64_t life = life_us(f, ts_ns), us;
+	const char *limit;
+
+	if (c->category[CAT_NAMES] && f->peer_name[0]) {
+		sbuf_addf(b, ",\"peer_name\":");
+		json_str(b, f->peer_name);
+		sbuf_addf(b, ",\"lookup_ms\":%.3f",
+			  (double)f->lookup_ns / 1e6);
+	}
+	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
+		return;
+	sbuf_addf(b, ",\"tcp\":{\"state\":%u,\"rtt_us\":%u,\"rttvar_us\":%u",
+		  ti->state, ti->rtt_us, ti->rttvar_us);
+	if (ti->have & TI_MIN_RTT)
+		sbuf_addf(b, ",\"min_rtt_us\":%u", ti->min_rtt_us);
+	sbuf_addf(b, ",\"retrans\":%u", ti->total_retrans);
+	if (ti->have & TI_BYTES_RETRANS)
+		sbuf_addf(b, ",\"bytes_retrans\":%" PRIu64, ti->bytes_retrans);
+	sbuf_addf(b, ",\"lost\":%u,\"reordering\":%u", ti->lost,
+		  ti->reordering);
+	if (ti->have & TI_DELIVERY)
+		sbuf_addf(b, ",\"delivery_rate\":%" PRIu64, ti->delivery_rate);
+	sbuf_addf(b, ",\"snd_cwnd\":%u,\"pmtu\":%u", ti->snd_cwnd, ti->pmtu);
+	if (ti->have & TI_LIMITS) {
+		json_limit(b, "busy", ti->busy_us, life);
+		json_limit(b, "rwnd_limited", ti->rwnd_limited_us, life);
+		json_limit(b, "sndbuf_limited", ti->sndbuf_limited_us, life);
+		limit = tcpinfo_limit(ti, &us);
+		if (limit)
+			sbuf_addf(b, ",\"limited_by\":\"%s\"", limit);
+	}
+	if (ti->have & TI_BYTES)
+		sbuf_addf(b, ",\"bytes_acked\":%" PRIu64
+			     ",\"bytes_received\":%" PRIu64,
+			  ti->bytes_acked, ti->bytes_received);
+	if (ti->have & TI_BYTES_RETRANS)
+		sbuf_addf(b, ",\"bytes_sent\":%" PRIu64 ",\"notsent\":%u",
+			  ti->bytes_sent, ti->notsent);
+	if (ti->have & TI_INQ)
+		sbuf_addf(b, ",\"inq\":%u", ti->inq);
+	if (ti->have & TI_OUTQ)
+		sbuf_addf(b, ",\"outq\":%u", ti->outq);
+	sbuf_addc(b, '}');
+	if (f->have_unseen && c->category[CAT_BYTES])
+		sbuf_addf(b, ",\"bytes_in_unseen\":%" PRIu64
+			     ",\"bytes_out_unseen\":%" PRIu64,
+			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
+}
+
 static void json_fd(struct sbuf *b, const struct summary_fd *f,
-		    const struct config *c, enum summary_type type)
+		    const struct config *c, enum summary_type type,
+		    uint64_t ts_ns)
 {
 	char addr[ADDR_TEXT], label[32];
 	unsigned k;
@@ -317,6 +396,7 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	json_ts(b, "last_active", f->last_active_ns);
 	if (type == SUMMARY_CLOSE)
 		json_close(b, f, c);
+	json_kernel(b, f, c, ts_ns);
 	sbuf_addc(b, '}');
 }
 
@@ -335,6 +415,11 @@ static void json_totals(struct sbuf *b, const struct summary *r,
 	if (r->close_dropped)
 		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
 			  r->close_dropped);
+	if (c->category[CAT_TCP_INFO] && c->category[CAT_BYTES] &&
+	    r->have_unseen)
+		sbuf_addf(b, ",\"bytes_in_unseen\":%" PRIu64
+			     ",\"bytes_out_unseen\":%" PRIu64,
+			  r->unseen[DIR_IN], r->unseen[DIR_OUT]);
 	sbuf_addc(b, '}');
 }
 
@@ -365,7 +450,7 @@ static void format_json(const struct summary *r, const struct config *c,
 	for (i = 0; i < r->nfds; i++) {
 		if (i)
 			sbuf_addc(b, ',');
-		json_fd(b, &r->fds[i], c, r->type);
+		json_fd(b, &r->fds[i], c, r->type, r->ts_ns);
 	}
 	if (lean)
 		sbuf_addf(b, "]}\n");
@@ -487,8 +572,56 @@ static uint64_t err_sum(const struct fd_counters *c, unsigned d)
 	       c->errors[d][ERR_OTHER];
 }
 
+/* The kernel's view in text: compact, key=value, after the rest. */
+static void text_kernel(struct sbuf *b, const struct summary_fd *f,
+			const struct config *c, uint64_t ts_ns)
+{
+	const struct tcpinfo *ti = &f->s.ti;
+	uint64_t life = life_us(f, ts_ns), us;
+	const char *limit;
+	char h[32], name[NAMES_LEN];
+
+	if (c->category[CAT_NAMES] && f->peer_name[0])
+		sbuf_addf(b, " peer_name=%s lookup=%.3fms",
+			  clean_copy(f->peer_name, name, sizeof(name)),
+			  (double)f->lookup_ns / 1e6);
+	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
+		return;
+	sbuf_addf(b, " rtt=%.3fms rttvar=%.3fms", ti->rtt_us / 1e3,
+		  ti->rttvar_us / 1e3);
+	if (ti->have & TI_MIN_RTT)
+		sbuf_addf(b, " min_rtt=%.3fms", ti->min_rtt_us / 1e3);
+	sbuf_addf(b, " retrans=%u", ti->total_retrans);
+	if (ti->have & TI_BYTES_RETRANS)
+		sbuf_addf(b, " bytes_retrans=%" PRIu64, ti->bytes_retrans);
+	sbuf_addf(b, " lost=%u reordering=%u", ti->lost, ti->reordering);
+	if (ti->have & TI_DELIVERY) {
+		human(h, sizeof(h), (double)ti->delivery_rate);
+		sbuf_addf(b, " delivery=%s/s", h);
+	}
+	sbuf_addf(b, " cwnd=%u pmtu=%u", ti->snd_cwnd, ti->pmtu);
+	if (ti->have & TI_LIMITS) {
+		sbuf_addf(b, " busy=%.3fs rwnd_limited=%.3fs sndbuf_limited=%.3fs",
+			  ti->busy_us / 1e6, ti->rwnd_limited_us / 1e6,
+			  ti->sndbuf_limited_us / 1e6);
+		limit = tcpinfo_limit(ti, &us);
+		if (limit && life)
+			sbuf_addf(b, " limited_by=%s:%.0f%%", limit,
+				  100.0 * tcpinfo_fraction(us, life));
+		else if (limit)
+			sbuf_addf(b, " limited_by=%s", limit);
+	}
+	if (ti->have & TI_BYTES)
+		sbuf_addf(b, " bytes_acked=%" PRIu64 " bytes_received=%" PRIu64,
+			  ti->bytes_acked, ti->bytes_received);
+	if (f->have_unseen && c->category[CAT_BYTES])
+		sbuf_addf(b, " bytes_in_unseen=%" PRIu64
+			     " bytes_out_unseen=%" PRIu64,
+			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
+}
+
 static void text_fd(struct sbuf *b, const struct summary_fd *f,
-		    const struct config *c)
+		    const struct config *c, uint64_t ts_ns)
 {
 	char local[ADDR_TEXT], peer[ADDR_TEXT], h[32];
 	unsigned k, d;
@@ -520,6 +653,7 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 					snprintf(h, sizeof(h), "-");
 				sbuf_addf(b, " %14s/s", h);
 			}
+	text_kernel(b, f, c, ts_ns);
 	sbuf_addc(b, '\n');
 }
 
@@ -545,6 +679,9 @@ static void text_close(const struct summary *r, const struct config *c,
 	text_counters(b, &f->s.c, c);
 	if (secs >= 0)
 		sbuf_addf(b, " duration=%.3fs", secs);
+	text_kernel(b, f, c, r->ts_ns);
+	if (f->s.unseen)
+		sbuf_addf(b, " close=unseen");
 	sbuf_addc(b, '\n');
 }
 
@@ -572,11 +709,16 @@ static void format_text(const struct summary *r, const struct config *c,
 	if (r->close_dropped)
 		sbuf_addf(b, " close_records_dropped=%" PRIu64,
 			  r->close_dropped);
+	if (c->category[CAT_TCP_INFO] && c->category[CAT_BYTES] &&
+	    r->have_unseen)
+		sbuf_addf(b, " bytes_in_unseen=%" PRIu64
+			     " bytes_out_unseen=%" PRIu64,
+			  r->unseen[DIR_IN], r->unseen[DIR_OUT]);
 	sbuf_addc(b, '\n');
 	if (r->nfds > 0)
 		text_header(b, c);
 	for (i = 0; i < r->nfds; i++)
-		text_fd(b, &r->fds[i], c);
+		text_fd(b, &r->fds[i], c, r->ts_ns);
 	if (r->omitted)
 		sbuf_addf(b, "  (%u more active fds not shown: top = %u)\n",
 			  r->omitted, c->top);

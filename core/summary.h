@@ -8,6 +8,7 @@
 
 #include "../config/config.h"
 #include "fdtab.h"
+#include "names.h"
 #include "window.h"
 
 #include <stdbool.h>
@@ -32,6 +33,13 @@ struct summary_fd {
 	bool have_rates;
 	double rank;             /* sort key: busiest first */
 	double rate[WINDOW_MAX_SPANS][DIR_COUNT]; /* bytes per second */
+	/* What the ticker adds (enrich.c): the kernel's count of bytes the
+	 * wrapped calls did not see (TCP, tcp_info category), the peer's
+	 * name (names category) and how long its lookup took. */
+	bool have_unseen;
+	uint64_t unseen[DIR_COUNT];
+	uint64_t lookup_ns;
+	char peer_name[NAMES_LEN]; /* "" when unknown */
 };
 
 struct summary {
@@ -44,6 +52,8 @@ struct summary {
 	uint64_t fds_open;      /* tracked fds open now */
 	uint64_t fds_closed;    /* tracked fds closed so far */
 	uint64_t close_dropped; /* close records lost to a full queue */
+	bool have_unseen;       /* tcp_info on: unseen is meaningful */
+	uint64_t unseen[DIR_COUNT]; /* closed + listed TCP connections */
 	uint32_t nfds;
 	uint32_t omitted;       /* active fds left out by the top-N limit */
 	const struct summary_fd *fds;

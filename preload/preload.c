@@ -8,6 +8,7 @@
 #include "../core/classify.h"
 #include "warn.h"
 #include "wrap_stdio.h"
+#include "../core/progfd.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -154,6 +155,9 @@ static void *ticker_main(void *arg)
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
 	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
 	__atomic_store_n(&ticker_alive, 1, __ATOMIC_RELEASE);
+	/* Our files live in an fd table of our own, out of the program's
+	 * way (core/progfd.h); else each batch is written from a child. */
+	progfd_detach();
 	for (;;) {
 		struct meter_time now;
 		uint64_t next;
@@ -312,6 +316,7 @@ __attribute__((constructor)) static void sm_init(void)
 		report_stderr(NULL, msg);
 		goto out;
 	}
+	fdcheck_enable(&sm_meter.check);
 	sm_latency = cfg.category[CAT_LATENCY];
 	clock_origin.mono0 = now_both().mono_ns;
 	clock_origin.ticks0 = sm_ticks();

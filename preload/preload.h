@@ -116,6 +116,9 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len);
 void sm_bound(int fd);
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
+/* fds arrived with SCM_RIGHTS in msg (wrap_fds.c): their numbers' slots
+ * are retired.  Context: any thread and signal handler. */
+void sm_fds_received(const struct msghdr *msg);
 
 /*
  * sm_final_record - the last record before _exit (the exit record, and

@@ -281,6 +281,8 @@ static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags,
 	ssize_t r = sm_real.recvmsg(fd, msg, flags);
 
 	sm_data(s, DIR_IN, r, t0);
+	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
+		sm_fds_received(msg);
 	return r;
 }
 

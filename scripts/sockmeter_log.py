@@ -267,8 +267,8 @@ class ProcessTotals:
 # result.
 _VALUE = (r'(?:-?[0-9.eE+]++|null|true|false|"[^"\\]*+"'
           r'|\{[^{}]*+(?:\{[^{}]*+\}[^{}]*+)*+\}|\[[^\[\]]*+\])')
-_OTHER = (r'(?:,"(?!bytes_|calls_|errors_|opened"|closed"|duration")'
-          r'[a-z0-9_]++":' + _VALUE + r')*+')
+_OTHER = (r'(?:,"(?!(?:bytes|calls|errors)_(?:in|out)"|opened"|closed"'
+          r'|duration")[a-z0-9_]++":' + _VALUE + r')*+')
 CLOSE_LINE = re.compile(
     r'\{"type":"close","ts":([0-9.]++),"pid":(-?[0-9]++),"prog":"([^"\\]*+)",'
     r'"start":([0-9.]++),"fds":\[\{"fd":(-?[0-9]++),"kind":"([a-z_]++)"'

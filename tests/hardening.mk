@@ -42,7 +42,7 @@ $(FUZZ_DIR)/fuzz_config: tests/fuzz/fuzz_config.c $(CONFIG_SRC) config/config.h 
 		core/window.c $(HARD_INIH_A) -o $@
 
 FUZZ_SUMMARY_SRC := core/summary.c core/classify.c core/fdtab.c core/window.c \
-	$(CONFIG_SRC)
+	core/tcpinfo.c $(CONFIG_SRC)
 $(FUZZ_DIR)/fuzz_summary: tests/fuzz/fuzz_summary.c $(FUZZ_SUMMARY_SRC) \
 		core/summary.h core/fdtab.h core/classify.h
 	@mkdir -p $(dir $@)
@@ -99,7 +99,7 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 # table's seqlock uses: see tests/tsan.supp.
 TSAN_FLAGS := -fsanitize=thread \
 	$(shell $(CC) -Werror -Wno-tsan -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-tsan)
-SAN_STRESS := stress sigio forkblock forkstorm
+SAN_STRESS := stress sigio forkblock forkstorm namestress
 
 define san_tree
 # $(1): asan or tsan; $(2): its flags

@@ -4,9 +4,10 @@
 #   make test-instr   the same, failing when a budget is missed
 #   make bench-tools  the tools (report, top) on big logs; its own section
 #   make bench-churn  only the churn part (issue 9), printed
+#   make bench-tcpinfo  what tcp_info and names cost (issue 11), printed
 BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen
 
-.PHONY: bench bench-instr test-instr bench-fork-state
+.PHONY: bench bench-instr test-instr bench-tcpinfo bench-fork-state
 
 $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	@mkdir -p $(dir $@)
@@ -30,8 +31,19 @@ $(BUILD)/bench/forkrate: tests/bench/forkrate.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@
 
-bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) bench-fork-state
+bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) $(BUILD)/bench/tcpinfo_cost bench-fork-state
 	$(Q)tests/bench/run.sh $(BUILD)
+	$(Q)tests/bench/tcpinfo.sh $(BUILD)
+
+# What the tcp_info and names categories cost, off the data path.
+$(BUILD)/bench/tcpinfo_cost: tests/bench/tcpinfo_cost.c $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $< \
+		$(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a -pthread
+
+bench-tcpinfo: $(BUILD)/libsockmeter.so $(BUILD)/bench/tcpinfo_cost
+	$(Q)BENCH_OUT= tests/bench/tcpinfo.sh $(BUILD)
 
 # Durable state's cost to fork (issue 8): forks/s with and without it.
 bench-fork-state: $(BUILD)/libsockmeter.so $(BUILD)/bench/forkrate

@@ -502,6 +502,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			f->rate[k][DIR_IN] = rate(&in);
 			f->rate[k][DIR_OUT] = rate(&in);
 		}
+		/* The kernel's view and the peer's name: any bytes. */
+		if (u8(&in) & 1) {
+			size_t n = in.n < sizeof(f->s.ti) ? in.n
+							  : sizeof(f->s.ti);
+
+			memcpy(&f->s.ti, in.p, n);
+			in.p += n;
+			in.n -= n;
+			f->have_unseen = u8(&in) & 1;
+			f->unseen[DIR_IN] = u64(&in, 8);
+			f->unseen[DIR_OUT] = u64(&in, 8);
+		}
+		if (u8(&in) & 1) {
+			size_t n = u8(&in) % 48;
+
+			n = n < in.n ? n : in.n;
+			memcpy(f->peer_name, in.p, n);
+			f->peer_name[n] = '\0';
+			in.p += n;
+			in.n -= n;
+			f->lookup_ns = u64(&in, 8);
+		}
 	}
 	r.fds = fds;
 	plen = in.n < PROG_MAX ? in.n : PROG_MAX;

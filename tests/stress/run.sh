@@ -21,6 +21,9 @@
 #             (check_sigio.py)
 #   forkblock fork while threads are blocked in recv/send/accept, 5 forks
 #   forkstorm 20 forks during traffic
+#   namestress 8 threads resolving names (getaddrinfo, gethostbyname_r)
+#             and connecting while the ticker names peers (names table
+#             writers and reader at once); every connection named
 # Prints "PASS name" / "FAIL name: reason" and exits 1 if any failed.
 set -u
 
@@ -130,6 +133,17 @@ elif [ "$n" != 21 ]; then
 	result forkstorm 1 "$n logs, expected 21"
 else
 	result forkstorm 0 ""
+fi
+
+meter names "$progs/namestress" 8 150
+st=$?
+named=$(grep -c '"peer_name":"localhost"' "$T/names.log" 2>/dev/null)
+if [ "$st" != 0 ]; then
+	result namestress 1 "exit status $st: $(tail -n 2 "$T/names.err" | tr '\n' ' ')"
+elif [ "${named:-0}" -lt 1200 ]; then
+	result namestress 1 "$named records with peer_name, expected 1200 or more"
+else
+	result namestress 0 ""
 fi
 
 echo "$san stress: $failed failed, $(($(date +%s) - start)) s"

@@ -38,6 +38,10 @@ for b in blocks:
     if names[-1] == "by_bytes":
         col = rows[0].index("bytes_in")
         assert [int(r[col]) for r in rows[1:]] == [r["bytes_in"] for r in js["by_bytes"][:10]]
+# slowest lists only connections the kernel saw limited (tcp_info): none
+# of these loopback transfers may have been, so it can be empty
+assert names[3] in ("slowest", None), names
+del names[3]
 assert names == ["processes", "by_bytes", "by_peak", "peers", "kinds", "timeline"], names
 
 one = json.loads(run(REPORT, "-f", "json", "--top", "1", *logs).stdout)

@@ -26,7 +26,7 @@ export SRC=$src LOG=$log A=$a B=$b T
 pycheck "rotated set" <<'PY'
 def load(name, log):
     rep = json.load(open(os.path.join(os.environ["T"], name)))
-    for sec in ("processes", "by_bytes", "by_peak"):
+    for sec in ("processes", "by_bytes", "by_peak", "slowest"):
         for row in rep[sec]:
             assert row["log"] == log, (name, row["log"], log)
             row["log"] = "-"

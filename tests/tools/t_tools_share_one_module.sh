@@ -58,7 +58,10 @@ for ln in (base.replace(',"opened"', ',"rates":{"1s":{"in":1.0,"out":2.0,"res":1
                         '"86400s":{"in":1.5,"out":2.5,"res":1440}},"opened"'),
            base.replace(',"bytes_in"', ',"unseen_in":5,"bytes_in"'),
            base.replace(',"opened"', ',"tcp":{"rtt_us":12,"x":[1,2]},"opened"'),
-           base.replace("}]}", ',"new":"abc","n":null}]}')):
+           base.replace("}]}", ',"new":"abc","n":null}]}'),
+           base.replace("}]}", ',"peer_name":"x.example","lookup_ms":1.5,'
+                        '"tcp":{"state":1,"rtt_us":5},"bytes_in_unseen":0,'
+                        '"bytes_out_unseen":7}]}')):
     fast(ln)
 # a line with an escape is left to the JSON parser
 assert not sl.CLOSE_LINE(base.replace('"prog":"', '"prog":"a\\"b', 1))

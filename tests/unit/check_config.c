@@ -117,6 +117,8 @@ START_TEST(test_defaults_are_the_documented_ones)
 	ck_assert_int_eq(cfg.format, FORMAT_TEXT);
 	ck_assert_uint_eq(cfg.interval_ms, 10000);
 	ck_assert_uint_eq(cfg.top, 20);
+	ck_assert_uint_eq(cfg.log_max_size, 0);
+	ck_assert_uint_eq(cfg.log_keep, 5);
 #define X(up, low, def) ck_assert_int_eq(cfg.category[CAT_##up], def);
 	CONFIG_CATEGORIES(X)
 #undef X
@@ -171,6 +173,7 @@ START_TEST(test_every_key_sets_its_field)
 		"top = 0\n"
 		"[stats]\nbytes = no\ncalls = off\nerrors = 0\nsizes = false\n"
 		"windows = no\npeers = no\nlatency = yes\n"
+		"tcp_info = no\nnames = off\n"
 		"[track]\ntcp = no\nudp = no\nunix = no\nother_sockets = no\n"
 		"pipes = yes\nfiles = on\nttys = 1\n"
 		"[window]\nbucket = 0.5\nbuckets = 240\n"
@@ -230,6 +233,60 @@ START_TEST(test_window_day_at_one_second_gets_tier_resolutions)
 	ck_assert_uint_eq(cfg.span_res[0], 1);
 	ck_assert_uint_eq(cfg.span_res[1], 1);
 	ck_assert_uint_eq(cfg.span_res[2], 0);
+}
+END_TEST
+
+START_TEST(test_log_rotation_sizes_take_units_and_off)
+{
+	static const struct {
+		const char *v;
+		uint64_t want;
+	} good[] = {{"4096", 4096},       {"100M", 100ull << 20},
+		    {"4k", 4096},         {"2G", 2ull << 30},
+		    {"1T", 1ull << 40},   {"off", 0},
+		    {"OFF", 0},           {"0", 0}};
+	char ini[96];
+	size_t i;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		cfg.log_max_size = 7;
+		snprintf(ini, sizeof ini, "[log]\nmax_size = %s\nkeep = 1000\n",
+			 good[i].v);
+		ck_assert_int_eq(load(ini), 0);
+		ck_assert_uint_eq(cfg.log_max_size, good[i].want);
+		ck_assert_uint_eq(cfg.log_keep, 1000);
+	}
+}
+END_TEST
+
+START_TEST(test_log_rotation_bad_values_are_reported_with_the_line)
+{
+	ck_assert_int_eq(load("[log]\nmax_size = 4095\nmax_size = 12X\n"
+			      "max_size = 2048P\nmax_size = -1M\nkeep = 1001\n"
+			      "max_size = M\n"),
+			 6);
+	ck_assert_int_eq(msgs.n, 6);
+	expect_msg(0, "t.ini:2: [log] max_size: \"4095\" is out of range",
+		   "off, or a size from 4096 to 1P");
+	expect_msg(1, "t.ini:3: [log] max_size: \"12X\" is not a size", NULL);
+	expect_msg(2, "t.ini:4: [log] max_size: \"2048P\"", NULL);
+	expect_msg(3, "t.ini:5: [log] max_size: \"-1M\" is not a size", NULL);
+	expect_msg(4, "t.ini:6: [log] keep: \"1001\" is out of range", NULL);
+	expect_msg(5, "t.ini:7: [log] max_size: \"M\" is not a size", NULL);
+	expect_unchanged();
+}
+END_TEST
+
+START_TEST(test_env_sets_log_rotation)
+{
+	static const char *const env[] = {"SOCKMETER_LOG_MAX_SIZE", "10M",
+					  "SOCKMETER_LOG_KEEP", "3", NULL};
+
+	fake_env = env;
+	ck_assert_int_eq(config_apply_env(&cfg, fake_getenv, collect, &msgs),
+			 0);
+	ck_assert_uint_eq(cfg.log_max_size, 10ull << 20);
+	ck_assert_uint_eq(cfg.log_keep, 3);
 }
 END_TEST
 
@@ -620,7 +677,7 @@ START_TEST(test_unknown_key_lists_the_section_keys)
 	ck_assert_str_eq(msgs.text[0],
 			 "sockmeter: t.ini:3: [log] colour: unknown key; "
 			 "accepted keys: path format interval top "
-			 "close_records syslog");
+			 "close_records syslog max_size keep");
 	expect_msg(1, "t.ini:4: [log] Top: unknown key", NULL);
 	expect_unchanged();
 }
@@ -1067,6 +1124,9 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_every_key_sets_its_field);
 	tcase_add_test(tc, test_window_day_at_one_second_gets_tier_resolutions);
 	tcase_add_test(tc, test_booleans_accept_every_spelling_in_any_case);
+	tcase_add_test(tc, test_log_rotation_sizes_take_units_and_off);
+	tcase_add_test(tc, test_log_rotation_bad_values_are_reported_with_the_line);
+	tcase_add_test(tc, test_env_sets_log_rotation);
 	tcase_add_test(tc, test_seconds_are_rounded_to_the_millisecond);
 	tcase_add_test(tc, test_values_are_trimmed_and_inline_comments_dropped);
 	tcase_add_test(tc, test_crlf_endings_and_byte_order_mark_are_accepted);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define FD_CAP 1024
 #define MONO0 (1000 * NS_PER_S)          /* monotonic time at start */
@@ -686,6 +687,84 @@ START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
 }
 END_TEST
 
+/* A real loopback TCP pair: *c connected to *s (accepted). */
+static void tcp_pair(int *c, int *s)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(*c, (struct sockaddr *)&a, sizeof(a)), 0);
+	*s = accept(l, NULL, NULL);
+	ck_assert_int_ge(*s, 0);
+	close(l);
+}
+
+START_TEST(test_meter_close_record_has_kernel_view_unseen_bytes_and_peer_name)
+{
+	static struct names names = NAMES_INIT;
+	static char buf[3000];
+	struct fd_addr l = addr4("127.0.0.1", 1), p = addr4("127.0.0.1", 2);
+	const struct sockaddr *sa = &p.u.sa;
+	char *log;
+	int c, s;
+
+	tcp_pair(&c, &s);
+	start();
+	names_add(&names, "loopback.test", &sa, 1, 2500000);
+	m.names = &names;
+	meter_opened(&m, c, KIND_TCP, at_s(1).real_ns, &l, &p);
+	/* 3000 bytes sent, 1000 of them through a "wrapped" call. */
+	ck_assert_int_eq(write(c, buf, sizeof(buf)), (int)sizeof(buf));
+	move(c, DIR_OUT, 1000);
+	ck_assert_int_eq(read(s, buf, sizeof(buf)) > 0, 1);
+	meter_closed(&m, c, at_s(2).real_ns);
+	meter_tick(&m, at_s(2));
+	log = log_text();
+	ck_assert_ptr_nonnull(strstr(log, "\"tcp\":{\"state\":1,"));
+	ck_assert_ptr_nonnull(strstr(log, "\"bytes_in_unseen\":0,\"bytes_out_unseen\":2000}"));
+	ck_assert_ptr_nonnull(strstr(log, "\"peer_name\":\"loopback.test\",\"lookup_ms\":2.500"));
+	free(log);
+	close(c);
+	close(s);
+}
+END_TEST
+
+START_TEST(test_meter_tcp_info_and_names_off_leave_no_trace)
+{
+	static struct names names = NAMES_INIT;
+	struct fd_addr l = addr4("127.0.0.1", 1), p = addr4("127.0.0.1", 2);
+	const struct sockaddr *sa = &p.u.sa;
+	char *log;
+	int c, s;
+
+	tcp_pair(&c, &s);
+	cfg.category[CAT_TCP_INFO] = false;
+	cfg.category[CAT_NAMES] = false;
+	start();
+	names_add(&names, "loopback.test", &sa, 1, 1);
+	m.names = &names;
+	meter_opened(&m, c, KIND_TCP, at_s(1).real_ns, &l, &p);
+	ck_assert_int_eq(write(c, "abc", 3), 3);
+	meter_closed(&m, c, at_s(2).real_ns);
+	meter_exit(&m, at_s(2));
+	log = log_text();
+	ck_assert_ptr_null(strstr(log, "\"tcp\":{"));
+	ck_assert_ptr_null(strstr(log, "unseen"));
+	ck_assert_ptr_null(strstr(log, "peer_name"));
+	free(log);
+	close(c);
+	close(s);
+}
+END_TEST
+
 static TCase *tc_close(void)
 {
 	TCase *tc = tcase_create("close_and_exit");
@@ -699,6 +778,8 @@ static TCase *tc_close(void)
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
 	tcase_add_test(tc, test_meter_exit_without_any_tracked_fd_writes_no_log);
 	tcase_add_test(tc, test_meter_totals_after_a_close_count_open_fds_too);
+	tcase_add_test(tc, test_meter_close_record_has_kernel_view_unseen_bytes_and_peer_name);
+	tcase_add_test(tc, test_meter_tcp_info_and_names_off_leave_no_trace);
 	return tc;
 }
 

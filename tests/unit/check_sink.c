@@ -1,15 +1,18 @@
 /*
  * check_sink.c - the log destination (core/sink.h): path templates, file
  * creation and appending, refusal of symlinks and FIFOs, one warning per
- * failure streak, and a host that survives SIGPIPE and SIGXFSZ from our own
- * writes.
+ * failure streak, a host that survives SIGPIPE and SIGXFSZ from our own
+ * writes, built-in and external rotation, and the library's own fd table
+ * (core/progfd.h).
  */
+#include "../../core/progfd.h"
 #include "../../core/sink.h"
 #include "unit_util.h"
 
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -418,6 +421,294 @@ static TCase *tc_stderr(void)
 	return tc;
 }
 
+/* --- rotation ----------------------------------------------------------- */
+
+/* The content of dir/name, "" when missing (freed by the caller). */
+static char *file_in(const char *name)
+{
+	char path[160];
+	char *text;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	text = access(path, F_OK) == 0 ? uu_slurp(path) : NULL;
+	return text ? text : strdup("");
+}
+
+static void expect_file(const char *name, const char *want)
+{
+	char *text = file_in(name);
+
+	ck_assert_msg(strcmp(text, want) == 0, "%s holds \"%s\", not \"%s\"",
+		      name, text, want);
+	free(text);
+}
+
+static void rot_init(uint64_t max_size, unsigned keep)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log", dir);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep), 0);
+	sink_set_rotation(&sk, max_size, keep);
+}
+
+START_TEST(test_sink_rotation_shifts_the_set_and_drops_beyond_keep)
+{
+	char line[32];
+	int i;
+
+	rot_init(20, 3); /* two 8-byte lines per file */
+	for (i = 1; i <= 9; i++) {
+		snprintf(line, sizeof(line), "line%d..\n", i);
+		ck_assert_int_eq(sink_write(&sk, line, 8), 0);
+	}
+	expect_file("log", "line9..\n");
+	expect_file("log.1", "line7..\nline8..\n");
+	expect_file("log.2", "line5..\nline6..\n");
+	expect_file("log.3", "line3..\nline4..\n");
+	expect_file("log.4", "");
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
+START_TEST(test_sink_rotation_splits_a_batch_at_line_boundaries)
+{
+	rot_init(20, 5);
+	ck_assert_int_eq(sink_write(&sk, "line1..\nline2..\nline3..\nline4..\n"
+					 "line5..\n", 40), 0);
+	expect_file("log.2", "line1..\nline2..\n");
+	expect_file("log.1", "line3..\nline4..\n");
+	expect_file("log", "line5..\n");
+}
+END_TEST
+
+START_TEST(test_sink_rotation_gives_an_oversized_record_a_file_of_its_own)
+{
+	rot_init(20, 5);
+	ck_assert_int_eq(sink_write(&sk, "short\n", 6), 0);
+	ck_assert_int_eq(sink_write(&sk, "a record longer than twenty\nx\n",
+				    30), 0);
+	expect_file("log.2", "short\n");
+	expect_file("log.1", "a record longer than twenty\n");
+	expect_file("log", "x\n");
+}
+END_TEST
+
+START_TEST(test_sink_rotation_with_keep_0_removes_the_full_file)
+{
+	rot_init(20, 0);
+	ck_assert_int_eq(sink_write(&sk, "line1..\nline2..\n", 16), 0);
+	ck_assert_int_eq(sink_write(&sk, "line3..\n", 8), 0);
+	expect_file("log", "line3..\n");
+	expect_file("log.1", "");
+}
+END_TEST
+
+START_TEST(test_sink_follows_external_rotation_in_create_mode)
+{
+	char path[128], moved[140];
+	int fd;
+
+	rot_init(0, 0); /* no built-in rotation: logrotate does it */
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(moved, sizeof(moved), "%s/log.1", dir);
+	ck_assert_int_eq(sink_write(&sk, "before\n", 7), 0);
+	ck_assert_int_eq(rename(path, moved), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0640);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(sink_write(&sk, "after\n", 6), 0);
+	expect_file("log.1", "before\n");
+	expect_file("log", "after\n");
+}
+END_TEST
+
+/* Two processes share the path: every line lands once, whole, in a file
+ * of at most max_size bytes. */
+START_TEST(test_sink_rotation_shared_by_two_processes_loses_and_tears_nothing)
+{
+	char name[32], line[32];
+	pid_t pids[2];
+	int i, k, total = 0, status;
+
+	rot_init(256, 1000);
+	for (k = 0; k < 2; k++) {
+		pids[k] = fork();
+		ck_assert_int_ge(pids[k], 0);
+		if (pids[k] == 0) {
+			for (i = 0; i < 300; i++) {
+				int n = snprintf(line, sizeof(line),
+						 "p%d line %04d\n", k, i);
+
+				if (sink_write(&sk, line, (size_t)n) != 0)
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(waitpid(pids[k], &status, 0), pids[k]);
+		ck_assert_int_eq(WEXITSTATUS(status), 0);
+	}
+	for (i = 0; i <= 1000; i++) {
+		char *text, *p;
+
+		snprintf(name, sizeof(name), i ? "log.%d" : "log", i);
+		text = file_in(name);
+		if (!text[0]) {
+			free(text);
+			break;
+		}
+		ck_assert_uint_le(strlen(text), 256);
+		for (p = text; *p; p = strchr(p, '\n') + 1) {
+			ck_assert_msg(strncmp(p, "p0 line ", 8) == 0 ||
+					      strncmp(p, "p1 line ", 8) == 0,
+				      "torn line in %s", name);
+			ck_assert_ptr_nonnull(strchr(p, '\n'));
+			total++;
+		}
+		free(text);
+	}
+	ck_assert_int_eq(total, 600);
+}
+END_TEST
+
+static TCase *tc_rotation(void)
+{
+	TCase *tc = tcase_create("rotation");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_sink_rotation_shifts_the_set_and_drops_beyond_keep);
+	tcase_add_test(tc, test_sink_rotation_splits_a_batch_at_line_boundaries);
+	tcase_add_test(tc, test_sink_rotation_gives_an_oversized_record_a_file_of_its_own);
+	tcase_add_test(tc, test_sink_rotation_with_keep_0_removes_the_full_file);
+	tcase_add_test(tc, test_sink_follows_external_rotation_in_create_mode);
+	tcase_add_test(tc, test_sink_rotation_shared_by_two_processes_loses_and_tears_nothing);
+	return tc;
+}
+
+/* --- the library's own fd table ----------------------------------------- */
+
+static int lowest_free(void)
+{
+	int fd = 0;
+
+	while (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+		fd++;
+	return fd;
+}
+
+struct detached {
+	int detach_r;
+	int held;       /* an fd the thread opened and keeps open */
+	int pipe_rd;    /* the program's fd the thread looks at */
+	struct stat seen;
+	int stat_r, stat_missing_r, write_r;
+	pthread_barrier_t opened, checked;
+};
+
+static void *detached_main(void *p)
+{
+	struct detached *d = p;
+
+	d->detach_r = progfd_detach();
+	d->held = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	d->stat_r = progfd_stat(d->pipe_rd, &d->seen);
+	d->stat_missing_r = progfd_stat(999, &d->seen);
+	if (d->stat_r == 0)
+		progfd_stat(d->pipe_rd, &d->seen);
+	d->write_r = sink_write(&sk, "from the ticker\n", 16);
+	pthread_barrier_wait(&d->opened);
+	pthread_barrier_wait(&d->checked);
+	close(d->held);
+	return NULL;
+}
+
+START_TEST(test_progfd_detached_thread_opens_outside_the_program_fd_table)
+{
+	struct detached d = { 0 };
+	struct stat st;
+	pthread_t t;
+	int p[2], low;
+	char tmpl[128], path[128];
+	char *text;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/log", dir);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	ck_assert_int_eq(pipe(p), 0);
+	d.pipe_rd = p[0];
+	low = lowest_free();
+	pthread_barrier_init(&d.opened, NULL, 2);
+	pthread_barrier_init(&d.checked, NULL, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, detached_main, &d), 0);
+	pthread_barrier_wait(&d.opened);
+	/* The thread holds an fd, and the program's lowest free is still
+	 * free: the thread's fd is in a table of its own. */
+	ck_assert_int_eq(d.detach_r, 0);
+	ck_assert_int_ge(d.held, 0);
+	ck_assert_int_eq(lowest_free(), low);
+	/* It still sees the program's fds, and their absence. */
+	ck_assert_int_eq(d.stat_r, 0);
+	ck_assert_int_eq(fstat(p[0], &st), 0);
+	ck_assert_uint_eq(d.seen.st_ino, st.st_ino);
+	ck_assert_int_eq(d.stat_missing_r, -EBADF);
+	ck_assert_int_eq(d.write_r, 0);
+	pthread_barrier_wait(&d.checked);
+	pthread_join(t, NULL);
+	text = uu_slurp(path);
+	ck_assert_str_eq(text, "from the ticker\n");
+	free(text);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
+static void *stderr_main(void *p)
+{
+	int *r = p;
+
+	progfd_detach();
+	*r = sink_write(&sk, "record\n", 7);
+	return NULL;
+}
+
+START_TEST(test_progfd_detached_thread_still_writes_to_the_program_stderr)
+{
+	char path[128];
+	char *text;
+	pthread_t t;
+	int fd, r = -1, saved = dup(2);
+
+	snprintf(path, sizeof(path), "%s/err", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(dup2(fd, 2), 2);
+	close(fd);
+	sink_init(&sk, "stderr", 1, "p", 0, on_report, &rep);
+	ck_assert_int_eq(pthread_create(&t, NULL, stderr_main, &r), 0);
+	pthread_join(t, NULL);
+	dup2(saved, 2);
+	close(saved);
+	ck_assert_int_eq(r, 0);
+	text = uu_slurp(path);
+	ck_assert_str_eq(text, "record\n");
+	free(text);
+}
+END_TEST
+
+static TCase *tc_fdtable(void)
+{
+	TCase *tc = tcase_create("own fd table");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_progfd_detached_thread_opens_outside_the_program_fd_table);
+	tcase_add_test(tc, test_progfd_detached_thread_still_writes_to_the_program_stderr);
+	return tc;
+}
+
 int main(void)
 {
 	Suite *s = suite_create("sink");
@@ -425,5 +716,7 @@ int main(void)
 	suite_add_tcase(s, tc_expand());
 	suite_add_tcase(s, tc_files());
 	suite_add_tcase(s, tc_stderr());
+	suite_add_tcase(s, tc_rotation());
+	suite_add_tcase(s, tc_fdtable());
 	return uu_run(s);
 }

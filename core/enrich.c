@@ -1,0 +1,60 @@
+/*
+ * enrich.c - the kernel's view and the peer's name in records (contract
+ * in enrich.h).
+ */
+#include "enrich.h"
+
+#include "progfd.h"
+
+#include <string.h>
+
+bool enrich_unseen(struct summary_fd *f)
+{
+	f->have_unseen = f->s.kind == KIND_TCP &&
+			 tcpinfo_unseen(&f->s.ti, f->s.c.bytes[DIR_IN],
+					f->s.c.bytes[DIR_OUT], f->unseen);
+	return f->have_unseen;
+}
+
+bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
+{
+	struct fd_snapshot after;
+	struct tcpinfo ti;
+	bool ok;
+	int got;
+
+	memset(&f->s.ti, 0, sizeof(f->s.ti));
+	f->have_unseen = false;
+	if (f->s.kind != KIND_TCP)
+		return false;
+	/* The ticker's fd table is its own (progfd.h): the program's socket
+	 * is reached through a copy of its fd. */
+	got = progfd_get(f->s.fd);
+	if (got < 0)
+		return false;
+	ok = tcpinfo_read(got, &ti);
+	progfd_put(f->s.fd, got);
+	if (!ok)
+		return false;
+	/* The same connection before and after the read: a close retires
+	 * the slot (new generation) before the real close, so an fd closed
+	 * and reused meanwhile cannot pass. */
+	if (!fdtab_snapshot(t, f->s.fd, &after) || after.gen != f->s.gen ||
+	    after.kind != KIND_TCP)
+		return false;
+	f->s.ti = ti;
+	/* Counted after the kernel was read: a call that finished in
+	 * between is not mistaken for an unseen one. */
+	f->have_unseen = tcpinfo_unseen(&ti, after.c.bytes[DIR_IN],
+					after.c.bytes[DIR_OUT], f->unseen);
+	return true;
+}
+
+void enrich_name(struct names *names, struct summary_fd *f)
+{
+	f->peer_name[0] = '\0';
+	f->lookup_ns = 0;
+	if (names)
+		names_find(names, &f->s.peer, f->peer_name,
+			   sizeof(f->peer_name), &f->lookup_ns);
+}

@@ -1,0 +1,71 @@
+/*
+ * fdcheck.h - the net under unseen closes: every live tracked fd must still
+ * be the object it was when the ticker first saw its connection.
+ *
+ * A connection's fd can end without any wrapper seeing it: a raw close
+ * system call, a close inside a library we do not wrap.  If the number is
+ * then reused by a call we do not wrap either, bytes on the new object
+ * would land in the old connection's record.  Once per interval the ticker
+ * stats each live tracked fd and compares it with the device and inode
+ * remembered when the connection was opened (socket, accept, dup...; for
+ * an fd inherited, when the ticker first saw it); it retires the
+ * connection when the fd is gone or names another object, and its close
+ * record says the close went unseen.
+ */
+#ifndef SOCKMETER_FDCHECK_H
+#define SOCKMETER_FDCHECK_H
+
+#include "closeq.h"
+#include "fdtab.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the fd of connection generation gen was when it was opened (or,
+ * for an inherited fd, when the ticker first saw it).  seq is odd while
+ * someone writes it; known is 0 until it is written. */
+struct fdcheck_id {
+	uint32_t seq;
+	uint32_t gen;
+	uint32_t known;
+	uint64_t dev;
+	uint64_t ino;
+};
+
+struct fdcheck {
+	struct fdcheck_id *ids; /* lazily mapped, indexed by fd */
+	uint32_t cap;
+	bool on; /* fds are real (not a unit test's made-up numbers) */
+};
+
+/* fdcheck_init - map the table for cap fds.  Returns 0 or -ENOMEM (then
+ * nothing is checked).  Context: start-up only. */
+int fdcheck_init(struct fdcheck *c, uint32_t cap);
+
+/* fdcheck_enable - check from now on (the preload, whose fds are real).
+ * Context: start-up only. */
+void fdcheck_enable(struct fdcheck *c);
+
+/*
+ * fdcheck_opened - remember what fd is now (one fstat), for the connection
+ * the slot of fd holds.  Does nothing until fdcheck_enable.
+ * Context: any thread and signal handler (lifecycle calls only).
+ */
+void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd);
+
+/* fdcheck_destroy - unmap.  Context: tests, never at exit. */
+void fdcheck_destroy(struct fdcheck *c);
+
+/*
+ * fdcheck_run - check every live tracked fd of t below its high mark;
+ * retire (closed at real_ns, marked unseen, queued on q) those whose fd is
+ * closed or names another object.  A connection seen for the first time
+ * has its identity remembered.  An fd that cannot be looked at (no /proc)
+ * is left alone.  Returns how many were retired.
+ * Context: ticker only.
+ */
+uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
+		     uint64_t real_ns);
+
+#endif

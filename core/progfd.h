@@ -1,0 +1,75 @@
+/*
+ * progfd.h - where the library opens its files, and how it reaches the
+ * program's fds from there.
+ *
+ * Every fd the library opens (the log, the Prometheus file and its
+ * temporary) lives in an fd table of its own, never in the program's: a
+ * number the program could be handed (POSIX's lowest free fd), close
+ * (close_range, a close-all loop) or find taken (dup2) is never ours.
+ *  - The ticker thread gives itself a private, empty fd table when it
+ *    starts (progfd_detach: close_range(0, ~0U, CLOSE_RANGE_UNSHARE), which
+ *    copies none of the program's fds).  Its opens take numbers in that
+ *    table only.
+ *  - Any other thread (the exit record from a destructor, a fork child
+ *    before its ticker runs, the unit tests) does its file work in a
+ *    short-lived child that shares the memory but not the fd table
+ *    (clone(CLONE_VM | CLONE_VFORK), as posix_spawn does), and waits for it
+ *    (progfd_run).
+ * From a private table the program's fds are reached through a pidfd
+ * (pidfd_getfd; /proc/PID/fd/N without one).
+ *
+ * Beware, on a detached thread: an fd number that libc keeps in a global
+ * (syslog's openlog socket, a FILE such as stderr) means another file in
+ * the private table than in the program's.  The ticker must not call
+ * syslog(), nor stdio on the program's FILEs; it writes to fd 2 through
+ * progfd_get(2) (sink_warn does).
+ */
+#ifndef SOCKMETER_PROGFD_H
+#define SOCKMETER_PROGFD_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+/*
+ * progfd_detach - give the calling thread a private, empty fd table, and
+ * the means to reach the program's fds from it.  Returns 0, or a negative
+ * errno (kernel before 5.9, seccomp): the thread then stays in the
+ * program's table and progfd_run uses a child for its file work.
+ * Context: ticker only, at its start.
+ */
+int progfd_detach(void);
+
+/* progfd_detached - true when the calling thread's fd table is private.
+ * Context: any thread. */
+bool progfd_detached(void);
+
+/*
+ * progfd_run - call fn(arg) where the fds it opens cannot be seen by the
+ * program: directly on a detached thread, else in a child sharing our
+ * memory (the caller waits; all signals blocked meanwhile).  fn must use
+ * raw system calls only (no lock, no allocation).  Returns what fn
+ * returned; when no child can be made (-EAGAIN, seccomp), fn runs in the
+ * calling thread, as the only way left to write the record.
+ * Context: any thread (not a signal handler of a thread in a vfork).
+ */
+int progfd_run(int (*fn)(void *), void *arg);
+
+/*
+ * progfd_stat - stat the file behind the program's fd.  Returns 0, -EBADF
+ * when the program has no such fd open, or another negative errno when it
+ * cannot be told (no /proc, the main thread exited...).
+ * Context: any thread.
+ */
+int progfd_stat(int fd, struct stat *st);
+
+/*
+ * progfd_get - an fd of the calling thread's table that refers to the
+ * program's fd (the same number when the table is shared, a copy made with
+ * pidfd_getfd when it is private), or a negative errno.  Give it back with
+ * progfd_put(fd, got).
+ * Context: any thread.
+ */
+int progfd_get(int fd);
+void progfd_put(int fd, int got);
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * tcpinfo.c - reading the kernel's per-connection TCP figures (contract in
+ * tcpinfo.h).
+ */
+#include "tcpinfo.h"
+
+#include <errno.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+/* The kernel's TCP states (include/net/tcp_states.h, a stable ABI). */
+enum {
+	ST_ESTABLISHED = 1,
+	ST_FIN_WAIT1 = 4,
+	ST_FIN_WAIT2 = 5,
+	ST_TIME_WAIT = 6,
+	ST_CLOSE = 7,
+	ST_CLOSE_WAIT = 8,
+	ST_LAST_ACK = 9,
+	ST_LISTEN = TCPINFO_LISTEN,
+	ST_CLOSING = 11,
+};
+
+/* True when the kernel's answer of len bytes reaches the end of field f. */
+#define COVERS(len, f) \
+	((len) >=      \
+	 offsetof(struct tcp_info, f) + sizeof(((struct tcp_info *)0)->f))
+
+void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti)
+{
+	const struct tcp_info *k = raw;
+
+	if (COVERS(len, tcpi_total_retrans)) {
+		ti->have |= TI_BASE;
+		ti->state = k->tcpi_state;
+		ti->rtt_us = k->tcpi_rtt;
+		ti->rttvar_us = k->tcpi_rttvar;
+		ti->total_retrans = k->tcpi_total_retrans;
+		ti->lost = k->tcpi_lost;
+		ti->reordering = k->tcpi_reordering;
+		ti->snd_cwnd = k->tcpi_snd_cwnd;
+		ti->pmtu = k->tcpi_pmtu;
+	}
+	if (COVERS(len, tcpi_bytes_received)) {
+		ti->have |= TI_BYTES;
+		ti->bytes_acked = k->tcpi_bytes_acked;
+		ti->bytes_received = k->tcpi_bytes_received;
+	}
+	if (COVERS(len, tcpi_min_rtt)) {
+		ti->have |= TI_MIN_RTT;
+		ti->min_rtt_us = k->tcpi_min_rtt;
+	}
+	if (COVERS(len, tcpi_delivery_rate)) {
+		ti->have |= TI_DELIVERY;
+		ti->delivery_rate = k->tcpi_delivery_rate;
+	}
+	if (COVERS(len, tcpi_sndbuf_limited)) {
+		ti->have |= TI_LIMITS;
+		ti->busy_us = k->tcpi_busy_time;
+		ti->rwnd_limited_us = k->tcpi_rwnd_limited;
+		ti->sndbuf_limited_us = k->tcpi_sndbuf_limited;
+	}
+	if (COVERS(len, tcpi_bytes_retrans)) {
+		ti->have |= TI_BYTES_RETRANS;
+		ti->bytes_retrans = k->tcpi_bytes_retrans;
+		ti->bytes_sent = k->tcpi_bytes_sent;
+		ti->notsent = k->tcpi_notsent_bytes;
+	}
+}
+
+bool tcpinfo_read(int fd, struct tcpinfo *ti)
+{
+	struct tcp_info k;
+	socklen_t len = sizeof(k);
+	int saved = errno, q;
+
+	memset(ti, 0, sizeof(*ti));
+	memset(&k, 0, sizeof(k));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0) {
+		errno = saved;
+		return false;
+	}
+	tcpinfo_map(&k, len, ti);
+	/* A listening socket has no queues in this sense: EINVAL. */
+	if (ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
+		ti->have |= TI_INQ;
+		ti->inq = (uint32_t)q;
+	}
+	if (ioctl(fd, SIOCOUTQ, &q) == 0 && q >= 0) {
+		ti->have |= TI_OUTQ;
+		ti->outq = (uint32_t)q;
+	}
+	errno = saved;
+	return true;
+}
+
+/* Our FIN is in the send sequence once it was queued. */
+static bool fin_sent(unsigned state)
+{
+	return state == ST_FIN_WAIT1 || state == ST_FIN_WAIT2 ||
+	       state == ST_CLOSING || state == ST_LAST_ACK ||
+	       state == ST_TIME_WAIT;
+}
+
+/* The peer's FIN advanced rcv_nxt.  CLOSE with the fd still open is
+ * reached through both FINs (time-wait, or LAST_ACK acked) or through a
+ * reset: a FIN is assumed, which is exact in the first case and at most
+ * one byte short in the other (never a false unseen byte). */
+static bool fin_received(unsigned state)
+{
+	return state == ST_CLOSE_WAIT || state == ST_CLOSING ||
+	       state == ST_LAST_ACK || state == ST_TIME_WAIT ||
+	       state == ST_CLOSE;
+}
+
+static uint64_t over(uint64_t kernel, uint64_t counted)
+{
+	return kernel > counted ? kernel - counted : 0;
+}
+
+bool tcpinfo_unseen(const struct tcpinfo *ti, uint64_t counted_in,
+		    uint64_t counted_out, uint64_t unseen[2])
+{
+	const unsigned need = TI_BASE | TI_BYTES | TI_INQ | TI_OUTQ;
+	uint64_t wrote, read;
+
+	unseen[0] = unseen[1] = 0;
+	if ((ti->have & need) != need || ti->state == ST_LISTEN)
+		return false;
+	if (ti->have & TI_BYTES_RETRANS) {
+		/* Data sent once, plus data queued and not sent yet (whose
+		 * last sequence number is our FIN when one is queued). */
+		wrote = ti->bytes_sent - ti->bytes_retrans + ti->notsent;
+		if (fin_sent(ti->state) && ti->notsent)
+			wrote--;
+	} else {
+		/* Older kernels: snd_una - isn + the unacked queue.  The SYN
+		 * is in it on the connecting side only: allowed for below. */
+		wrote = ti->bytes_acked + ti->outq;
+		if (fin_sent(ti->state) && wrote)
+			wrote--;
+		if (wrote == counted_out + 1)
+			wrote--;
+	}
+	read = ti->bytes_received >= ti->inq ? ti->bytes_received - ti->inq : 0;
+	if (fin_received(ti->state) && read)
+		read--;
+	unseen[0] = over(read, counted_in);
+	unseen[1] = over(wrote, counted_out);
+	return true;
+}
+
+double tcpinfo_fraction(uint64_t t_us, uint64_t life_us)
+{
+	double f;
+
+	if (!life_us)
+		return 0.0;
+	f = (double)t_us / (double)life_us;
+	return f > 1.0 ? 1.0 : f;
+}
+
+const char *tcpinfo_limit(const struct tcpinfo *ti, uint64_t *us)
+{
+	uint64_t other, busy;
+
+	if (!(ti->have & TI_LIMITS))
+		return NULL;
+	other = ti->rwnd_limited_us + ti->sndbuf_limited_us;
+	busy = ti->busy_us > other ? ti->busy_us - other : 0;
+	if (ti->rwnd_limited_us >= ti->sndbuf_limited_us &&
+	    ti->rwnd_limited_us >= busy && ti->rwnd_limited_us) {
+		*us = ti->rwnd_limited_us;
+		return "rwnd";
+	}
+	if (ti->sndbuf_limited_us >= busy && ti->sndbuf_limited_us) {
+		*us = ti->sndbuf_limited_us;
+		return "sndbuf";
+	}
+	*us = busy;
+	return busy ? "busy" : NULL;
+}

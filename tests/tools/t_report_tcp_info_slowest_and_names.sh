@@ -1,0 +1,74 @@
+# The kernel's view in the report: a sender whose receiver read slowly
+# (tests/progs/tcpxfer through a 4 KiB receive buffer) tops "slowest",
+# limited by rwnd for the part of its life its close record gives; an
+# io_uring transfer's unseen bytes are in its rows and its process's;
+# connections to "localhost" (looked up by Python's urllib) are one peer
+# named localhost with its address listed; csv and json carry the fields.
+. "$(dirname "$0")/lib.sh"
+[ -x "$PROGS/tcpxfer" ] && [ -x "$PROGS/uring_xfer" ] ||
+	fail "missing test programs (make progs)"
+mkdir -p "$T/logs" "$T/www"
+echo hi >"$T/www/index.html"
+
+# A slow reader.
+bg_start "$PROGS/tcpxfer" serve "$T/port" 1000000 4096 1000
+spid=$BG_PID
+wait_for 10 test -s "$T/port" || fail "the server did not start"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/slow.log" \
+	sm "$PROGS/tcpxfer" send "$(cat "$T/port")" 1000000 0 "$T/hold" \
+	>"$T/send.out" &
+cpid=$!
+wait_for 20 grep -q ready=1 "$T/send.out" || fail "the sender did not finish"
+touch "$T/hold"
+wait "$cpid" || fail "sender failed"
+wait "$spid" || fail "server failed"
+
+# io_uring.
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/uring.log" \
+	sm "$PROGS/uring_xfer" 5000 7000 >/dev/null || fail "uring_xfer failed"
+
+# Names.
+port=$(free_port)
+bg_start "$PY" -m http.server "$port" --bind 127.0.0.1 --directory "$T/www"
+wait_for 10 "$PY" -c "import socket; socket.create_connection(('127.0.0.1', $port))" ||
+	fail "http.server did not start"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/names.log" sm "$PY" -c "
+import urllib.request
+for _ in range(2): urllib.request.urlopen('http://localhost:$port/').read()" ||
+	fail "urllib failed"
+
+cd "$T" || fail "cd"
+pycheck "report: slowest, unseen, names" <<'PY'
+slow = close_fds("logs/slow.log")
+sender = [f for f in slow if f["kind"] == "tcp" and f["bytes_out"]][0]
+rep = report("logs/slow.log", "logs/uring.log", "logs/names.log")
+top = rep["slowest"][0]
+assert top["log"] == "logs/slow.log" and top["fd"] == sender["fd"], top
+assert top["limited_by"] == "rwnd", top
+t = sender["tcp"]
+assert top["limited_s"] == round(t["rwnd_limited_us"] / 1e6, 3), (top, t)
+assert abs(top["limited_frac"] - t["rwnd_limited_us"] / 1e6 / sender["duration"]) < 1e-3, (top, t)
+assert top["limited_frac"] > 0.3, top
+assert top["rtt_us"] == t["rtt_us"] and top["bytes_acked"] == t["bytes_acked"], top
+# io_uring: unseen per connection and per process.
+ur = [r for r in rep["by_bytes"] if r["log"] == "logs/uring.log" and r["unseen"]]
+assert sorted((r["bytes_in_unseen"], r["bytes_out_unseen"]) for r in ur) == [(5000, 7000), (7000, 5000)], ur
+pu = [p for p in rep["processes"] if p["log"] == "logs/uring.log"][0]
+assert (pu["bytes_in_unseen"], pu["bytes_out_unseen"]) == (12000, 12000), pu
+# Names: one peer, named, its address listed.
+named = [p for p in rep["peers"] if p["peer"] == "localhost"]
+assert len(named) == 1 and named[0]["connections"] == 2, rep["peers"]
+assert named[0]["addresses"] == "127.0.0.1", named
+rows = [r for r in rep["by_bytes"] if r["log"] == "logs/names.log" and r["kind"] == "tcp"]
+assert rows and all(r["peer_name"] == "localhost" and r["lookup_ms"] > 0 for r in rows), rows
+# csv carries the same.
+out = run(REPORT, "-f", "csv", "--only", "slowest", "logs/slow.log").stdout.splitlines()
+head = out[0].split(",")
+for k in ("limited_by", "limited_frac", "rtt_us", "retrans", "rwnd_limited_us", "bytes_out_unseen", "peer_name"):
+    assert k in head, (k, head)
+assert len(head) == len(set(head)), head
+# the table has the section and the columns.
+table = run(REPORT, "logs/slow.log", "logs/names.log").stdout
+assert "== Slowest" in table and "rtt_ms" in table and "localhost" in table, table
+PY
+exit 0

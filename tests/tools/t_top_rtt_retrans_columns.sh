@@ -1,0 +1,28 @@
+# sockmeter top shows the kernel's view of a TCP connection (tcp_info):
+# the RTT and RETR columns of a closed connection carry its close record's
+# rtt and retransmits (the listening socket shows its own, 0).
+. "$(dirname "$0")/lib.sh"
+[ -x "$PROGS/tcpxfer" ] || fail "missing test program tcpxfer (make progs)"
+mkdir -p "$T/logs"
+bg_start "$PROGS/tcpxfer" serve "$T/port" 300000 4096 200
+spid=$BG_PID
+wait_for 10 test -s "$T/port" || fail "the server did not start"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/x.log" \
+	sm "$PROGS/tcpxfer" send "$(cat "$T/port")" 300000 0 "$T/hold" \
+	>"$T/send.out" &
+cpid=$!
+wait_for 20 grep -q ready=1 "$T/send.out" || fail "the sender did not finish"
+touch "$T/hold"
+wait "$cpid" || fail "sender failed"
+wait "$spid" || fail "server failed"
+"$TOPCMD" -b --once --linger -1 "$T/logs/x.log" >"$T/top.out" 2>&1 ||
+	fail "top failed: $(cat "$T/top.out")"
+grep -q ' RTT  *RETR ' "$T/top.out" || fail "no RTT/RETR columns: $(cat "$T/top.out")"
+pycheck "top's rtt and retrans" <<PY
+f = [f for f in close_fds("$T/logs/x.log") if f["kind"] == "tcp" and f["bytes_out"]][0]
+want = "%.3fms" % (f["tcp"]["rtt_us"] / 1000.0)
+line = [l for l in open("$T/top.out") if " tcp " in l and want in l]
+assert line, (want, open("$T/top.out").read())
+assert line[0].split()[line[0].split().index(want) + 1] == str(f["tcp"]["retrans"]), line
+PY
+exit 0
