@@ -39,10 +39,11 @@ n=$(ls "$T/logs" | wc -l)
 [ "$n" -ge 1 ] || fail "no log at all"
 expect_eq "exit records, one per log" \
 	"$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit'])")" "$n"
-expect_eq "unix bytes_out of all workers" \
-	"$(q "$T/logs/*.log" "sum(f['bytes_out'] for r in R if r['type'] == 'close' for f in r['fds'] if f['kind'] == 'unix')")" 800000
-expect_eq "unix bytes_in of all workers" \
-	"$(q "$T/logs/*.log" "sum(f['bytes_in'] for r in R if r['type'] == 'close' for f in r['fds'] if f['kind'] == 'unix')")" 800000
-expect_eq "exit totals, all logs" \
+# The exit totals, not the close records: a worker killed between its
+# ticker's drain and the write of its close records keeps their numbers
+# (in its state file, so in its recovered exit record) but not the records.
+expect_eq "exit totals bytes_out, all logs" \
 	"$(q "$T/logs/*.log" "sum(r['totals']['bytes_out'] for r in R if r['type'] == 'exit')")" 800000
+expect_eq "exit totals bytes_in, all logs" \
+	"$(q "$T/logs/*.log" "sum(r['totals']['bytes_in'] for r in R if r['type'] == 'exit')")" 800000
 exit 0
