@@ -89,6 +89,18 @@ skip() {
 	exit 77
 }
 
+# wrapped_calls - the names of every wrapped call, one a line, sorted: the
+# X-macro list SM_REAL_FUNCS of preload/preload.h, through the compiler's
+# preprocessor (so a group header's new calls are in it at once).
+wrapped_calls() {
+	printf '#include "preload.h"\n#define X(name, ret, args) SM_CALL name\nSM_REAL_FUNCS(X)\n' |
+		"${CC:-cc}" -E -P -D_GNU_SOURCE -I"$HERE/../../preload" \
+			$(pkg-config --cflags inih 2>/dev/null) -x c - 2>"$T/cpp.err" |
+		grep -o 'SM_CALL [A-Za-z0-9_]*' | awk '{ print $2 }' | sort -u
+	[ -s "$T/cpp.err" ] && fail "preprocessing preload/preload.h: $(head -n 3 "$T/cpp.err")"
+	return 0
+}
+
 # need_prog NAME - the test program build/progs/NAME must exist.
 need_prog() {
 	[ -x "$PROGS/$1" ] || fail "missing $PROGS/$1 (build with make integration)"
