@@ -648,10 +648,11 @@ START_TEST(test_meter_totals_after_a_close_count_open_fds_too)
 END_TEST
 
 /*
- * 32-bit slot counters (errors, sizes) are folded into 64-bit carries by
- * the ticker: a count past 2^32 stays exact in interval and close records.
+ * Event counters (errors, sizes) are exact past 2^32 in interval, close
+ * and exit records, whether ticks came in between or not (they used to be
+ * 32-bit and relied on the ticker folding them into carries).
  */
-START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
+START_TEST(test_meter_event_counters_stay_exact_past_2_pow_32_with_or_without_ticks)
 {
 	struct fd_slot *slot;
 	char *log, *line;
@@ -659,11 +660,11 @@ START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
 
 	start();
 	open_tcp(100, 0);
+	open_tcp(101, 0);
 	slot = fdtab_slot(&m.tab, 100);
 	slot->c.errors[DIR_IN][ERR_AGAIN] = (1u << 31) + 7;
 	slot->c.calls[DIR_IN] = (1u << 31) + 7;
 	tick_seconds(1, 2);
-	ck_assert_uint_eq(slot->c.errors[DIR_IN][ERR_AGAIN], 7);
 	/* Another 2^31 + 2^30 calls fail before the next ticks. */
 	slot->c.errors[DIR_IN][ERR_AGAIN] += (1u << 31) + (1u << 30);
 	slot->c.calls[DIR_IN] += (1u << 31) + (1u << 30);
@@ -682,6 +683,19 @@ START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
 	ck_assert_ptr_nonnull(line);
 	f = uu_json_fd(line, 100);
 	ck_assert_uint_eq(uu_json_u64(f, "again"), (1ull << 32) + (1u << 30) + 7);
+	free(line);
+	free(log);
+	/* No tick at all between the counts and the exit record. */
+	slot = fdtab_slot(&m.tab, 101);
+	slot->c.errors[DIR_OUT][ERR_OTHER] = (1ull << 33) + 3;
+	slot->c.calls[DIR_OUT] = (1ull << 33) + 3;
+	meter_exit(&m, at_s(12));
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	f = strstr(uu_json_fd(line, 101), "\"errors_out\"");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(uu_json_u64(f, "other"), (1ull << 33) + 3);
 	free(line);
 	free(log);
 }
@@ -769,7 +783,7 @@ static TCase *tc_close(void)
 {
 	TCase *tc = tcase_create("close_and_exit");
 
-	tcase_add_test(tc, test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32);
+	tcase_add_test(tc, test_meter_event_counters_stay_exact_past_2_pow_32_with_or_without_ticks);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_counters_no_totals);
@@ -1061,6 +1075,7 @@ static TCase *tc_config(void)
 	tcase_add_test(tc, test_meter_build_fills_header_and_totals_without_writing);
 	return tc;
 }
+
 
 int main(void)
 {
