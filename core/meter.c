@@ -536,7 +536,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		prom_begin(m, now);
 		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
-			prom_format(&m->prom->data, &m->cfg, out);
+			prom_agg_format(m->prom, &m->cfg, out);
 		return;
 	}
 	n = sample_all(m, now, &r, record, type == SUMMARY_EXIT);

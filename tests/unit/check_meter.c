@@ -1076,6 +1076,122 @@ static TCase *tc_config(void)
 	return tc;
 }
 
+/* --- Prometheus: counters never go down ------------------------------------- */
+
+#define PROM_SERIES_MAX 256
+
+/* The highest value each counter series has shown so far. */
+struct prom_seen {
+	char key[PROM_SERIES_MAX][256];
+	double max[PROM_SERIES_MAX];
+	unsigned n;
+};
+
+/* Read the exposition in the log; every *_total series must be at least
+ * what it ever showed before.  Returns how many counter series it has. */
+static unsigned prom_check_monotonic(struct prom_seen *seen, const char *when)
+{
+	char *text = log_text(), *line, *save = NULL;
+	unsigned count = 0;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		double v;
+		unsigned i;
+
+		if (line[0] == '#' || !sp || !strstr(line, "_total{"))
+			continue;
+		*sp = '\0';
+		v = strtod(sp + 1, NULL);
+		count++;
+		for (i = 0; i < seen->n; i++)
+			if (strcmp(seen->key[i], line) == 0)
+				break;
+		if (i == seen->n) {
+			ck_assert_uint_lt(seen->n, PROM_SERIES_MAX);
+			snprintf(seen->key[i], sizeof(seen->key[i]), "%s", line);
+			seen->max[i] = v;
+			seen->n++;
+			continue;
+		}
+		ck_assert_msg(v >= seen->max[i], "%s: %s went down from %.9f to %.9f",
+			      when, line, seen->max[i], v);
+		seen->max[i] = v;
+	}
+	free(text);
+	return count;
+}
+
+/* A TCP connection on fd to peer ip. */
+static void open_tcp_to(int fd, const char *ip, uint64_t s)
+{
+	struct fd_addr l = addr4("127.0.0.1", 40000 + (unsigned)fd);
+	struct fd_addr p = addr4(ip, 443);
+
+	meter_opened(&m, fd, KIND_TCP, at_s(s).real_ns, &l, &p);
+}
+
+/*
+ * With top = 1, the busiest peer is shown by name and the rest as
+ * peer="other".  When the ranking changes (a peer that only sends passes
+ * one that only receives), re-ranking on every write made "other" go
+ * down in one direction, which Prometheus reads as a counter reset.  The
+ * same for a latency clock whose calibration moves between writes.  Every
+ * exported counter must be monotonic for the life of the process.
+ */
+START_TEST(test_meter_prometheus_counters_never_decrease_while_ranking_changes)
+{
+	static struct prom_seen seen;
+	struct fd_slot *s;
+
+	memset(&seen, 0, sizeof(seen));
+	cfg.format = FORMAT_PROMETHEUS;
+	cfg.top = 1;
+	cfg.interval_ms = 1000;
+	cfg.category[CAT_LATENCY] = true;
+	start();
+	open_tcp_to(5, "10.0.0.1", 0);
+	open_tcp_to(6, "10.0.0.2", 0);
+	move(5, DIR_IN, 100);
+	move(6, DIR_OUT, 99);
+	s = fdtab_slot(&m.tab, 5);
+	s->c.latency[DIR_IN] += 1000000000;
+	meter_tick(&m, at_s(1));
+	ck_assert_uint_gt(prom_check_monotonic(&seen, "1 s"), 0);
+
+	/* 10.0.0.2 passes 10.0.0.1; the latency clock is recalibrated. */
+	move(6, DIR_OUT, 3);
+	m.ns_per_tick = 0.9;
+	meter_tick(&m, at_s(2));
+	prom_check_monotonic(&seen, "2 s");
+
+	/* 10.0.0.1 closes and a third peer passes both; back again. */
+	meter_closed(&m, 5, at_s(2).real_ns);
+	open_tcp_to(7, "10.0.0.3", 2);
+	move(7, DIR_IN, 1000);
+	meter_tick(&m, at_s(3));
+	prom_check_monotonic(&seen, "3 s");
+	move(6, DIR_IN, 5000);
+	m.ns_per_tick = 1.1;
+	meter_tick(&m, at_s(4));
+	prom_check_monotonic(&seen, "4 s");
+	meter_closed(&m, 6, at_s(4).real_ns);
+	meter_closed(&m, 7, at_s(4).real_ns);
+	meter_tick(&m, at_s(5));
+	prom_check_monotonic(&seen, "5 s");
+}
+END_TEST
+
+static TCase *tc_prometheus(void)
+{
+	TCase *tc = tcase_create("prometheus");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_meter_prometheus_counters_never_decrease_while_ranking_changes);
+	return tc;
+}
 
 int main(void)
 {
@@ -1085,5 +1201,6 @@ int main(void)
 	suite_add_tcase(s, tc_close());
 	suite_add_tcase(s, tc_queue());
 	suite_add_tcase(s, tc_config());
+	suite_add_tcase(s, tc_prometheus());
 	return uu_run(s);
 }
