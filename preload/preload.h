@@ -216,8 +216,8 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r,
 static inline __attribute__((always_inline)) void
 sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
-	if (SM_LIKELY(!t0 && __atomic_load_n(&s->kind, __ATOMIC_RELAXED) >=
-				     KIND_FIRST_TRACKED))
+	if (SM_LIKELY(!t0 && fd_kind_counts(__atomic_load_n(
+				     &s->kind, __ATOMIC_RELAXED))))
 		fd_account(s, dir, r, r < 0 ? errno : 0, SM_ACCT_DEFAULT);
 	else
 		sm_count_slow(s, dir, r, t0);
