@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct fdtab tab;
 
@@ -755,6 +756,90 @@ START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
 }
 END_TEST
 
+/* An address that encodes k: 10.x.y.z where x.y.z are k's low 24 bits, the
+ * port its low 16. */
+static struct fd_addr addr_of(uint64_t k)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)k);
+	a.u.in4.sin_addr.s_addr = htonl((uint32_t)(0x0a000000u | (k & 0xffffff)));
+	return a;
+}
+
+struct rewriter {
+	pthread_t th;
+	int fd;
+	int *stop;
+	unsigned long rounds;
+};
+
+/* Reopen fd over and over, each connection with an identity that encodes
+ * its number k: opened at k, local and peer addresses of k, addresses
+ * replaced again (as connect does) with the same k. */
+static void *rewrite_loop(void *arg)
+{
+	struct rewriter *w = arg;
+	struct fd_snapshot stale;
+	uint64_t k = 1;
+
+	while (!__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
+		struct fd_addr a = addr_of(k);
+
+		fdtab_open(&tab, w->fd, KIND_TCP, k, &a, &a, &stale);
+		fdtab_set_addrs(&tab, w->fd, &a, &a);
+		if (k % 3 == 0)
+			fdtab_retire(&tab, w->fd, &stale);
+		k++;
+	}
+	w->rounds = k;
+	return NULL;
+}
+
+/*
+ * fdtab_snapshot racing lifecycle writers: every snapshot it reports as
+ * good is one connection's identity, never a mix of two (open time,
+ * generation and both addresses agree), and it does succeed often.
+ */
+START_TEST(test_fdtab_snapshot_racing_writers_is_never_torn)
+{
+	struct rewriter w = { .fd = 70 };
+	struct fd_snapshot snap;
+	unsigned long good = 0, tries;
+	time_t until = time(NULL) + 10;
+	int stop = 0;
+
+	w.stop = &stop;
+	ck_assert_int_eq(pthread_create(&w.th, NULL, rewrite_loop, &w), 0);
+	/* Until enough good copies, or a deadline: no fixed count of tries
+	 * (the writer may not even have started yet). */
+	for (tries = 0; good < 20000 && (tries & 0xffff || time(NULL) < until);
+	     tries++) {
+		uint64_t k;
+
+		if (!fdtab_snapshot(&tab, 70, &snap))
+			continue;
+		k = snap.opened_ns;
+		ck_assert_uint_eq(snap.peer.len, sizeof(snap.peer.u.in4));
+		ck_assert_uint_eq(snap.local.len, sizeof(snap.local.u.in4));
+		ck_assert_uint_eq(ntohs(snap.peer.u.in4.sin_port), k & 0xffff);
+		ck_assert_uint_eq(ntohl(snap.peer.u.in4.sin_addr.s_addr),
+				  0x0a000000u | (k & 0xffffff));
+		ck_assert_uint_eq(ntohs(snap.local.u.in4.sin_port), k & 0xffff);
+		ck_assert_uint_eq(ntohl(snap.local.u.in4.sin_addr.s_addr),
+				  0x0a000000u | (k & 0xffffff));
+		good++;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(w.th, NULL), 0);
+	ck_assert_uint_gt(w.rounds, 100);
+	ck_assert_uint_gt(good, 100);
+}
+END_TEST
+
 static TCase *tc_threads(void)
 {
 	TCase *tc = tcase_create("threads");
@@ -764,6 +849,7 @@ static TCase *tc_threads(void)
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_one_slot);
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_separate_slots);
 	tcase_add_test(tc, test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing);
+	tcase_add_test(tc, test_fdtab_snapshot_racing_writers_is_never_torn);
 	return tc;
 }
 
