@@ -285,6 +285,8 @@ const char *fd_kind_name(enum fd_kind k);
 #define ACCT_ERRORS (1u << 2)
 #define ACCT_SIZES (1u << 3)
 
+/* fdtab_slot - fd's slot, or NULL beyond the table.  fdtab_kind - its
+ * kind (acquire).  Context (both): any thread and signal handler. */
 static inline struct fd_slot *fdtab_slot(const struct fdtab *t, int fd)
 {
 	/* An unsigned compare also rejects negative fds. */
@@ -298,6 +300,9 @@ static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
 	return (enum fd_kind)__atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
 }
 
+/* fd_size_bucket - the histogram bucket of a transfer of n bytes;
+ * fd_err_class - the class of errno err.  Context (both): any thread and
+ * signal handler. */
 static inline unsigned fd_size_bucket(uint64_t n)
 {
 	/* floor(log2(2n + 1)): 0 for 0, i for [2^(i-1), 2^i), no branch.
@@ -316,7 +321,8 @@ static inline enum fd_err fd_err_class(int err)
 
 /* With sizes and errors both counted, every call lands in exactly one of
  * them: calls is their sum, and is not counted separately (one atomic add
- * less per call).  fd_calls_derived() says when; fd_derive_calls() sums. */
+ * less per call).  fd_calls_derived() says when; fd_derive_calls() sums.
+ * Context: any thread and signal handler. */
 static inline int fd_calls_derived(unsigned acct)
 {
 	return (acct & ACCT_SIZES) && (acct & ACCT_ERRORS);
@@ -326,6 +332,7 @@ static inline int fd_calls_derived(unsigned acct)
  * fd_account - count one finished data call on a tracked slot: r is what
  * the call returned (bytes moved, or -1 with err set).  Only the categories
  * in acct are touched.  Lock-free and async-signal-safe; errno untouched.
+ * Context: any thread and signal handler.
  */
 static inline __attribute__((always_inline)) void
 fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,

@@ -96,6 +96,11 @@ static const char *const errs[ERR_COUNT] = { "again", "intr", "other" };
 
 /* One counter per kind (and direction) from the fd_counters field at
  * offset off (a [DIR_COUNT] array of uint64_t). */
+_Static_assert(sizeof(((struct fd_counters *)0)->bytes) ==
+			       DIR_COUNT * sizeof(uint64_t) &&
+		       sizeof(((struct fd_counters *)0)->calls) ==
+			       DIR_COUNT * sizeof(uint64_t),
+	       "per_kind reads bytes and calls as [DIR_COUNT] uint64_t");
 static void per_kind(struct sbuf *b, const struct prom_data *d,
 		     const char *name, size_t off)
 {

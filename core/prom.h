@@ -77,6 +77,7 @@ struct prom_data {
 /*
  * prom_peer_host - the host part of a peer address: the IP without the
  * port (a server's peers come from random ports), a unix path, or "".
+ * Context: ticker only.
  */
 void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap);
 
