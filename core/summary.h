@@ -76,6 +76,15 @@ void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 void summary_format(const struct summary *r, const struct config *c,
 		    struct sbuf *out);
 
+/*
+ * summary_utf8_len - the length of the valid UTF-8 sequence of two to four
+ * bytes at s (at most n bytes), or 0: well-formed per RFC 3629, no
+ * overlong forms, no surrogates, nothing above U+10FFFF.  What the JSON
+ * formatter keeps verbatim; exposed for the fuzzer's checker.
+ * Context: any thread and signal handler.
+ */
+size_t summary_utf8_len(const unsigned char *s, size_t n);
+
 /* summary_span_label - "1s", "10s", "0.5s"...: span k's name in records.
  * Context: ticker only. */
 void summary_span_label(const struct config *c, unsigned k, char *buf,
