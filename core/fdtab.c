@@ -406,37 +406,40 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 	return kind;
 }
 
-int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
+/* Own s and retire what it holds, leaving it unknown; a reap also settles
+ * the mark a given-up call left.  As fdtab_retire returns. */
+static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
+		       struct fd_snapshot *out, bool reap)
 {
-	struct fd_slot *s = fdtab_slot(t, fd), *prev;
-	enum fd_kind old;
+	struct fd_slot *prev;
+	enum fd_kind old = own_slot(s, &prev);
 	int had;
 
-	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
-		return 0;
-	old = own_slot(s, &prev);
 	if (old == KIND_BUSY)
 		return 0;
+	if (reap)
+		STORE(&s->recheck, 0);
 	had = retire_owned(t, s, fd, old, out);
 	release(s, KIND_UNKNOWN, prev);
 	return had;
 }
 
+int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
+{
+	struct fd_slot *s = fdtab_slot(t, fd);
+
+	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
+		return 0;
+	return retire_slot(t, s, fd, out, false);
+}
+
 int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
 {
-	struct fd_slot *s = fdtab_slot(t, fd), *prev;
-	enum fd_kind old;
-	int had;
+	struct fd_slot *s = fdtab_slot(t, fd);
 
 	if (!s || !LOAD(&s->recheck))
 		return 0;
-	old = own_slot(s, &prev);
-	if (old == KIND_BUSY)
-		return 0;
-	STORE(&s->recheck, 0);
-	had = retire_owned(t, s, fd, old, out);
-	release(s, KIND_UNKNOWN, prev);
-	return had;
+	return retire_slot(t, s, fd, out, true);
 }
 
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
