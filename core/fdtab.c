@@ -348,10 +348,13 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 
 	if (!s)
 		return 0;
+	/* Unknown over unknown: nothing to retire, nothing to record (and
+	 * no busy slot above high for a fork to miss). */
+	if (kind == KIND_UNKNOWN && LOAD(&s->kind) == KIND_UNKNOWN)
+		return 0;
 	/* Before the slot is taken, so that a fork landing while it is
 	 * busy still finds it below high (fdtab_forget_all). */
-	if (kind != KIND_UNKNOWN)
-		raise_high(t, fd);
+	raise_high(t, fd);
 	/* A new connection settles whatever a given-up call left to
 	 * check: the connection it was about is retired here as stale. */
 	STORE(&s->recheck, 0);
