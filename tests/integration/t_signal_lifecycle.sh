@@ -1,7 +1,8 @@
-# Signal handlers making lifecycle calls (close, dup2, bind, dup) on the
-# fd their own thread is half-way through a lifecycle call on
-# (tests/progs/siglife): SIGALRM every 50 us while the main thread
-# dup2()s, bind()s, dup()s and close()s that fd in a loop.  A handler must
+# Signal handlers making lifecycle calls (close, dup2, bind, dup,
+# close_range, connect) on the fd their own thread is half-way through a
+# lifecycle call on (tests/progs/siglife): SIGALRM every 50 us while the
+# main thread dup2()s, bind()s, dup()s, accept()s and close()s around that
+# fd in a loop.  A handler must
 # never wait for the call it interrupted (it would wait forever), and no
 # byte may be lost: the exit record's bytes out equal what every send()
 # of the program, main thread and handler, moved.
