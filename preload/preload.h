@@ -90,7 +90,8 @@ struct sm_real {
 extern struct sm_real sm_real;
 /* The stubs sm_real starts with (unbound.c, or the file of their group):
  * each binds everything once, then forwards, or makes the raw system call
- * while dlsym is being re-entered. */
+ * while dlsym is being re-entered.  Context: any thread and signal
+ * handler. */
 #define X(name, ret, args) ret unbound_##name args;
 SM_REAL_FUNCS(X)
 #undef X
