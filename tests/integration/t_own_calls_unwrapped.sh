@@ -10,7 +10,12 @@ command -v objdump >/dev/null || fail "objdump (binutils) is not installed"
 wrapped=$({ wrapped_calls
 	nm -D --defined-only "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }'; } | sort -u)
 grep -qx read <<<"$wrapped" || fail "no wrapped calls found in preload/preload.h"
-relocs=$(objdump -R "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)
+# One known exception: inih's ini_parse_file (linked in with ini.o, never
+# called: config.c reads through ini_parse_stream and its own reader)
+# takes fgets' address as its reader, a GLOB_DAT relocation, not a call.
+relocs=$(objdump -R "$LIB" |
+	awk 'NF >= 3 { sub(/@.*/, "", $3); if (!($3 == "fgets" && $2 ~ /GLOB_DAT/)) print $3 }' |
+	sort -u)
 [ -n "$relocs" ] || fail "objdump -R found no relocations in $LIB"
 own=$(comm -12 <(echo "$wrapped") <(echo "$relocs") | tr '\n' ' ')
 [ -z "$own" ] || fail "the library calls its own wrappers: $own"
