@@ -202,7 +202,8 @@ static void peers(struct sbuf *b, const struct prom_data *d)
 
 	qsort(t.p, t.n, sizeof(t.p[0]), by_bytes);
 	head(b, "sockmeter_peer_bytes_total", "counter",
-	     "Bytes by peer host (the busiest by name, the rest as other).");
+	     "Bytes by peer host (up to top hosts by name, named for good; "
+	     "the rest as other).");
 	for (i = 0; i <= keep; i++)
 		for (dir = 0; dir < DIR_COUNT; dir++) {
 			const char *host = i < keep ? t.p[i].host : "other";
@@ -387,22 +388,23 @@ static void peer_label(struct names *names, const struct fd_snapshot *s,
 		prom_peer_host(&s->peer, host, cap);
 }
 
-/* A closed connection's bytes: to its peer when named, else to other. */
-static void add_closed_peer(struct prom_peers *t, struct names *names,
-			    const struct fd_snapshot *s)
+/* A closed connection's bytes: to its peer when named, else pending until
+ * the next exposition names it or gives it to other. */
+static void add_closed_peer(struct prom_agg *a, const struct fd_snapshot *s)
 {
 	char host[PROM_HOST_MAX];
 	uint32_t i;
 	unsigned d;
 
-	peer_label(names, s, host, sizeof(host));
-	i = peer_find(t, host);
-	for (d = 0; d < DIR_COUNT; d++) {
-		if (i < t->n)
-			t->p[i].bytes[d] += s->c.bytes[d];
-		else
-			t->other[d] += s->c.bytes[d];
+	peer_label(a->names, s, host, sizeof(host));
+	i = peer_find(&a->peers, host);
+	if (i == a->peers.n) {
+		prom_peers_add(&a->pending, host, s->c.bytes[DIR_IN],
+			       s->c.bytes[DIR_OUT]);
+		return;
 	}
+	for (d = 0; d < DIR_COUNT; d++)
+		a->peers.p[i].bytes[d] += s->c.bytes[d];
 }
 
 void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
@@ -411,7 +413,7 @@ void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
 		return;
 	fd_counters_add(&a->closed[s->kind], &s->c);
 	a->closed_n[s->kind]++;
-	add_closed_peer(&a->peers, a->names, s);
+	add_closed_peer(a, s);
 	prom_tcp_add(&a->closed_tcp, s, true);
 }
 
@@ -429,6 +431,13 @@ void prom_agg_begin(struct prom_agg *a,
 	d->start_ns = start_ns;
 	d->ts_ns = ts_ns;
 	d->peers = a->peers;
+	/* Closed since the last exposition, not named yet: candidates. */
+	for (k = 0; k < a->pending.n; k++)
+		prom_peers_add(&d->peers, a->pending.p[k].host,
+			       a->pending.p[k].bytes[DIR_IN],
+			       a->pending.p[k].bytes[DIR_OUT]);
+	d->peers.other[DIR_IN] += a->pending.other[DIR_IN];
+	d->peers.other[DIR_OUT] += a->pending.other[DIR_OUT];
 	d->tcp = a->closed_tcp;
 	for (k = 0; k < KIND_COUNT; k++) {
 		d->kind[k] = a->closed[k];
@@ -472,18 +481,33 @@ static void settle_names(struct prom_agg *a, uint32_t limit)
 
 	qsort(t->p + named, t->n - named, sizeof(t->p[0]), by_bytes);
 	for (i = named; i < t->n; i++) {
+		/* What closed connections of this host left, not yet shown. */
+		uint32_t j = peer_find(&a->pending, t->p[i].host);
+		const uint64_t *closed = j < a->pending.n ? a->pending.p[j].bytes
+							  : NULL;
+
 		if (a->peers.n < limit) {
 			struct prom_peer *p = &a->peers.p[a->peers.n++];
 
 			/* Two tables of the same struct: no overlap. */
 			memcpy(p->host, t->p[i].host, sizeof(p->host));
-			p->bytes[DIR_IN] = p->bytes[DIR_OUT] = 0;
+			for (d = 0; d < DIR_COUNT; d++)
+				p->bytes[d] = closed ? closed[d] : 0;
 			continue;
 		}
 		for (d = 0; d < DIR_COUNT; d++)
 			t->other[d] += t->p[i].bytes[d];
 	}
 	t->n = a->peers.n;
+	/* Shown now, by name or as other: what is still unnamed goes to
+	 * other for good, and nothing is pending any more. */
+	for (i = 0; i < a->pending.n; i++)
+		if (peer_find(&a->peers, a->pending.p[i].host) == a->peers.n)
+			for (d = 0; d < DIR_COUNT; d++)
+				a->peers.other[d] += a->pending.p[i].bytes[d];
+	for (d = 0; d < DIR_COUNT; d++)
+		a->peers.other[d] += a->pending.other[d];
+	memset(&a->pending, 0, sizeof(a->pending));
 }
 
 /* No peer series shows less than it did: a live connection's label can

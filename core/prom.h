@@ -104,6 +104,9 @@ struct prom_agg {
 	/* The named peers (never removed), with the bytes of their closed
 	 * connections; other: closed connections of unnamed peers. */
 	struct prom_peers peers;
+	/* Closed connections of peers not named yet, since the last
+	 * exposition: it names them (room allowing) or gives them to other. */
+	struct prom_peers pending;
 	struct prom_tcp closed_tcp; /* kernel figures of closed TCP */
 	struct names *names;     /* peer labels by name when known */
 	/* The latency last shown per kind and direction: the clock's
