@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define STR_(x) #x
@@ -1097,7 +1098,10 @@ static int check_file(int fd, char *why, size_t n)
 }
 
 /* Reads the file at path into a heap buffer the caller frees.  Returns 0,
- * or a negative errno with the reason written to why. */
+ * or a negative errno with the reason written to why.  Raw system calls,
+ * as the sink makes: inside the preloaded library, read() and close()
+ * (and open() once wrapped) would bind to our own wrappers and meter our
+ * own config reading. */
 static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 		     size_t n)
 {
@@ -1110,7 +1114,8 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 	why[0] = '\0';
 	if (!path)
 		goto err;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	err = fd < 0 ? -errno : check_file(fd, why, n);
 	if (err)
 		goto err;
@@ -1120,7 +1125,8 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 		goto err;
 	}
 	while (len <= CONFIG_FILE_MAX) {
-		got = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		got = (ssize_t)syscall(SYS_read, fd, buf + len,
+				       CONFIG_FILE_MAX + 1 - len);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0)
@@ -1130,7 +1136,7 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 	err = got < 0 ? -errno : len > CONFIG_FILE_MAX ? -EFBIG : 0;
 	if (err)
 		goto err;
-	close(fd);
+	syscall(SYS_close, fd);
 	*bufp = buf;
 	*lenp = len;
 	return 0;
@@ -1141,7 +1147,7 @@ err:
 		errno_text(-err, why, n);
 	free(buf);
 	if (fd >= 0)
-		close(fd);
+		syscall(SYS_close, fd);
 	return err;
 }
 

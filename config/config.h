@@ -73,7 +73,8 @@ enum config_format {
 	FORMAT_COUNT
 };
 
-/* config_format_name - "text", "json", "prometheus". */
+/* config_format_name - "text", "json", "prometheus".  Context: any
+ * thread. */
 const char *config_format_name(enum config_format f);
 
 /* [log] close_records: a record per closed connection, or none (the
@@ -134,6 +135,7 @@ typedef const char *(*config_getenv_fn)(const char *name);
 
 /*
  * config_defaults - fill *c with the documented defaults.
+ * Context: start-up only.
  */
 void config_defaults(struct config *c);
 
@@ -148,6 +150,7 @@ void config_defaults(struct config *c);
  * file is read: a directory gives -EISDIR, a FIFO or device -EINVAL (it could
  * block), a file over CONFIG_FILE_MAX bytes -EFBIG; the file is then ignored
  * as a whole.
+ * Context: start-up only.
  */
 int config_load_file(struct config *c, const char *path,
 		     config_report_fn report, void *ctx);
@@ -155,6 +158,7 @@ int config_load_file(struct config *c, const char *path,
 /*
  * config_load_string - as config_load_file, on an in-memory buffer; name is
  * used in messages in place of a file name.
+ * Context: start-up only (and the fuzzer).
  */
 int config_load_string(struct config *c, const char *name, const char *buf,
 		       size_t len, config_report_fn report, void *ctx);
@@ -167,6 +171,7 @@ int config_load_string(struct config *c, const char *name, const char *buf,
  * SOCKMETER_NAMES, SOCKMETER_LOG_MAX_SIZE, SOCKMETER_LOG_KEEP.  A bad
  * value is
  * reported once and ignored.  Returns the number of problems.
+ * Context: start-up only.
  */
 int config_apply_env(struct config *c, config_getenv_fn getenv_fn,
 		     config_report_fn report, void *ctx);
@@ -175,17 +180,19 @@ int config_apply_env(struct config *c, config_getenv_fn getenv_fn,
  * config_load - the whole start-up sequence: defaults, then the file named
  * by SOCKMETER_CONFIG (if set), then the environment overrides.  Returns the
  * number of problems reported (0 when all was well).
+ * Context: start-up only.
  */
 int config_load(struct config *c, config_getenv_fn getenv_fn,
 		config_report_fn report, void *ctx);
 
 /*
  * config_skips_program - true when name is listed in c->skip.
+ * Context: start-up only.
  */
 bool config_skips_program(const struct config *c, const char *name);
 
 /* Names for messages and the log: the ini keys ("bytes", "other_sockets"),
- * or NULL for a value out of range. */
+ * or NULL for a value out of range.  Context: any thread. */
 const char *config_category_name(enum config_category cat);
 const char *config_track_name(enum config_track t);
 

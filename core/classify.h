@@ -18,22 +18,26 @@
  * classify_fd - the kind of fd (KIND_UNKNOWN when fd is not open).  When
  * local/peer are not NULL and fd is a socket, they receive its addresses
  * (len 0 when there is none, e.g. an unconnected UDP socket's peer).
+ * Context: any thread and signal handler (system calls only).
  */
 enum fd_kind classify_fd(int fd, struct fd_addr *local, struct fd_addr *peer);
 
 /*
  * classify_socket - the kind of a socket from its domain and type (as
  * passed to socket()); for TCP/UDP, protocol 0 means the default.
+ * Context: any thread and signal handler.
  */
 enum fd_kind classify_socket(int domain, int type, int protocol);
 
-/* classify_addrs - fill local/peer (either may be NULL) from the socket. */
+/* classify_addrs - fill local/peer (either may be NULL) from the socket.
+ * Context: any thread and signal handler (system calls only). */
 void classify_addrs(int fd, struct fd_addr *local, struct fd_addr *peer);
 
 /*
  * fd_addr_format - write addr as text: "1.2.3.4:80", "[::1]:80",
  * "/path/sock", "@abstract", or "" when unknown.  Always NUL-terminates;
  * returns the length written.
+ * Context: ticker only (snprintf, inet_ntop: not for signal handlers).
  */
 size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap);
 

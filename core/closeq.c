@@ -84,7 +84,7 @@ static void add_atomic(struct fd_counters *dst, const struct fd_counters *src)
 	const uint64_t *s = (const uint64_t *)src;
 	size_t i;
 
-	for (i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
 		if (s[i])
 			__atomic_fetch_add(&d[i], s[i], __ATOMIC_RELAXED);
 }
@@ -231,15 +231,13 @@ void closeq_dropped(const struct closeq *q, enum fd_kind k,
 	unsigned kk;
 	size_t i;
 
-	_Static_assert(sizeof(struct fd_counters) % sizeof(uint64_t) == 0,
-		       "fd_counters is walked as an array of uint64_t");
 	memset(c, 0, sizeof(*c));
 	if (n)
 		*n = 0;
 	for (kk = first; kk < last; kk++) {
 		const uint64_t *s = (const uint64_t *)&q->sh->dropped_c[kk];
 
-		for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		for (i = 0; i < FD_COUNTERS_WORDS; i++)
 			d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
 		if (n)
 			*n += __atomic_load_n(&q->sh->dropped_n[kk],

@@ -5,6 +5,7 @@
 #include "fdtab.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -94,49 +95,91 @@ static void seq_end(struct fd_slot *s)
 	STORE(&s->seq, s->seq + 1);
 }
 
-/* Widen n counters into dst; with take, each is exchanged with zero. */
-static void move64(uint64_t *src, uint64_t *dst, size_t n, bool take)
+/* The counters, read as they are (the ticker's samples)... */
+static void load_counters(const struct fd_hot *h, struct fd_counters *out)
 {
+	const uint64_t *src = (const uint64_t *)h;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* ...or moved out, each exchanged with zero (a retirement: see fdtab.h). */
+static void take_counters(struct fd_hot *h, struct fd_counters *out)
+{
+	uint64_t *src = (uint64_t *)h;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		dst[i] = __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * The identity (generation, open time, addresses, unix paths) is written
+ * by a slot's owner between seq_begin and seq_end and read optimistically
+ * by fdtab_snapshot, which throws a torn copy away.  Both sides use relaxed
+ * atomics, a word (or a byte) at a time: a torn copy is then a value the
+ * reader discards, never a data race, and ThreadSanitizer needs no
+ * suppression for it.
+ */
+static void id_load(void *dst, const void *src, size_t n)
+{
+	const uint32_t *s32 = src;
+	uint32_t *d32 = dst;
+	size_t i;
+
+	for (i = 0; i < n / sizeof(uint32_t); i++)
+		d32[i] = __atomic_load_n(&s32[i], __ATOMIC_RELAXED);
+}
+
+static void id_store(void *dst, const void *src, size_t n)
+{
+	const uint32_t *s32 = src;
+	uint32_t *d32 = dst;
+	size_t i;
+
+	for (i = 0; i < n / sizeof(uint32_t); i++)
+		__atomic_store_n(&d32[i], s32[i], __ATOMIC_RELAXED);
+}
+
+static void id_load_bytes(void *dst, const void *src, size_t n)
+{
+	const uint8_t *s8 = src;
+	uint8_t *d8 = dst;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		dst[i] = take ? __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL)
-			      : __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+		d8[i] = __atomic_load_n(&s8[i], __ATOMIC_RELAXED);
 }
 
-static void move32(uint32_t *src, uint64_t *dst, size_t n, bool take)
+static void id_store_bytes(void *dst, const void *src, size_t n)
 {
+	const uint8_t *s8 = src;
+	uint8_t *d8 = dst;
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		dst[i] = take ? __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL)
-			      : __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&d8[i], s8[i], __ATOMIC_RELAXED);
 }
 
-/* Read (or, with take, move out leaving zeros: see header) every counter. */
-static void read_counters(const struct fd_slot *s, struct fd_counters *out,
-			  bool take)
-{
-	struct fd_hot *h = (struct fd_hot *)&s->c;
-
-	move64(h->bytes, out->bytes, DIR_COUNT, take);
-	move64(h->calls, out->calls, DIR_COUNT, take);
-	move64(h->latency, out->latency_ns, DIR_COUNT, take);
-	move32(&h->errors[0][0], &out->errors[0][0], DIR_COUNT * ERR_COUNT,
-	       take);
-	move32(&h->sizes[0][0], &out->sizes[0][0], DIR_COUNT * SIZE_BUCKETS,
-	       take);
-}
+_Static_assert(sizeof(union fd_slot_addr) % sizeof(uint32_t) == 0 &&
+		       _Alignof(union fd_slot_addr) >= _Alignof(uint32_t),
+	       "a slot address is copied as 32-bit words");
 
 #define PATH_MAX_LEN sizeof(((struct sockaddr_un *)0)->sun_path)
 
 /* Slot form -> API form; which is 0 (local) or 1 (peer). */
 static void load_addr(const struct fdtab *t, int fd, unsigned which,
-		      const union fd_slot_addr *a, struct fd_addr *out)
+		      const union fd_slot_addr *slot_addr, struct fd_addr *out)
 {
 	const struct fd_unix_paths *up = &t->unix_paths[fd];
-	size_t n;
+	union fd_slot_addr copy, *a = &copy;
+	uint8_t n;
 
+	id_load(a, slot_addr, sizeof(*a));
 	memset(out, 0, sizeof(*out));
 	switch (a->family) {
 	case AF_INET:
@@ -148,9 +191,11 @@ static void load_addr(const struct fdtab *t, int fd, unsigned which,
 		out->len = sizeof(a->in6);
 		break;
 	case AF_UNIX:
-		n = up->len[which] <= PATH_MAX_LEN ? up->len[which] : 0;
+		id_load_bytes(&n, &up->len[which], 1);
+		if (n > PATH_MAX_LEN)
+			n = 0;
 		out->u.un.sun_family = AF_UNIX;
-		memcpy(out->u.un.sun_path, up->path[which], n);
+		id_load_bytes(out->u.un.sun_path, up->path[which], n);
 		out->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
 		break;
 	case 0:
@@ -164,13 +209,14 @@ static void load_addr(const struct fdtab *t, int fd, unsigned which,
 
 /* API form -> slot form (NULL or len 0: unknown). */
 static void store_addr(struct fdtab *t, int fd, unsigned which,
-		       union fd_slot_addr *dst, const struct fd_addr *src)
+		       union fd_slot_addr *slot_addr, const struct fd_addr *src)
 {
 	size_t base = offsetof(struct sockaddr_un, sun_path);
+	union fd_slot_addr copy, *dst = &copy;
 
 	memset(dst, 0, sizeof(*dst));
 	if (!src || src->len < sizeof(sa_family_t) || src->len > sizeof(src->u))
-		return;
+		goto out;
 	dst->family = src->u.sa.sa_family;
 	if (dst->family == AF_INET && src->len >= sizeof(dst->in4)) {
 		dst->in4 = src->u.in4;
@@ -179,14 +225,18 @@ static void store_addr(struct fdtab *t, int fd, unsigned which,
 	} else if (dst->family == AF_UNIX) {
 		struct fd_unix_paths *up = &t->unix_paths[fd];
 		size_t n = src->len > base ? src->len - base : 0;
+		uint8_t len;
 
 		if (n > PATH_MAX_LEN)
 			n = PATH_MAX_LEN;
-		memcpy(up->path[which], src->u.un.sun_path, n);
-		up->len[which] = (uint8_t)n;
+		len = (uint8_t)n;
+		id_store_bytes(up->path[which], src->u.un.sun_path, n);
+		id_store_bytes(&up->len[which], &len, 1);
 	} else if (dst->family == AF_INET || dst->family == AF_INET6) {
 		dst->family = 0; /* truncated: unknown */
 	}
+out:
+	id_store(slot_addr, dst, sizeof(*dst));
 }
 
 static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
@@ -194,153 +244,241 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 {
 	out->fd = fd;
 	out->kind = kind;
-	out->gen = s->gen;
-	out->opened_ns = s->opened_ns;
+	out->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+	out->opened_ns = __atomic_load_n(&s->opened_ns, __ATOMIC_RELAXED);
 	out->unseen = false;
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
 	memset(&out->ti, 0, sizeof(out->ti));
 }
 
+/* Unknown address: what a retired slot keeps. */
+static void clear_addr(union fd_slot_addr *a)
+{
+	static const union fd_slot_addr none;
+
+	id_store(a, &none, sizeof(none));
+}
+
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
 static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			enum fd_kind old, struct fd_snapshot *out)
 {
-	int tracked = old >= KIND_FIRST_TRACKED && old != KIND_BUSY;
+	int tracked = fd_kind_tracked(old);
 
 	seq_begin(s);
 	if (tracked) {
 		copy_identity(t, s, fd, out, old);
-		read_counters(s, &out->c, true);
+		take_counters(&s->c, &out->c);
 	}
-	s->gen++;
-	s->opened_ns = 0;
-	s->local.family = 0;
-	s->peer.family = 0;
+	/* The owner is the only writer: its own plain read of gen is no
+	 * race; the store is atomic for fdtab_snapshot's sake. */
+	__atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->opened_ns, 0, __ATOMIC_RELAXED);
+	clear_addr(&s->local);
+	clear_addr(&s->peer);
 	seq_end(s);
 	return tracked;
 }
 
-/* Take exclusive ownership of a slot: returns the kind it held. */
-static enum fd_kind own_slot(struct fd_slot *s)
+/*
+ * The slot this thread owns, if any.  A signal handler whose thread it
+ * interrupted half-way through a lifecycle call on the same slot sees it
+ * here and gives up at once: that owner cannot go on before the handler
+ * returns.  initial-exec: no allocation on first use, signal-safe.
+ */
+static __thread struct fd_slot *owned_here
+	__attribute__((tls_model("initial-exec")));
+
+/* How long a lifecycle call waits for another thread's: a few stores
+ * normally; the bound only matters when that thread is descheduled or
+ * stopped in a handler of its own. */
+#define OWN_SPINS 4096
+#define OWN_YIELDS 64
+
+/*
+ * Take exclusive ownership of a slot: returns the kind it held, with
+ * *prev what this thread owned before (handed back by release()).  When it
+ * cannot (see fdtab.h), returns KIND_BUSY having marked the slot for
+ * fdtab_reap.
+ */
+static enum fd_kind own_slot(struct fd_slot *s, struct fd_slot **prev)
 {
 	uint8_t old = LOAD(&s->kind);
+	unsigned waited = 0;
 
 	for (;;) {
 		if (old == KIND_BUSY) {
-			/* Another lifecycle call on the same fd number is
-			 * mid-way (a racing program); it is short, wait. */
+			if (owned_here == s || waited++ >= OWN_SPINS + OWN_YIELDS) {
+				STORE(&s->recheck, 1);
+				return KIND_BUSY;
+			}
+			if (waited > OWN_SPINS)
+				sched_yield();
 			old = LOAD(&s->kind);
 			continue;
 		}
 		if (__atomic_compare_exchange_n(&s->kind, &old, KIND_BUSY,
 						false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
+						__ATOMIC_ACQUIRE)) {
+			*prev = owned_here;
+			owned_here = s;
 			return (enum fd_kind)old;
+		}
 	}
 }
 
-/* Caller owns the slot: write its new identity, then hand it over with its
- * kind (which ends the ownership). */
+/* End the ownership: the slot takes kind. */
+static void release(struct fd_slot *s, enum fd_kind kind, struct fd_slot *prev)
+{
+	STORE(&s->kind, (uint8_t)kind);
+	owned_here = prev;
+}
+
+/* Caller owns the slot: write its new identity (the kind is written by
+ * release()). */
 static void publish(struct fdtab *t, struct fd_slot *s, int fd,
-		    enum fd_kind kind, uint64_t opened_ns,
-		    const struct fd_addr *local, const struct fd_addr *peer)
+		    uint64_t opened_ns, const struct fd_addr *local,
+		    const struct fd_addr *peer)
 {
 	seq_begin(s);
-	s->opened_ns = opened_ns;
+	__atomic_store_n(&s->opened_ns, opened_ns, __ATOMIC_RELAXED);
 	store_addr(t, fd, 0, &s->local, local);
 	store_addr(t, fd, 1, &s->peer, peer);
 	seq_end(s);
-	if (kind != KIND_UNKNOWN)
-		raise_high(t, fd);
-	STORE(&s->kind, (uint8_t)kind);
 }
 
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale)
 {
-	struct fd_slot *s = fdtab_slot(t, fd);
+	struct fd_slot *s = fdtab_slot(t, fd), *prev;
 	enum fd_kind old;
 	int had;
 
 	if (!s)
 		return 0;
+	/* Unknown over unknown: nothing to retire, nothing to record (and
+	 * no busy slot above high for a fork to miss). */
+	if (kind == KIND_UNKNOWN && LOAD(&s->kind) == KIND_UNKNOWN)
+		return 0;
+	/* The state file's page of this slot is backed before any store
+	 * (a lifecycle call, never a data call, may make system calls). */
 	if (t->back)
 		t->back(t->back_ctx, (uint32_t)fd);
-	old = own_slot(s);
+	/* Before the slot is taken, so that a fork landing while it is
+	 * busy still finds it below high (fdtab_forget_all). */
+	raise_high(t, fd);
+	/* A new connection settles whatever a given-up call left to
+	 * check: the connection it was about is retired here as stale. */
+	STORE(&s->recheck, 0);
+	old = own_slot(s, &prev);
+	if (old == KIND_BUSY)
+		return 0;
 	had = retire_owned(t, s, fd, old, stale);
-	publish(t, s, fd, kind, now_ns, local, peer);
+	publish(t, s, fd, now_ns, local, peer);
+	release(s, kind, prev);
 	return had;
 }
 
 void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 		     const struct fd_addr *peer)
 {
-	struct fd_slot *s = fdtab_slot(t, fd);
+	struct fd_slot *s = fdtab_slot(t, fd), *prev;
 	enum fd_kind old;
 
-	if (!s || fdtab_kind(s) < KIND_FIRST_TRACKED)
+	if (!s || !fd_kind_tracked(fdtab_kind(s)))
 		return;
-	old = own_slot(s);
+	old = own_slot(s, &prev);
+	if (old == KIND_BUSY)
+		return;
 	seq_begin(s);
 	if (local)
 		store_addr(t, fd, 0, &s->local, local);
 	if (peer)
 		store_addr(t, fd, 1, &s->peer, peer);
 	seq_end(s);
-	STORE(&s->kind, (uint8_t)old);
+	release(s, old, prev);
 }
 
 enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 			    const struct fd_addr *local,
 			    const struct fd_addr *peer)
 {
-	struct fd_slot *s = fdtab_slot(t, fd);
+	struct fd_slot *s = fdtab_slot(t, fd), *prev = owned_here;
 	uint8_t expect = KIND_UNKNOWN;
 
 	if (!s)
 		return KIND_UNTRACKED;
 	if (t->back)
 		t->back(t->back_ctx, (uint32_t)fd);
+	raise_high(t, fd);
 	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (enum fd_kind)expect;
+	owned_here = s;
+	/* What is on the fd now was just looked at: nothing left to check. */
+	STORE(&s->recheck, 0);
 	/* opened 0: inherited, we did not see it open */
-	publish(t, s, fd, kind, 0, local, peer);
+	publish(t, s, fd, 0, local, peer);
+	release(s, kind, prev);
 	return kind;
+}
+
+/* Own s and retire what it holds, leaving it unknown; a reap also settles
+ * the mark a given-up call left.  As fdtab_retire returns. */
+static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
+		       struct fd_snapshot *out, bool reap)
+{
+	struct fd_slot *prev;
+	enum fd_kind old = own_slot(s, &prev);
+	int had;
+
+	if (old == KIND_BUSY)
+		return 0;
+	if (reap)
+		STORE(&s->recheck, 0);
+	had = retire_owned(t, s, fd, old, out);
+	release(s, KIND_UNKNOWN, prev);
+	return had;
 }
 
 int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 {
 	struct fd_slot *s = fdtab_slot(t, fd);
-	enum fd_kind old;
-	int had;
 
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
-	old = own_slot(s);
-	had = retire_owned(t, s, fd, old, out);
-	STORE(&s->kind, (uint8_t)KIND_UNKNOWN);
-	return had;
+	return retire_slot(t, s, fd, out, false);
+}
+
+int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
+{
+	struct fd_slot *s = fdtab_slot(t, fd);
+
+	if (!s || !LOAD(&s->recheck))
+		return 0;
+	return retire_slot(t, s, fd, out, true);
 }
 
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 		     struct fd_snapshot *out)
 {
-	struct fd_slot *s = fdtab_slot(t, fd);
+	struct fd_slot *s = fdtab_slot(t, fd), *prev;
 	enum fd_kind old;
 	int had;
 
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
-	old = own_slot(s);
-	if (s->gen != gen) {
-		STORE(&s->kind, (uint8_t)old);
+	old = own_slot(s, &prev);
+	if (old == KIND_BUSY)
+		return 0;
+	if (__atomic_load_n(&s->gen, __ATOMIC_RELAXED) != gen) {
+		release(s, old, prev);
 		return 0;
 	}
 	had = retire_owned(t, s, fd, old, out);
-	STORE(&s->kind, (uint8_t)KIND_UNKNOWN);
+	release(s, KIND_UNKNOWN, prev);
 	return had;
 }
 
@@ -353,53 +491,16 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	if (!s)
 		return 0;
 	kind = fdtab_kind(s);
-	if (kind < KIND_FIRST_TRACKED || kind == KIND_BUSY)
+	if (!fd_kind_tracked(kind))
 		return 0;
 	seq0 = LOAD(&s->seq);
 	if (seq0 & 1)
 		return 0;
 	copy_identity(t, s, fd, out, kind);
-	read_counters(s, &out->c, false);
+	load_counters(&s->c, &out->c);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	seq1 = LOAD(&s->seq);
 	return seq0 == seq1 && LOAD(&s->kind) == kind;
-}
-
-/* Move 2^31 from *v to *carry if *v reached it; a CAS, so a concurrent
- * retirement (which exchanges *v with zero) is never undone. */
-static int fold_one(uint32_t *v, uint64_t *carry)
-{
-	uint32_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
-
-	while (cur >= (1u << 31)) {
-		if (__atomic_compare_exchange_n(v, &cur, cur - (1u << 31), true,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED)) {
-			*carry += 1u << 31;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-int fdtab_fold(struct fdtab *t, int fd, uint32_t gen,
-	       struct fd_counters *carry)
-{
-	struct fd_slot *s = fdtab_slot(t, fd);
-	int moved = 0;
-	unsigned d, i;
-
-	if (!s || LOAD(&s->gen) != gen)
-		return 0;
-	for (d = 0; d < DIR_COUNT; d++) {
-		for (i = 0; i < ERR_COUNT; i++)
-			moved |= fold_one(&s->c.errors[d][i],
-					  &carry->errors[d][i]);
-		for (i = 0; i < SIZE_BUCKETS; i++)
-			moved |= fold_one(&s->c.sizes[d][i],
-					  &carry->sizes[d][i]);
-	}
-	return moved;
 }
 
 void fdtab_forget_all(struct fdtab *t)
@@ -409,10 +510,14 @@ void fdtab_forget_all(struct fdtab *t)
 	for (fd = 0; fd < high; fd++) {
 		struct fd_slot *s = &t->slots[fd];
 
-		if (s->kind == KIND_UNKNOWN)
+		if (s->kind == KIND_UNKNOWN && !(s->seq & 1) && !s->recheck)
 			continue;
 		memset(&s->c, 0, sizeof(s->c));
 		s->gen++;
+		/* A writer of the parent caught mid-way by the fork left seq
+		 * odd: no snapshot of this slot would ever succeed. */
+		s->seq &= ~1u;
+		s->recheck = 0;
 		s->opened_ns = 0;
 		s->local.family = 0;
 		s->peer.family = 0;
@@ -439,7 +544,7 @@ void fd_counters_add(struct fd_counters *a, const struct fd_counters *b)
 	const uint64_t *src = (const uint64_t *)b;
 	size_t i;
 
-	for (i = 0; i < sizeof(*a) / sizeof(uint64_t); i++)
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
 		dst[i] += src[i];
 }
 

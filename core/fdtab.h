@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -40,7 +41,7 @@ enum fd_dir { DIR_IN, DIR_OUT, DIR_COUNT };
 
 enum fd_err { ERR_AGAIN, ERR_INTR, ERR_OTHER, ERR_COUNT };
 
-/* Kinds below KIND_FIRST_TRACKED are never counted. */
+/* Kinds below KIND_FIRST_TRACKED are never counted (fd_kind_tracked). */
 enum fd_kind {
 	KIND_UNKNOWN = 0, /* not classified yet: the next data call does it */
 	KIND_UNTRACKED,   /* classified, and not metered by the config */
@@ -57,6 +58,24 @@ enum fd_kind {
 };
 #define KIND_FIRST_TRACKED KIND_TCP
 
+/* fd_kind_tracked - true when a slot of kind k holds a metered connection
+ * (not unknown, untracked or busy).  Context: any thread and signal
+ * handler. */
+static inline bool fd_kind_tracked(unsigned k)
+{
+	return k >= KIND_FIRST_TRACKED && k < KIND_COUNT;
+}
+
+/* fd_kind_counts - true when a data call on a slot of kind k is counted
+ * into it: a tracked connection, or one being rewritten by a lifecycle
+ * call (KIND_BUSY: the count lands in the old connection's numbers or the
+ * new one's, never nowhere).  The hot path's one test.  Context: any
+ * thread and signal handler. */
+static inline bool fd_kind_counts(unsigned k)
+{
+	return k >= KIND_FIRST_TRACKED;
+}
+
 struct fd_counters {
 	uint64_t bytes[DIR_COUNT];
 	uint64_t calls[DIR_COUNT];
@@ -65,22 +84,33 @@ struct fd_counters {
 	uint64_t latency_ns[DIR_COUNT];
 };
 
+/* struct fd_counters (and struct fd_hot, laid out alike) is added, moved
+ * and zeroed as an array of FD_COUNTERS_WORDS uint64_t. */
+#define FD_COUNTERS_WORDS (sizeof(struct fd_counters) / sizeof(uint64_t))
+_Static_assert(sizeof(struct fd_counters) % sizeof(uint64_t) == 0 &&
+		       _Alignof(struct fd_counters) == _Alignof(uint64_t),
+	       "struct fd_counters is walked as an array of uint64_t");
+
 /*
- * Counters as wrapped calls write them into a slot.  Event counts that can
- * never grow by 2^31 within one tick (errors, sizes) are 32-bit, which
- * keeps a slot small; the ticker moves them into 64-bit carries long before
- * they could wrap (fdtab_fold).  Bytes, calls and latency stay 64-bit.
- * Latency is kept in whatever clock ticks the caller reads (the preload
- * uses the CPU's cycle counter: no function call on the hot path); the
- * meter turns them into nanoseconds (struct meter's ns_per_tick).
+ * Counters as wrapped calls write them into a slot: the fields of struct
+ * fd_counters, in its order, every one 64-bit, so a count is exact past
+ * 2^32 on its own, whether a ticker ever runs or not (a 64-bit add is the
+ * same one instruction as a 32-bit one).  Latency is kept in whatever
+ * clock ticks the caller reads (the preload uses the CPU's cycle counter:
+ * no function call on the hot path); the meter turns them into
+ * nanoseconds (struct meter's ns_per_tick).
  */
 struct fd_hot {
 	uint64_t bytes[DIR_COUNT];
 	uint64_t calls[DIR_COUNT];
+	uint64_t errors[DIR_COUNT][ERR_COUNT];
+	uint64_t sizes[DIR_COUNT][SIZE_BUCKETS];
 	uint64_t latency[DIR_COUNT]; /* in the caller's clock ticks */
-	uint32_t errors[DIR_COUNT][ERR_COUNT];
-	uint32_t sizes[DIR_COUNT][SIZE_BUCKETS];
 };
+_Static_assert(sizeof(struct fd_hot) == sizeof(struct fd_counters) &&
+		       offsetof(struct fd_hot, latency) ==
+			       offsetof(struct fd_counters, latency_ns),
+	       "struct fd_hot is moved into struct fd_counters word by word");
 
 /* An address as the sockets API gives it; len 0 when unknown. */
 struct fd_addr {
@@ -109,6 +139,7 @@ struct fd_unix_paths {
 
 struct fd_slot {
 	uint8_t kind;        /* enum fd_kind; atomic */
+	uint8_t recheck;     /* a lifecycle call gave up: see fdtab_reap */
 	uint32_t seq;        /* odd while identity is being written */
 	uint32_t gen;        /* bumped at every retirement */
 	uint64_t opened_ns;  /* CLOCK_REALTIME, 0 when inherited/unknown */
@@ -148,6 +179,7 @@ struct fd_snapshot {
  * fdtab_init - map a table for fds 0 .. cap-1 (clamped to FDTAB_MAX_CAP).
  * Returns 0, or a negative errno when the mapping failed (t is then empty:
  * cap 0, so every lookup misses and nothing is counted).
+ * Context: start-up only.
  */
 int fdtab_init(struct fdtab *t, uint32_t cap);
 
@@ -159,14 +191,27 @@ int fdtab_init(struct fdtab *t, uint32_t cap);
  */
 int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap);
 
-/* fdtab_destroy - unmap the table; t becomes empty. */
+/* fdtab_destroy - unmap the table; t becomes empty.  Context: tests only,
+ * never at process exit. */
 void fdtab_destroy(struct fdtab *t);
+
+/*
+ * Lifecycle calls (fdtab_open, fdtab_set_addrs, fdtab_classify,
+ * fdtab_retire) take a slot for themselves for a few stores (kind
+ * KIND_BUSY).  Another one on the same slot waits for it, but boundedly:
+ * when the owner is the interrupted code of the very thread a signal
+ * handler runs on, or does not hand the slot back soon, the call gives up,
+ * changes nothing and marks the slot for fdtab_reap, which the ticker runs
+ * (so a give-up never loses numbers: the connection is retired whole a
+ * tick later and the fd looked at afresh on its next data call).
+ */
 
 /*
  * fdtab_open - record that fd now holds a new connection of the given kind
  * (tracked or KIND_UNTRACKED).  Any connection still recorded on that slot
  * (its close went unseen) is retired first into *stale, and 1 is returned;
  * otherwise 0.  local/peer may be NULL.
+ * Context: any thread and signal handler.
  */
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
@@ -175,13 +220,16 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 /*
  * fdtab_set_addrs - replace the addresses of fd's connection (connect,
  * bind); NULL leaves one unchanged.  Does nothing on an untracked slot.
+ * Context: any thread and signal handler.
  */
 void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 		     const struct fd_addr *peer);
 
 /*
  * fdtab_classify - set the kind of an fd first seen in a data call, only if
- * no one classified it meanwhile.  Returns the kind the slot holds after.
+ * no one classified it meanwhile.  Returns the kind the slot holds after
+ * (KIND_BUSY while a lifecycle call holds it: never waits).
+ * Context: any thread and signal handler.
  */
 enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 			    const struct fd_addr *local,
@@ -192,49 +240,56 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
  * connection, its final numbers are moved into *out (the slot's counters
  * become zero, its generation grows) and 1 is returned; otherwise the slot
  * is simply reset to KIND_UNKNOWN and 0 is returned.
+ * Context: any thread and signal handler.
  */
 int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out);
 
 /*
  * fdtab_retire_gen - fdtab_retire, only while fd still holds generation
  * gen (a lifecycle call may have retired it and opened another since).
+ * Context: any thread and signal handler.
  */
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 		     struct fd_snapshot *out);
 
 /*
+ * fdtab_reap - when a lifecycle call gave up on fd's slot (see above),
+ * retire whatever connection the slot holds now, as fdtab_retire does, and
+ * leave it KIND_UNKNOWN for the next data call to classify.  Returns 1
+ * with *out filled when a tracked connection was retired; 0 otherwise
+ * (nothing to do, or the slot is still busy: try on the next tick).
+ * Context: ticker only.
+ */
+int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out);
+
+/*
  * fdtab_snapshot - copy fd's slot consistently.  Returns 1 with *out filled
  * when the slot holds a tracked connection, 0 when it does not or when a
  * lifecycle call was rewriting it (try again on the next tick).
+ * Context: any thread (the ticker; dup's lifecycle hook); signal-safe.
  */
 int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out);
 
 /*
- * fdtab_fold - the ticker's guard against 32-bit wrap: every 32-bit counter
- * of fd's connection generation gen that reached 2^31 gives 2^31 to the
- * matching field of *carry.  Returns 1 when something moved.  Lock-free;
- * a counter retired meanwhile is left alone.
- */
-int fdtab_fold(struct fdtab *t, int fd, uint32_t gen,
-	       struct fd_counters *carry);
-
-/*
  * fdtab_forget_all - in a fresh child after fork: every slot returns to
- * KIND_UNKNOWN with zero counters and a new generation, so the child's
- * first call on an inherited fd classifies it afresh (as inherited).
- * Single-threaded use only.
+ * KIND_UNKNOWN with zero counters, a new generation and an even sequence
+ * (a fork can land while another thread is half-way through a slot), so
+ * the child's first call on an inherited fd classifies it afresh (as
+ * inherited).
+ * Context: fork child (single-threaded).
  */
 void fdtab_forget_all(struct fdtab *t);
 
-/* Add every counter of b into a. */
+/* fd_counters_add - add every counter of b into a.  Context: any thread
+ * (plain, not atomic: callers add into their own copies). */
 void fd_counters_add(struct fd_counters *a, const struct fd_counters *b);
 
 /* fd_derive_calls - calls = sizes + errors, per direction (see
- * fd_calls_derived). */
+ * fd_calls_derived).  Context: any thread. */
 void fd_derive_calls(struct fd_counters *c);
 
 /* fd_kind_name - "tcp", "udp", "unix", "unix_dgram", "socket", "pipe",
- * "file", "tty" (or "unknown"). */
+ * "file", "tty" (or "unknown").  Context: any thread and signal handler. */
 const char *fd_kind_name(enum fd_kind k);
 
 /* --- the hot path ------------------------------------------------------ */
@@ -245,6 +300,8 @@ const char *fd_kind_name(enum fd_kind k);
 #define ACCT_ERRORS (1u << 2)
 #define ACCT_SIZES (1u << 3)
 
+/* fdtab_slot - fd's slot, or NULL beyond the table.  fdtab_kind - its
+ * kind (acquire).  Context (both): any thread and signal handler. */
 static inline struct fd_slot *fdtab_slot(const struct fdtab *t, int fd)
 {
 	/* An unsigned compare also rejects negative fds. */
@@ -258,6 +315,9 @@ static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
 	return (enum fd_kind)__atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
 }
 
+/* fd_size_bucket - the histogram bucket of a transfer of n bytes;
+ * fd_err_class - the class of errno err.  Context (both): any thread and
+ * signal handler. */
 static inline unsigned fd_size_bucket(uint64_t n)
 {
 	/* floor(log2(2n + 1)): 0 for 0, i for [2^(i-1), 2^i), no branch.
@@ -276,7 +336,8 @@ static inline enum fd_err fd_err_class(int err)
 
 /* With sizes and errors both counted, every call lands in exactly one of
  * them: calls is their sum, and is not counted separately (one atomic add
- * less per call).  fd_calls_derived() says when; fd_derive_calls() sums. */
+ * less per call).  fd_calls_derived() says when; fd_derive_calls() sums.
+ * Context: any thread and signal handler. */
 static inline int fd_calls_derived(unsigned acct)
 {
 	return (acct & ACCT_SIZES) && (acct & ACCT_ERRORS);
@@ -286,6 +347,7 @@ static inline int fd_calls_derived(unsigned acct)
  * fd_account - count one finished data call on a tracked slot: r is what
  * the call returned (bytes moved, or -1 with err set).  Only the categories
  * in acct are touched.  Lock-free and async-signal-safe; errno untouched.
+ * Context: any thread and signal handler.
  */
 static inline __attribute__((always_inline)) void
 fd_account(struct fd_slot *s, enum fd_dir dir, int64_t r,

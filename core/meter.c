@@ -1,8 +1,8 @@
 /*
  * meter.c - the metering state and the ticker's work: sampling every fd
- * into its window, folding 32-bit counters into carries, draining the
- * close queue (closeq.c), ranking the busiest fds (topn.c), and making the
- * records (summary.c, prom.c).  Contract in meter.h.
+ * into its window, retiring the slots lifecycle calls gave up on, draining
+ * the close queue (closeq.c), ranking the busiest fds (topn.c), and making
+ * the records (summary.c, prom.c).  Contract in meter.h.
  */
 #include "meter.h"
 
@@ -130,9 +130,7 @@ static void free_windows(struct meter *m)
 		return;
 	for (fd = 0; fd < m->tab.cap && fd < LOAD(&m->tab.high); fd++) {
 		free(m->fds[fd].win);
-		free(m->fds[fd].carry);
 		m->fds[fd].win = NULL;
-		m->fds[fd].carry = NULL;
 	}
 }
 
@@ -260,41 +258,6 @@ static void finish_counters(const struct meter *m, struct fd_counters *c)
 			(uint64_t)((double)c->latency_ns[d] * m->ns_per_tick);
 }
 
-/* True when a 32-bit slot counter (errors, sizes) has reached 2^31. */
-static bool needs_fold(const struct fd_counters *c)
-{
-	const uint64_t *e = &c->errors[0][0], *z = &c->sizes[0][0];
-	unsigned i;
-
-	for (i = 0; i < DIR_COUNT * ERR_COUNT; i++)
-		if (e[i] >= (1u << 31))
-			return true;
-	for (i = 0; i < DIR_COUNT * SIZE_BUCKETS; i++)
-		if (z[i] >= (1u << 31))
-			return true;
-	return false;
-}
-
-/* Move what fdtab_fold takes out of the 32-bit slot counters into the
- * fd's carry, keeping the snapshot s (taken before) equal to the truth. */
-static void fold(struct meter *m, struct meter_fdstate *st,
-		 struct fd_snapshot *s)
-{
-	struct fd_counters moved;
-	uint64_t *a = (uint64_t *)&moved, *b = (uint64_t *)&s->c;
-	size_t i;
-
-	if (!st->carry)
-		st->carry = calloc(1, sizeof(*st->carry));
-	if (!st->carry)
-		return;
-	memset(&moved, 0, sizeof(moved));
-	fdtab_fold(&m->tab, s->fd, s->gen, &moved);
-	fd_counters_add(st->carry, &moved);
-	for (i = 0; i < sizeof(moved) / sizeof(uint64_t); i++)
-		b[i] -= a[i];
-}
-
 /* Put the bytes moved since the last boundary into bucket done. */
 static void close_bucket(struct meter *m, struct meter_fdstate *st,
 			 const struct fd_snapshot *s, uint64_t done)
@@ -316,7 +279,7 @@ static void close_bucket(struct meter *m, struct meter_fdstate *st,
 
 /*
  * Bring the ticker's memory of fd up to date with snapshot s, and make s
- * whole: the carries of its 32-bit counters are added in.  boundary: this
+ * what records show (finish_counters).  boundary: this
  * sample is the first since a bucket ended, so the bytes since the last
  * boundary go into that bucket.  Samples between boundaries (records at
  * other times) leave the window alone: rates always come from whole
@@ -333,20 +296,12 @@ static void sample_fd(struct meter *m, struct fd_snapshot *s,
 	if (!st->known || st->gen != s->gen) {
 		/* A connection we have not seen before on this fd. */
 		struct window *win = st->win;
-		struct fd_counters *carry = st->carry;
 
 		memset(st, 0, sizeof(*st));
 		st->win = win;
-		st->carry = carry;
-		if (carry)
-			memset(carry, 0, sizeof(*carry));
 		st->known = true;
 		st->gen = s->gen;
 	}
-	if (needs_fold(&s->c))
-		fold(m, st, s);
-	if (st->carry)
-		fd_counters_add(&s->c, st->carry);
 	finish_counters(m, &s->c);
 	if (boundary && m->cfg.category[CAT_WINDOWS])
 		close_bucket(m, st, s, done);
@@ -391,19 +346,19 @@ static uint64_t last_active_at_close(const struct meter *m,
 	return act ? e->closed_ns : 0;
 }
 
-/* A retired connection's numbers are only whole with the carries its
- * 32-bit counters gave the ticker; they leave with it. */
-static void add_carry(struct meter *m, struct fd_snapshot *s)
+/*
+ * A lifecycle call that gave up on a slot (a signal handler on the
+ * thread that held it) left it for us: retire what it holds now into the
+ * close queue, so its numbers reach the records.
+ */
+static void reap(struct meter *m, struct meter_time now)
 {
-	struct meter_fdstate *st;
+	uint32_t fd, high = LOAD(&m->tab.high);
+	struct fd_snapshot s;
 
-	if (s->fd < 0 || (uint32_t)s->fd >= m->tab.cap)
-		return;
-	st = &m->fds[s->fd];
-	if (!st->carry || !st->known || st->gen != s->gen)
-		return;
-	fd_counters_add(&s->c, st->carry);
-	memset(st->carry, 0, sizeof(*st->carry));
+	for (fd = 0; fd < high; fd++)
+		if (fdtab_reap(&m->tab, (int)fd, &s))
+			closeq_push(&m->q, &s, now.real_ns);
 }
 
 /*
@@ -422,7 +377,6 @@ static uint32_t drain(struct meter *m, uint32_t most)
 		struct summary_fd *f;
 
 		n++;
-		add_carry(m, &e.s);
 		finish_counters(m, &e.s.c);
 		fd_counters_add(&m->closed, &e.s.c);
 		state_ticker_add(m->durable, &e.s);
@@ -616,6 +570,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	if (m->prom)
 		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
 							    : NULL;
+	reap(m, now);
 	/* A drain alone takes a bounded batch: the ticker holds the state
 	 * lock (fork waits on it) for a bounded time, and comes back for the
 	 * rest at once.  A record drains all: its totals are whole. */
@@ -626,7 +581,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		prom_begin(m, now);
 		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
-			prom_format(&m->prom->data, &m->cfg, out);
+			prom_agg_format(m->prom, &m->cfg, out);
 		return;
 	}
 	n = sample_all(m, now, &r, record, final);

@@ -57,7 +57,6 @@ struct meter_fdstate {
 	uint64_t bytes_recorded;    /* bytes in+out at the last record */
 	uint64_t last_active_ns;
 	struct window *win;
-	struct fd_counters *carry;  /* folded 32-bit counters, when any */
 };
 
 struct meter {

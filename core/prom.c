@@ -31,6 +31,17 @@ void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap)
 	}
 }
 
+/* The index of host's entry in t, or t->n. */
+static uint32_t peer_find(const struct prom_peers *t, const char *host)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->p[i].host, host) == 0)
+			break;
+	return i;
+}
+
 void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
 		    uint64_t out)
 {
@@ -38,9 +49,7 @@ void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
 
 	if (in == 0 && out == 0)
 		return;
-	for (i = 0; i < t->n; i++)
-		if (strcmp(t->p[i].host, host) == 0)
-			break;
+	i = peer_find(t, host);
 	if (i == t->n && t->n < PROM_MAX_PEERS) {
 		snprintf(t->p[i].host, sizeof(t->p[i].host), "%s", host);
 		t->p[i].bytes[DIR_IN] = t->p[i].bytes[DIR_OUT] = 0;
@@ -87,6 +96,11 @@ static const char *const errs[ERR_COUNT] = { "again", "intr", "other" };
 
 /* One counter per kind (and direction) from the fd_counters field at
  * offset off (a [DIR_COUNT] array of uint64_t). */
+_Static_assert(sizeof(((struct fd_counters *)0)->bytes) ==
+			       DIR_COUNT * sizeof(uint64_t) &&
+		       sizeof(((struct fd_counters *)0)->calls) ==
+			       DIR_COUNT * sizeof(uint64_t),
+	       "per_kind reads bytes and calls as [DIR_COUNT] uint64_t");
 static void per_kind(struct sbuf *b, const struct prom_data *d,
 		     const char *name, size_t off)
 {
@@ -180,19 +194,16 @@ static int by_bytes(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
-static void peers(struct sbuf *b, const struct prom_data *d,
-		  const struct config *c)
+static void peers(struct sbuf *b, const struct prom_data *d)
 {
 	struct prom_peers t = d->peers;
-	uint32_t keep = c->top && c->top < t.n ? c->top : t.n, i;
+	uint32_t keep = t.n, i;
 	unsigned dir;
 
 	qsort(t.p, t.n, sizeof(t.p[0]), by_bytes);
-	for (i = keep; i < t.n; i++)
-		for (dir = 0; dir < DIR_COUNT; dir++)
-			t.other[dir] += t.p[i].bytes[dir];
 	head(b, "sockmeter_peer_bytes_total", "counter",
-	     "Bytes by peer host (the busiest by name, the rest as other).");
+	     "Bytes by peer host (up to top hosts by name, named for good; "
+	     "the rest as other).");
 	for (i = 0; i <= keep; i++)
 		for (dir = 0; dir < DIR_COUNT; dir++) {
 			const char *host = i < keep ? t.p[i].host : "other";
@@ -357,7 +368,7 @@ void prom_format(const struct prom_data *d, const struct config *c,
 		per_kind_seconds(out, d);
 	}
 	if (c->category[CAT_PEERS] && c->category[CAT_BYTES])
-		peers(out, d, c);
+		peers(out, d);
 	if (c->category[CAT_WINDOWS] && d->have_rates)
 		rates(out, d, c);
 	if (c->category[CAT_TCP_INFO] && d->tcp.connections)
@@ -366,17 +377,34 @@ void prom_format(const struct prom_data *d, const struct config *c,
 
 /* --- adding up an exposition, tick by tick ----------------------------- */
 
-static void add_peer(struct prom_peers *t, struct names *names,
-		     const struct fd_snapshot *s)
+/* A peer's label: its name when known (the table of peers stays
+ * bounded), else its host. */
+static void peer_label(struct names *names, const struct fd_snapshot *s,
+		       char *host, size_t cap)
 {
-	char host[PROM_HOST_MAX];
 	uint64_t lookup_ns;
 
-	/* A known name is the label; the table of peers stays bounded. */
-	if (!names || !names_find(names, &s->peer, host, sizeof(host),
-				  &lookup_ns))
-		prom_peer_host(&s->peer, host, sizeof(host));
-	prom_peers_add(t, host, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT]);
+	if (!names || !names_find(names, &s->peer, host, cap, &lookup_ns))
+		prom_peer_host(&s->peer, host, cap);
+}
+
+/* A closed connection's bytes: to its peer when named, else pending until
+ * the next exposition names it or gives it to other. */
+static void add_closed_peer(struct prom_agg *a, const struct fd_snapshot *s)
+{
+	char host[PROM_HOST_MAX];
+	uint32_t i;
+	unsigned d;
+
+	peer_label(a->names, s, host, sizeof(host));
+	i = peer_find(&a->peers, host);
+	if (i == a->peers.n) {
+		prom_peers_add(&a->pending, host, s->c.bytes[DIR_IN],
+			       s->c.bytes[DIR_OUT]);
+		return;
+	}
+	for (d = 0; d < DIR_COUNT; d++)
+		a->peers.p[i].bytes[d] += s->c.bytes[d];
 }
 
 void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
@@ -385,7 +413,7 @@ void prom_agg_closed(struct prom_agg *a, const struct fd_snapshot *s)
 		return;
 	fd_counters_add(&a->closed[s->kind], &s->c);
 	a->closed_n[s->kind]++;
-	add_peer(&a->peers, a->names, s);
+	add_closed_peer(a, s);
 	prom_tcp_add(&a->closed_tcp, s, true);
 }
 
@@ -403,6 +431,13 @@ void prom_agg_begin(struct prom_agg *a,
 	d->start_ns = start_ns;
 	d->ts_ns = ts_ns;
 	d->peers = a->peers;
+	/* Closed since the last exposition, not named yet: candidates. */
+	for (k = 0; k < a->pending.n; k++)
+		prom_peers_add(&d->peers, a->pending.p[k].host,
+			       a->pending.p[k].bytes[DIR_IN],
+			       a->pending.p[k].bytes[DIR_OUT]);
+	d->peers.other[DIR_IN] += a->pending.other[DIR_IN];
+	d->peers.other[DIR_OUT] += a->pending.other[DIR_OUT];
 	d->tcp = a->closed_tcp;
 	for (k = 0; k < KIND_COUNT; k++) {
 		d->kind[k] = a->closed[k];
@@ -415,13 +450,17 @@ void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
 		   unsigned nspans)
 {
 	struct prom_data *d = &a->data;
+	char host[PROM_HOST_MAX];
 	unsigned k, dir;
 
 	if ((unsigned)f->s.kind >= KIND_COUNT)
 		return;
 	fd_counters_add(&d->kind[f->s.kind], &f->s.c);
 	d->fds_open[f->s.kind]++;
-	add_peer(&d->peers, a->names, &f->s);
+	/* A named peer's entry, or a candidate's appended after them. */
+	peer_label(a->names, &f->s, host, sizeof(host));
+	prom_peers_add(&d->peers, host, f->s.c.bytes[DIR_IN],
+		       f->s.c.bytes[DIR_OUT]);
 	prom_tcp_add(&d->tcp, &f->s, false);
 	if (!f->have_rates)
 		return;
@@ -429,4 +468,85 @@ void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
 	for (k = 0; k < nspans && k < WINDOW_MAX_SPANS; k++)
 		for (dir = 0; dir < DIR_COUNT; dir++)
 			d->rate[k][dir] += f->rate[k][dir];
+}
+
+/* Name the candidates of d (entries after the named ones), busiest first,
+ * while fewer than limit are named; the rest go to other for this
+ * exposition (and stay unnamed: the table of names is then full). */
+static void settle_names(struct prom_agg *a, uint32_t limit)
+{
+	struct prom_peers *t = &a->data.peers;
+	uint32_t named = a->peers.n, i;
+	unsigned d;
+
+	qsort(t->p + named, t->n - named, sizeof(t->p[0]), by_bytes);
+	for (i = named; i < t->n; i++) {
+		/* What closed connections of this host left, not yet shown. */
+		uint32_t j = peer_find(&a->pending, t->p[i].host);
+		const uint64_t *closed = j < a->pending.n ? a->pending.p[j].bytes
+							  : NULL;
+
+		if (a->peers.n < limit) {
+			struct prom_peer *p = &a->peers.p[a->peers.n++];
+
+			/* Two tables of the same struct: no overlap. */
+			memcpy(p->host, t->p[i].host, sizeof(p->host));
+			for (d = 0; d < DIR_COUNT; d++)
+				p->bytes[d] = closed ? closed[d] : 0;
+			continue;
+		}
+		for (d = 0; d < DIR_COUNT; d++)
+			t->other[d] += t->p[i].bytes[d];
+	}
+	t->n = a->peers.n;
+	/* Shown now, by name or as other: what is still unnamed goes to
+	 * other for good, and nothing is pending any more. */
+	for (i = 0; i < a->pending.n; i++)
+		if (peer_find(&a->peers, a->pending.p[i].host) == a->peers.n)
+			for (d = 0; d < DIR_COUNT; d++)
+				a->peers.other[d] += a->pending.p[i].bytes[d];
+	for (d = 0; d < DIR_COUNT; d++)
+		a->peers.other[d] += a->pending.other[d];
+	memset(&a->pending, 0, sizeof(a->pending));
+}
+
+/* No peer series shows less than it did: a live connection's label can
+ * change (its name resolved meanwhile), which would move its bytes from
+ * one named series to another.  Named peers keep their index for good. */
+static void floor_peers(struct prom_agg *a)
+{
+	struct prom_peers *t = &a->data.peers;
+	uint32_t i;
+	unsigned d;
+
+	for (d = 0; d < DIR_COUNT; d++) {
+		for (i = 0; i < t->n && i < PROM_MAX_PEERS; i++) {
+			if (t->p[i].bytes[d] < a->peer_shown[i][d])
+				t->p[i].bytes[d] = a->peer_shown[i][d];
+			a->peer_shown[i][d] = t->p[i].bytes[d];
+		}
+		if (t->other[d] < a->other_shown[d])
+			t->other[d] = a->other_shown[d];
+		a->other_shown[d] = t->other[d];
+	}
+}
+
+void prom_agg_format(struct prom_agg *a, const struct config *c,
+		     struct sbuf *out)
+{
+	uint32_t limit = c->top && c->top < PROM_MAX_PEERS ? c->top
+							   : PROM_MAX_PEERS;
+	unsigned k, d;
+
+	settle_names(a, limit);
+	floor_peers(a);
+	for (k = 0; k < KIND_COUNT; k++)
+		for (d = 0; d < DIR_COUNT; d++) {
+			uint64_t *v = &a->data.kind[k].latency_ns[d];
+
+			if (*v < a->latency_shown[k][d])
+				*v = a->latency_shown[k][d];
+			a->latency_shown[k][d] = *v;
+		}
+	prom_format(&a->data, c, out);
 }

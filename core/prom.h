@@ -5,9 +5,11 @@
  * Each write is a whole snapshot (the sink replaces the file atomically):
  * counters per fd kind and direction, open and closed fds per kind, the
  * process's rates, and bytes per peer host with bounded label cardinality
- * (the busiest peers by name, the rest summed as peer="other").  Every
+ * (up to `top` peers by name, the rest summed as peer="other").  Every
  * series carries prog and pid labels.  Metrics of a disabled category are
- * absent.
+ * absent.  Every counter only ever grows for the life of the process
+ * (Prometheus reads a decrease as a reset): a peer named once stays named,
+ * so no traffic ever moves between a name and "other".
  */
 #ifndef SOCKMETER_PROM_H
 #define SOCKMETER_PROM_H
@@ -52,6 +54,8 @@ struct prom_peer {
 
 /* A bounded table of bytes per peer host; overflow goes to other. */
 struct prom_peers {
+	/* p[0 .. n-1]; in an exposition being made, the first ones are the
+	 * named peers (struct prom_agg's), the others candidates. */
 	struct prom_peer p[PROM_MAX_PEERS];
 	uint32_t n;
 	uint64_t other[DIR_COUNT];
@@ -73,16 +77,19 @@ struct prom_data {
 /*
  * prom_peer_host - the host part of a peer address: the IP without the
  * port (a server's peers come from random ports), a unix path, or "".
+ * Context: ticker only.
  */
 void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap);
 
-/* prom_peers_add - add bytes to host's entry (made if there is room). */
+/* prom_peers_add - add bytes to host's entry (made if there is room, else
+ * the bytes go to other).  Context: ticker only. */
 void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
 		    uint64_t out);
 
 /*
- * prom_format - append the exposition of d to out: the c->top busiest
- * peers (at most PROM_MAX_PEERS) by name, the rest as "other".
+ * prom_format - append the exposition of d to out: every peer of
+ * d->peers by name (busiest first), and "other".
+ * Context: ticker only.
  */
 void prom_format(const struct prom_data *d, const struct config *c,
 		 struct sbuf *out);
@@ -94,9 +101,20 @@ void prom_format(const struct prom_data *d, const struct config *c,
 struct prom_agg {
 	struct fd_counters closed[KIND_COUNT];
 	uint64_t closed_n[KIND_COUNT];
-	struct prom_peers peers; /* of closed connections */
+	/* The named peers (never removed), with the bytes of their closed
+	 * connections; other: closed connections of unnamed peers. */
+	struct prom_peers peers;
+	/* Closed connections of peers not named yet, since the last
+	 * exposition: it names them (room allowing) or gives them to other. */
+	struct prom_peers pending;
 	struct prom_tcp closed_tcp; /* kernel figures of closed TCP */
 	struct names *names;     /* peer labels by name when known */
+	/* The latency last shown per kind and direction: the clock's
+	 * calibration moves, the counter must not go down with it. */
+	uint64_t latency_shown[KIND_COUNT][DIR_COUNT];
+	/* The same for each named peer (by index) and for other. */
+	uint64_t peer_shown[PROM_MAX_PEERS][DIR_COUNT];
+	uint64_t other_shown[DIR_COUNT];
 	struct prom_data data;   /* the one being made */
 };
 
@@ -125,5 +143,16 @@ void prom_agg_begin(struct prom_agg *a,
  */
 void prom_agg_live(struct prom_agg *a, const struct summary_fd *f,
 		   unsigned nspans);
+
+/*
+ * prom_agg_format - finish a->data and append its exposition to out: peers
+ * seen with traffic for the first time are named while fewer than c->top
+ * (at most PROM_MAX_PEERS) are, busiest first, and stay named for good;
+ * the others' bytes go to "other".  No counter shows less than it did in
+ * an earlier exposition.
+ * Context: ticker only.
+ */
+void prom_agg_format(struct prom_agg *a, const struct config *c,
+		     struct sbuf *out);
 
 #endif

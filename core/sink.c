@@ -439,13 +439,16 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 	errno = saved;
 }
 
-/* The outcome r of one batch: the first failure in a row is reported;
- * errno is put back to saved.  Returns r. */
+/* The outcome r of one batch: the first failure of each run of failures
+ * is reported (a success ends the run); errno is put back to saved.
+ * Returns r. */
 static int settle(struct sink *s, int r, int saved)
 {
 	if (r < 0 && !s->failing)
 		say(s, "cannot write", -r);
 	s->failing = r < 0;
+	if (r == 0)
+		s->warned = false;
 	errno = saved;
 	return r;
 }

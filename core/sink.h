@@ -40,15 +40,20 @@ struct stderr_id {
 	ino_t ino;
 };
 
-/* stderr_id_take - remember what fd 2 is now (invalid if closed). */
+/* stderr_id_take - remember what fd 2 is now (invalid if closed).
+ * Context: start-up only, or fork child (sink_init). */
 void stderr_id_take(struct stderr_id *id);
 
-/* stderr_id_same - true when fd 2 is still the file remembered. */
+/* stderr_id_same - true when fd 2 is still the file remembered.
+ * Context: any thread and signal handler (one fstat). */
 bool stderr_id_same(const struct stderr_id *id);
 
 /*
  * sink_warn - one line (msg, without its newline) on stderr, only while fd
  * 2 is still the file id remembered, never raising SIGPIPE.  errno kept.
+ * Context: any thread (raw system calls and signal masks only; the
+ * preload calls it at start-up and from the ticker-starting path, never
+ * from what may be a signal handler).
  */
 void sink_warn(const struct stderr_id *id, const char *msg);
 
@@ -59,7 +64,7 @@ struct sink {
 	bool to_stderr;
 	struct stderr_id err;   /* fd 2 when it was set up */
 	bool failing;   /* the last write failed */
-	bool warned;    /* the one warning was given */
+	bool warned;    /* this run of failures was reported */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	config_report_fn report;
@@ -71,6 +76,7 @@ struct sink {
  * becomes '_'), %t start time (Unix seconds), %u the effective uid (the
  * one that writes), %% a '%'.
  * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown escape) with out empty.
+ * Context: start-up only, or fork child (through sink_init).
  */
 int sink_expand(const char *tmpl, long pid, const char *prog,
 		uint64_t start_s, unsigned uid, char *out, size_t cap);
@@ -81,6 +87,7 @@ int sink_expand(const char *tmpl, long pid, const char *prog,
  * missing and refused if another user owns it or others can write to it.
  * Problems are reported through report(ctx, msg) once.  Returns 0 or a
  * negative errno (records will then be dropped, with the one warning).
+ * Context: start-up only, or fork child.
  */
 int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	      uint64_t start_s, config_report_fn report, void *ctx);
@@ -103,13 +110,14 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
  * (written to PATH.tmp, then renamed over PATH), mode 0644 so a collector
  * running as another user can read it.  On stderr, simply written.
  * Returns 0 or a negative errno (reported as sink_write does).
+ * Context: ticker only (or the exit record, under the ticker's lock).
  */
 int sink_replace(struct sink *s, const char *buf, size_t len);
 
 /*
  * sink_write - append buf to the destination (rotating it first when
  * buf would make it pass the size limit).  Returns 0, or a negative errno
- * (the first failure in a row is reported).
+ * (the first failure of each run of failures is reported).
  * Context: ticker only (or the thread writing the exit record).
  */
 int sink_write(struct sink *s, const char *buf, size_t len);

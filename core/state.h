@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #define STATE_MAGIC "SOCKMST\n" /* 8 bytes, no NUL */
-#define STATE_VERSION 1
+#define STATE_VERSION 2
 #define STATE_BYTE_ORDER 0x01020304u
 #define STATE_PAGE 4096u
 #define STATE_SUFFIX ".state"

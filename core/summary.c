@@ -732,3 +732,8 @@ void summary_format(const struct summary *r, const struct config *c,
 	else
 		format_text(r, c, out);
 }
+
+size_t summary_utf8_len(const unsigned char *s, size_t n)
+{
+	return utf8_len(s, n);
+}

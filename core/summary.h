@@ -70,18 +70,34 @@ struct sbuf {
 	bool failed;
 };
 
+/* sbuf_free - release b's memory, leaving it empty.  Context: ticker
+ * only. */
 void sbuf_free(struct sbuf *b);
+
+/* sbuf_addf - append printf-style text (allocates).  Context: ticker
+ * only. */
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
  * summary_format - append record r to out in c->format (one JSON line, or a
  * block of text lines), each line ending in '\n'.
+ * Context: ticker only.
  */
 void summary_format(const struct summary *r, const struct config *c,
 		    struct sbuf *out);
 
-/* summary_span_label - "1s", "10s", "0.5s"...: span k's name in records. */
+/*
+ * summary_utf8_len - the length of the valid UTF-8 sequence of two to four
+ * bytes at s (at most n bytes), or 0: well-formed per RFC 3629, no
+ * overlong forms, no surrogates, nothing above U+10FFFF.  What the JSON
+ * formatter keeps verbatim; exposed for the fuzzer's checker.
+ * Context: any thread and signal handler.
+ */
+size_t summary_utf8_len(const unsigned char *s, size_t n);
+
+/* summary_span_label - "1s", "10s", "0.5s"...: span k's name in records.
+ * Context: ticker only. */
 void summary_span_label(const struct config *c, unsigned k, char *buf,
 			size_t cap);
 

@@ -41,6 +41,7 @@ static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sbuf ticker_out;
 static int ticker_started; /* atomic: 0 no, 1 starting or running */
+static int ticker_wanted;  /* atomic: a tracked fd exists (want_ticker) */
 static int initialized;
 
 static void bind_all(void)
@@ -192,8 +193,8 @@ static void *ticker_main(void *arg)
 	return NULL;
 }
 
-/* Start the ticker on the first tracked fd; the host's signals are never
- * delivered to it. */
+/* Start the ticker; the host's signals are never delivered to it.  Not
+ * async-signal-safe (pthread_create): only through want_ticker. */
 static void ensure_ticker(void)
 {
 	sigset_t all, old;
@@ -216,6 +217,53 @@ static void ensure_ticker(void)
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
+}
+
+/* What the host blocked at start-up (see maybe_in_handler). */
+static sigset_t mask_at_start;
+
+/*
+ * True when the caller may be running inside a signal handler: a signal
+ * that was not blocked at start-up is blocked now and has a handler (the
+ * kernel blocks a signal while its handler runs, unless SA_NODEFER).  A
+ * program that blocks signals to wait for them (signalfd, sigwait) leaves
+ * them at their default action, so it passes.  Async-signal-safe.
+ */
+static bool maybe_in_handler(void)
+{
+	struct sigaction sa;
+	sigset_t now;
+	int sig;
+
+	if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0)
+		return true;
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigismember(&now, sig) != 1 ||
+		    sigismember(&mask_at_start, sig) == 1 ||
+		    sigaction(sig, NULL, &sa) != 0)
+			continue;
+		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A tracked fd exists: the ticker should run.  Creating a thread is not
+ * async-signal-safe (a handler that interrupted malloc would deadlock in
+ * it), so from what may be a handler the start is only noted, and the
+ * next lifecycle call or first data call on an fd made outside a handler
+ * starts it.  Records are never lost meanwhile: the exit record is
+ * written without the ticker, and counters do not need it.
+ * Context: any thread and signal handler.
+ */
+static void want_ticker(void)
+{
+	if (__atomic_load_n(&ticker_started, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&ticker_wanted, 1, __ATOMIC_RELEASE);
+	if (!maybe_in_handler())
+		ensure_ticker();
 }
 
 /* --- fork ---------------------------------------------------------------- */
@@ -268,6 +316,8 @@ static void fork_child(void)
 	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
 	sm_durable_after_fork((long)getpid(), now_both());
+	/* The child's fds are all unknown: its first tracked one wants it. */
+	__atomic_store_n(&ticker_wanted, 0, __ATOMIC_RELEASE);
 }
 
 /* --- start-up and exit --------------------------------------------------- */
@@ -297,6 +347,7 @@ __attribute__((constructor)) static void sm_init(void)
 		return;
 	sm_bind();
 	sm_warn_init();
+	pthread_sigmask(SIG_BLOCK, NULL, &mask_at_start);
 	/* setuid/setgid: no environment, no log.  Pure pass-through. */
 	if (getauxval(AT_SECURE))
 		goto out;
@@ -380,8 +431,9 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 	if (!sm_meter.tab.cap)
 		return;
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
-	if (meter_track_kind(&sm_meter, kind) >= KIND_FIRST_TRACKED)
-		ensure_ticker();
+	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
+	    __atomic_load_n(&ticker_wanted, __ATOMIC_ACQUIRE))
+		want_ticker();
 }
 
 void sm_opened_socket(int fd, int domain, int type, int protocol)
@@ -397,7 +449,7 @@ void sm_opened_accept(int listen_fd, int fd)
 
 	if (!sm_meter.tab.cap)
 		return;
-	if (s && fdtab_kind(s) >= KIND_FIRST_TRACKED && fdtab_kind(s) != KIND_BUSY)
+	if (s && fd_kind_tracked(fdtab_kind(s)))
 		kind = fdtab_kind(s);
 	else
 		kind = classify_fd(fd, NULL, NULL);
@@ -460,7 +512,7 @@ void sm_closing(int fd)
 
 	if (!s || fdtab_kind(s) == KIND_UNKNOWN)
 		return;
-	if (fdtab_kind(s) >= KIND_FIRST_TRACKED && foreign_process())
+	if (fd_kind_counts(fdtab_kind(s)) && foreign_process())
 		return;
 	meter_closed(&sm_meter, fd, real_now());
 }
@@ -578,7 +630,7 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 	int err = r < 0 ? errno : 0;
 
 	if (fdtab_kind(s) == KIND_UNKNOWN &&
-	    sm_classify_slow(fd) < KIND_FIRST_TRACKED)
+	    !fd_kind_counts(sm_classify_slow(fd)))
 		return;
 	fd_account(s, dir, r, err, sm_meter.acct);
 	if (sm_latency)
@@ -598,7 +650,7 @@ enum fd_kind sm_classify_slow(int fd)
 	kind = fdtab_classify(&sm_meter.tab, fd,
 			      meter_track_kind(&sm_meter, kind),
 			      peers ? &local : NULL, peers ? &peer : NULL);
-	if (kind >= KIND_FIRST_TRACKED && kind != KIND_BUSY)
-		ensure_ticker();
+	if (fd_kind_tracked(kind))
+		want_ticker();
 	return kind;
 }

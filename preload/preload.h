@@ -90,7 +90,8 @@ struct sm_real {
 extern struct sm_real sm_real;
 /* The stubs sm_real starts with (unbound.c, or the file of their group):
  * each binds everything once, then forwards, or makes the raw system call
- * while dlsym is being re-entered. */
+ * while dlsym is being re-entered.  Context: any thread and signal
+ * handler. */
 #define X(name, ret, args) ret unbound_##name args;
 SM_REAL_FUNCS(X)
 #undef X
@@ -105,10 +106,15 @@ extern bool sm_latency; /* the latency category is on */
  * sm_bind - look every real function up, once.  Returns false only when
  * called again from inside the lookup on the same thread (dlsym reentering
  * a wrapper): the caller then falls back to a raw system call.
+ * Context: any thread; the first call binds (dlsym, pthread_once), which
+ * start-up does before the host can install a signal handler.
  */
 bool sm_bind(void);
 
-/* Lifecycle hooks, called by the wrappers after a successful real call. */
+/* Lifecycle hooks, called by the wrappers after a successful real call
+ * (sm_closing and sm_closing_range: before the real close).  Each is
+ * async-signal-safe: no lock, no allocation, no thread creation (see
+ * want_ticker in preload.c).  Context: any thread and signal handler. */
 void sm_opened_socket(int fd, int domain, int type, int protocol);
 void sm_opened_accept(int listen_fd, int fd);
 void sm_opened_dup(int oldfd, int newfd);
@@ -157,7 +163,7 @@ void sm_durable_log_moved(void);
 void sm_durable_chores(uint64_t mono_ns);
 
 /* The first data call on an fd nobody classified: returns the kind the
- * slot now holds. */
+ * slot now holds.  Context: any thread and signal handler. */
 __attribute__((cold)) enum fd_kind sm_classify_slow(int fd);
 
 /*
@@ -166,6 +172,7 @@ __attribute__((cold)) enum fd_kind sm_classify_slow(int fd);
  * wrapper makes no extra call and keeps a small frame), else
  * CLOCK_MONOTONIC in ns.  The ticker calibrates ticks against
  * CLOCK_MONOTONIC (meter.ns_per_tick).
+ * Context: any thread and signal handler.
  */
 static inline uint64_t sm_ticks(void)
 {
@@ -188,6 +195,7 @@ static inline uint64_t sm_ticks(void)
  * sm_start - before a metered call: 0 on the default configuration, else
  * non-zero (the latency clock with its low bit set), which sends sm_data
  * down the out-of-line path.
+ * Context: any thread and signal handler.
  */
 __attribute__((noinline, cold)) uint64_t sm_start_slow(void);
 
@@ -202,6 +210,7 @@ static inline __attribute__((always_inline)) uint64_t sm_start(void)
  * classified as not metered): the wrapper then tail-calls the real function
  * and adds only these few instructions.  An fd nobody classified yet is
  * metered: sm_data() classifies it, once.
+ * Context: any thread and signal handler.
  */
 static inline __attribute__((always_inline)) bool sm_metered(int fd,
 							       struct fd_slot **s)
@@ -238,6 +247,7 @@ static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
  * sm_count_slow - sm_data's out-of-line half: an fd seen for the first time
  * (classified here, once: a few system calls), categories other than the
  * default set, latency.
+ * Context: any thread and signal handler.
  */
 void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r,
 		   uint64_t t0);
@@ -248,12 +258,13 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r,
  * errno left as the call left it.  Only s and t0 live across the real
  * call, so the metered half of a wrapper keeps a small frame; the default
  * configuration is counted inline with every category test folded away.
+ * Context: any thread and signal handler.
  */
 static inline __attribute__((always_inline)) void
 sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
-	if (SM_LIKELY(!t0 && __atomic_load_n(&s->kind, __ATOMIC_RELAXED) >=
-				     KIND_FIRST_TRACKED))
+	if (SM_LIKELY(!t0 && fd_kind_counts(__atomic_load_n(
+				     &s->kind, __ATOMIC_RELAXED))))
 		fd_account(s, dir, r, r < 0 ? errno : 0, SM_ACCT_DEFAULT);
 	else
 		sm_count_slow(s, dir, r, t0);

@@ -146,9 +146,9 @@ static void stdio_release(struct stdio_call *c)
 static bool file_tracked(FILE *fp, struct fd_slot *s)
 {
 	if (fdtab_kind(s) == KIND_UNKNOWN &&
-	    sm_classify_slow(fp->_fileno) < KIND_FIRST_TRACKED)
+	    !fd_kind_counts(sm_classify_slow(fp->_fileno)))
 		return false;
-	return fdtab_kind(s) >= KIND_FIRST_TRACKED && fp->_mode <= 0;
+	return fd_kind_counts(fdtab_kind(s)) && fp->_mode <= 0;
 }
 
 static void side_begin(struct file_side *side, FILE *fp, struct fd_slot *s,

@@ -433,12 +433,12 @@ SM_EXPORT int close(int fd)
 
 SM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
-	int r = sm_real.close_range(first, last, flags);
-
-	/* CLOSE_RANGE_CLOEXEC only marks the fds: they stay open. */
-	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+	/* Retire first, as close() does: once the real call returns, another
+	 * thread may hold a new fd with one of these numbers.
+	 * CLOSE_RANGE_CLOEXEC only marks the fds: they stay open. */
+	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
 		sm_closing_range(first, last);
-	return r;
+	return sm_real.close_range(first, last, flags);
 }
 
 SM_EXPORT void closefrom(int first)

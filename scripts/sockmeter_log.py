@@ -470,8 +470,8 @@ def _read_state(fd, path):
         raise StateError("too short for a state file")
     (magic, version, hsize, order, status, pid, proc_start, start_real, _,
      _, _, boot, prog, logp) = STATE_HEAD.unpack_from(data, 0)
-    if magic != STATE_MAGIC or version != 1 or order != 0x01020304:
-        raise StateError("not a version 1 state file of this byte order")
+    if magic != STATE_MAGIC or version != 2 or order != 0x01020304:
+        raise StateError("not a version 2 state file of this byte order")
     u64 = struct.unpack_from("=15Q", data, STATE_LAYOUT_AT)
     u32 = struct.unpack_from("=43I", data, STATE_LAYOUT_AT + 8 * 15)
     L = dict(zip(STATE_LAYOUT_U64, u64))
@@ -571,7 +571,7 @@ def _slot(data, s, fd, L, hot, entry):
     h = lambda o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
                                            s + L["slot_hot"] + o)
     c = (h(L["hot_bytes"], 2, "Q"), h(L["hot_calls"], 2, "Q"),
-         h(L["hot_errors"], 6, "I"), h(L["hot_sizes"], 2 * nsz, "I"))
+         h(L["hot_errors"], 6, "Q"), h(L["hot_sizes"], 2 * nsz, "Q"))
     f = entry(fd, kind, struct.unpack_from("=Q", data,
                                            s + L["slot_opened"])[0], c)
     f["local"] = _addr(data[s + L["slot_local"]:s + L["slot_local"] + 28])

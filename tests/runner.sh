@@ -1,5 +1,11 @@
-# runner.sh - the loop both test runners share (tests/integration/run.sh,
-# tests/tools/run.sh); sourced, not run.
+# runner.sh - what both test runners share (tests/integration/run.sh,
+# tests/tools/run.sh): the command line, the test list and the loop;
+# sourced, not run.  The tests themselves share tests/lib.sh.
+#
+# run_suite DIR [BUILD_DIR] [TEST...] - run the suite in DIR: every
+# DIR/t_*.sh, or only the TEST names given (with or without the t_ prefix
+# and .sh suffix), against BUILD_DIR (default: build/ beside the Makefile),
+# which must hold libsockmeter.so.  Exports SM_BUILD; returns as run_tests.
 #
 # run_tests OUT TEST... - run each test script as `bash TEST` (bounded by
 # SM_TEST_TIMEOUT seconds, default 60; the environment is the caller's, so
@@ -49,4 +55,37 @@ run_tests() {
 	done
 	echo "$passed passed, $failed failed$([ "$skipped" = 0 ] || echo ", $skipped skipped")"
 	[ "$failed" = 0 ]
+}
+
+run_suite() {
+	local dir=$1 top build name t out st
+	shift
+	top=$(cd "$dir/../.." && pwd)
+	build=$top/build
+	if [ $# -gt 0 ] && [ -d "$1" ]; then
+		build=$(cd "$1" && pwd)
+		shift
+	fi
+	if [ ! -f "$build/libsockmeter.so" ]; then
+		echo "$0: $build/libsockmeter.so is missing (run make)" >&2
+		return 2
+	fi
+	local tests=()
+	if [ $# -gt 0 ]; then
+		for name in "$@"; do
+			name=${name%.sh}
+			name=${name#t_}
+			tests+=("$dir/t_$name.sh")
+		done
+	else
+		for t in "$dir"/t_*.sh; do
+			tests+=("$t")
+		done
+	fi
+	out=$(mktemp "${TMPDIR:-/tmp}/sockmeter-run.XXXXXX") || return 2
+	export SM_BUILD=$build
+	run_tests "$out" "${tests[@]}"
+	st=$?
+	rm -f "$out"
+	return "$st"
 }

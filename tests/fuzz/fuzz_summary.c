@@ -83,37 +83,14 @@ static void bad(const char *why, const struct js *j, const char *line)
 	abort();
 }
 
+/* One character at s: ASCII, or a sequence that core/summary.c's own
+ * validator accepts (the real one, not a copy: what the formatter keeps
+ * verbatim must be what this checker accepts).  0 when invalid. */
 static size_t utf8_seq(const unsigned char *s, const unsigned char *end)
 {
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
 	if (s[0] < 0x80)
 		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if ((size_t)(end - s) < len)
-		return 0;
-	if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
+	return summary_utf8_len(s, (size_t)(end - s));
 }
 
 static void ws(struct js *j)

@@ -1,171 +1,43 @@
-# lib.sh - helpers for the integration tests; sourced by every t_*.sh.
+# lib.sh - the integration tests' helpers; sourced by every t_*.sh.
 #
-# A test script is run by run.sh as `bash t_NAME.sh` with SM_BUILD set to
-# the absolute build directory.  It exits 0 when the behaviour holds; on
-# failure it calls fail "reason", which stops the test (also from inside a
-# $(...) substitution) and prints "reason: ..." for run.sh to show.  Each
-# test gets a private temp directory $T; background processes started with
-# bg_start are killed when the script ends, however it ends.
+# The harness itself (fail, $T, sm, bg_start, polling waits...) is the one
+# both suites share, tests/lib.sh: see there.  Below are what only the
+# integration tests use: reading logs (logq.py), an HTTP server, socat
+# transfers, the list of wrapped calls.  Background processes are bounded
+# to 60 s here.
 
-set -u
-
-SM_BUILD=${SM_BUILD:?run the tests through tests/integration/run.sh}
-LIB=$SM_BUILD/libsockmeter.so
-PROGS=$SM_BUILD/progs
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-
-# Nothing from the caller's environment may steer the library or the
-# programs under test (a proxy would send curl elsewhere).
-unset LD_PRELOAD SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL \
-	SOCKMETER_CONFIG SOCKMETER_TOP SOCKMETER_TCP_INFO SOCKMETER_NAMES SOCKMETER_STATE \
-	SOCKMETER_LOG_MAX_SIZE SOCKMETER_LOG_KEEP \
-	SM_UNSEEN_OK http_proxy https_proxy HTTP_PROXY \
-	HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY
-export LC_ALL=C
-
-# The real python3 binary (a version manager's shim is a shell script,
-# which would itself be preloaded and log).
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY=
-[ -x "${PY:-}" ] || { echo "reason: python3 not found"; exit 1; }
+SM_SUITE=it
+SM_BG_LIMIT=60
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+HERE=$SM_TOP/tests/integration
 LOGQ=("$PY" "$HERE/logq.py")
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/sockmeter-it.XXXXXX") ||
-	{ echo "reason: mktemp failed"; exit 1; }
-BG_PIDS=()
-SM_FAILED=0
-SM_REASON=$T/.reason
 
 # Every test proves the preload saw every TCP byte: after it passed, each
 # sockmeter log it left under $T must show 0 unseen bytes (tcp_info: the
 # kernel's count agrees with ours) in the close record of every TCP
 # connection (unseen.py).  A test
 # whose program moves bytes a preload cannot see sets SM_UNSEEN_OK=1.
+# (sm_cleanup in tests/lib.sh calls sm_suite_check after a test passed.)
 sm_check_unseen() {
 	local out
 	[ -s "$SM_REASON" ] || [ -n "${SM_UNSEEN_OK:-}" ] && return 0
 	out=$("$PY" "$HERE/unseen.py" "$T" 2>&1) ||
 		printf 'bytes the preload did not see: %s\n' "$out" >"$SM_REASON"
 }
+sm_suite_check() {
+	sm_check_unseen
+}
 
-sm_cleanup() {
-	local p st=$?
-	for p in "${BG_PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	for p in "${BG_PIDS[@]}"; do
-		wait "$p" 2>/dev/null
-	done
-	[ "$st" = 0 ] && sm_check_unseen
-	if [ -s "$SM_REASON" ]; then
-		SM_FAILED=1
-		echo "reason: $(cat "$SM_REASON")"
-	fi
-	if [ "$SM_FAILED" = 1 ] || [ -n "${SM_KEEP:-}" ]; then
-		echo "files kept in $T"
-	else
-		rm -rf "$T"
-	fi
-	[ "$SM_FAILED" = 1 ] && exit 1
+# wrapped_calls - the names of every wrapped call, one a line, sorted: the
+# X-macro list SM_REAL_FUNCS of preload/preload.h, through the compiler's
+# preprocessor (so a group header's new calls are in it at once).
+wrapped_calls() {
+	printf '#include "preload.h"\n#define X(name, ret, args) SM_CALL name\nSM_REAL_FUNCS(X)\n' |
+		"${CC:-cc}" -E -P -D_GNU_SOURCE -I"$SM_TOP/preload" \
+			$(pkg-config --cflags inih 2>/dev/null) -x c - 2>"$T/cpp.err" |
+		grep -o 'SM_CALL [A-Za-z0-9_]*' | awk '{ print $2 }' | sort -u
+	[ -s "$T/cpp.err" ] && fail "preprocessing preload/preload.h: $(head -n 3 "$T/cpp.err")"
 	return 0
-}
-trap sm_cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-# fail REASON... - the test failed: say why and stop.  The first reason
-# given wins.  In a subshell (a $(...) substitution), stop the test's own
-# shell too rather than hand the reason back as a value.
-fail() {
-	[ -s "$SM_REASON" ] || printf '%s\n' "$*" >"$SM_REASON"
-	if [ "$BASH_SUBSHELL" -gt 0 ]; then
-		kill -TERM $$
-	fi
-	exit 1
-}
-
-# skip REASON... - the test cannot run here (a missing program, a feature
-# not built yet): say why and stop; run.sh shows SKIP, not a failure.
-skip() {
-	echo "skip: $*"
-	exit 77
-}
-
-# need_prog NAME - the test program build/progs/NAME must exist.
-need_prog() {
-	[ -x "$PROGS/$1" ] || fail "missing $PROGS/$1 (build with make integration)"
-}
-
-# sm CMD... - run CMD with the library preloaded (the SOCKMETER_* settings
-# come from the caller: `SOCKMETER_LOG=... sm prog`), bounded in time.
-# Only CMD is preloaded, not timeout.
-sm() {
-	timeout 30 env LD_PRELOAD="$LIB" "$@"
-}
-
-# plain CMD... - the same, without the preload.
-plain() {
-	timeout 30 "$@"
-}
-
-# bg_start CMD... - start CMD in the background (bounded to 60 s); its pid
-# is in $BG_PID and it is killed at the end of the test.
-bg_start() {
-	timeout 60 "$@" &
-	BG_PID=$!
-	BG_PIDS+=("$BG_PID")
-}
-
-# bg_wait PID [SECONDS] - wait for a background process to finish by itself;
-# returns its exit status, or fails the test after SECONDS (default 20).
-bg_wait() {
-	local pid=$1 limit=${2:-20} i=0 st
-	while kill -0 "$pid" 2>/dev/null; do
-		i=$((i + 1))
-		[ "$i" -gt $((limit * 20)) ] && fail "pid $pid still running after ${limit}s"
-		sleep 0.05
-	done
-	wait "$pid"
-	st=$?
-	return "$st"
-}
-
-# free_port - print a TCP port on 127.0.0.1 that was free a moment ago.
-free_port() {
-	"$PY" -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# is_listening PORT - true when a TCP socket listens on PORT (read from
-# /proc, so a single-connection server is not disturbed by the probe).
-is_listening() {
-	local hex
-	hex=$(printf '%04X' "$1")
-	awk -v p=":$hex" '$2 ~ p"$" && $4 == "0A" { found = 1 }
-		END { exit !found }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-# wait_listen PORT PID [SECONDS] - wait until PORT listens; false if PID
-# died first or SECONDS (default 10) passed.
-wait_listen() {
-	local port=$1 pid=$2 limit=${3:-10} i=0
-	until is_listening "$port"; do
-		kill -0 "$pid" 2>/dev/null || return 1
-		i=$((i + 1))
-		[ "$i" -gt $((limit * 50)) ] && return 1
-		sleep 0.02
-	done
-}
-
-# wait_socket PATH PID [SECONDS] - the same for a unix socket file.
-wait_socket() {
-	local path=$1 pid=$2 limit=${3:-10} i=0
-	until [ -S "$path" ]; do
-		kill -0 "$pid" 2>/dev/null || return 1
-		i=$((i + 1))
-		[ "$i" -gt $((limit * 50)) ] && return 1
-		sleep 0.02
-	done
 }
 
 # q LOG EXPR - the value of EXPR over the log (see logq.py); a log that
@@ -189,17 +61,21 @@ check_py() {
 	out=$("${LOGQ[@]}" run "$1" "$2" 2>&1) || fail "${3:+$3: }$out"
 }
 
-# expect_eq WHAT GOT WANT - exact equality of two values.
-expect_eq() {
-	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
-}
-
-# field NAME FILE - the value of the NAME=VALUE line a test program printed.
-field() {
-	local v
-	v=$(sed -n "s/^$1=//p" "$2" | head -n 1)
-	[ -n "$v" ] || fail "no $1= in the output of the program ($2)"
-	printf '%s\n' "$v"
+# run_signal_prog PROG MIN_SIGNALS ARG... - run build/progs/PROG ARG...
+# preloaded (SOCKMETER_* from the caller), output in $T/out and $T/err; it
+# must end (a timeout is a deadlock), succeed, write nothing on stderr and
+# report at least MIN_SIGNALS handler runs (signals=N).
+run_signal_prog() {
+	local prog=$1 min=$2 st sigs
+	shift 2
+	need_prog "$prog"
+	sm "$PROGS/$prog" "$@" >"$T/out" 2>"$T/err"
+	st=$?
+	[ "$st" = 124 ] && fail "$prog timed out: a deadlock (a handler waiting for what it interrupted?)"
+	[ "$st" = 0 ] || fail "$prog failed ($st): $(tail -n 3 "$T/err")"
+	[ -s "$T/err" ] && fail "stderr: $(head -n 3 "$T/err")"
+	sigs=$(field signals "$T/out")
+	[ "$sigs" -ge "$min" ] || fail "only $sigs signals handled: the test did not test much"
 }
 
 # make_file PATH BYTES - a file of BYTES random bytes.

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	free(th);
+	free(th); /* LeakSanitizer (make test-asan) */
 	printf("conns=%d failures=%d\n", n * iterations, failures);
 	return failures ? 1 : 0;
 }

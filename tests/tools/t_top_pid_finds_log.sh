@@ -19,14 +19,19 @@ bg_start env LD_PRELOAD="$LIB" SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 \
 pb_pid=$BG_PID
 default_log=/tmp/sockmeter-$(id -u)/python3.$pb_pid.log
 trap 'sm_cleanup; rm -f "$default_log"' EXIT
-wait_for 5 test -s "$T/logs/python3.$pa_pid.log" || fail "no log for pid $pa_pid"
-wait_for 5 test -s "$default_log" || fail "no log at $default_log"
-sleep 0.5
-"$TOPCMD" --once "$pa_pid" >"$T/a.out" 2>&1 || fail "top $pa_pid: exit status $?: $(cat "$T/a.out")"
-grep -Eq "^python3 +$pa_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pa " "$T/a.out" ||
+# top_once OUT CMD... - run a top command into OUT; true when its table
+# has the python3 row wanted ($want), polled until the log has a record
+# listing the connection (no fixed wait).
+top_once() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 && grep -Eq "$want" "$out"
+}
+want="^python3 +$pa_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pa "
+wait_for 10 top_once "$T/a.out" "$TOPCMD" --once "$pa_pid" ||
 	fail "top $pa_pid (SOCKMETER_LOG): $(cat "$T/a.out")"
-"$LAUNCHER" top --once "$pb_pid" >"$T/b.out" 2>&1 || fail "top $pb_pid: exit status $?: $(cat "$T/b.out")"
-grep -Eq "^python3 +$pb_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pb " "$T/b.out" ||
+want="^python3 +$pb_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pb "
+wait_for 10 top_once "$T/b.out" "$LAUNCHER" top --once "$pb_pid" ||
 	fail "top $pb_pid (default path): $(cat "$T/b.out")"
 grep -q "pid $pb_pid ($default_log)" "$T/b.out" || fail "header does not name the log: $(head -1 "$T/b.out")"
 ! grep -q "$pa_pid" "$T/b.out" || fail "top $pb_pid shows the other process"

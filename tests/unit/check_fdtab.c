@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct fdtab tab;
 
@@ -579,30 +580,6 @@ START_TEST(test_fd_kind_name_names_every_tracked_kind)
 }
 END_TEST
 
-START_TEST(test_fdtab_fold_moves_2_pow_31_to_carry_only_for_its_generation)
-{
-	struct fd_snapshot snap;
-	struct fd_counters carry;
-	struct fd_slot *s;
-	uint32_t gen;
-
-	fdtab_open(&tab, 9, KIND_TCP, 1, NULL, NULL, &snap);
-	s = slot_of(9);
-	gen = s->gen;
-	s->c.sizes[DIR_OUT][5] = (1u << 31) + 3;
-	s->c.errors[DIR_IN][ERR_OTHER] = (1u << 31) - 1;
-	memset(&carry, 0, sizeof(carry));
-	ck_assert_int_eq(fdtab_fold(&tab, 9, gen + 1, &carry), 0);
-	ck_assert_uint_eq(s->c.sizes[DIR_OUT][5], (1u << 31) + 3);
-	ck_assert_int_eq(fdtab_fold(&tab, 9, gen, &carry), 1);
-	ck_assert_uint_eq(s->c.sizes[DIR_OUT][5], 3);
-	ck_assert_uint_eq(carry.sizes[DIR_OUT][5], 1u << 31);
-	ck_assert_uint_eq(s->c.errors[DIR_IN][ERR_OTHER], (1u << 31) - 1);
-	ck_assert_uint_eq(carry.errors[DIR_IN][ERR_OTHER], 0);
-	ck_assert_int_eq(fdtab_fold(&tab, 9, gen, &carry), 0);
-}
-END_TEST
-
 static TCase *tc_lifecycle(void)
 {
 	TCase *tc = tcase_create("lifecycle");
@@ -616,7 +593,6 @@ static TCase *tc_lifecycle(void)
 	tcase_add_test(tc, test_fdtab_snapshot_is_zero_for_unknown_and_untracked);
 	tcase_add_test(tc, test_fdtab_set_addrs_replaces_given_addresses_on_tracked_slot_only);
 	tcase_add_test(tc, test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counters);
-	tcase_add_test(tc, test_fdtab_fold_moves_2_pow_31_to_carry_only_for_its_generation);
 	tcase_add_test(tc, test_fdtab_forget_all_forgets_untracked_slot_above_highest_tracked_fd);
 	tcase_add_test(tc, test_fdtab_high_grows_for_every_classified_fd_never_unknown);
 	tcase_add_test(tc, test_fd_counters_add_adds_every_field);
@@ -780,6 +756,90 @@ START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
 }
 END_TEST
 
+/* An address that encodes k: 10.x.y.z where x.y.z are k's low 24 bits, the
+ * port its low 16. */
+static struct fd_addr addr_of(uint64_t k)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)k);
+	a.u.in4.sin_addr.s_addr = htonl((uint32_t)(0x0a000000u | (k & 0xffffff)));
+	return a;
+}
+
+struct rewriter {
+	pthread_t th;
+	int fd;
+	int *stop;
+	unsigned long rounds;
+};
+
+/* Reopen fd over and over, each connection with an identity that encodes
+ * its number k: opened at k, local and peer addresses of k, addresses
+ * replaced again (as connect does) with the same k. */
+static void *rewrite_loop(void *arg)
+{
+	struct rewriter *w = arg;
+	struct fd_snapshot stale;
+	uint64_t k = 1;
+
+	while (!__atomic_load_n(w->stop, __ATOMIC_ACQUIRE)) {
+		struct fd_addr a = addr_of(k);
+
+		fdtab_open(&tab, w->fd, KIND_TCP, k, &a, &a, &stale);
+		fdtab_set_addrs(&tab, w->fd, &a, &a);
+		if (k % 3 == 0)
+			fdtab_retire(&tab, w->fd, &stale);
+		k++;
+	}
+	w->rounds = k;
+	return NULL;
+}
+
+/*
+ * fdtab_snapshot racing lifecycle writers: every snapshot it reports as
+ * good is one connection's identity, never a mix of two (open time,
+ * generation and both addresses agree), and it does succeed often.
+ */
+START_TEST(test_fdtab_snapshot_racing_writers_is_never_torn)
+{
+	struct rewriter w = { .fd = 70 };
+	struct fd_snapshot snap;
+	unsigned long good = 0, tries;
+	time_t until = time(NULL) + 10;
+	int stop = 0;
+
+	w.stop = &stop;
+	ck_assert_int_eq(pthread_create(&w.th, NULL, rewrite_loop, &w), 0);
+	/* Until enough good copies, or a deadline: no fixed count of tries
+	 * (the writer may not even have started yet). */
+	for (tries = 0; good < 20000 && (tries & 0xffff || time(NULL) < until);
+	     tries++) {
+		uint64_t k;
+
+		if (!fdtab_snapshot(&tab, 70, &snap))
+			continue;
+		k = snap.opened_ns;
+		ck_assert_uint_eq(snap.peer.len, sizeof(snap.peer.u.in4));
+		ck_assert_uint_eq(snap.local.len, sizeof(snap.local.u.in4));
+		ck_assert_uint_eq(ntohs(snap.peer.u.in4.sin_port), k & 0xffff);
+		ck_assert_uint_eq(ntohl(snap.peer.u.in4.sin_addr.s_addr),
+				  0x0a000000u | (k & 0xffffff));
+		ck_assert_uint_eq(ntohs(snap.local.u.in4.sin_port), k & 0xffff);
+		ck_assert_uint_eq(ntohl(snap.local.u.in4.sin_addr.s_addr),
+				  0x0a000000u | (k & 0xffffff));
+		good++;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(w.th, NULL), 0);
+	ck_assert_uint_gt(w.rounds, 100);
+	ck_assert_uint_gt(good, 100);
+}
+END_TEST
+
 static TCase *tc_threads(void)
 {
 	TCase *tc = tcase_create("threads");
@@ -789,6 +849,89 @@ static TCase *tc_threads(void)
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_one_slot);
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_separate_slots);
 	tcase_add_test(tc, test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing);
+	tcase_add_test(tc, test_fdtab_snapshot_racing_writers_is_never_torn);
+	return tc;
+}
+
+/* --- regressions (issue 10) ---------------------------------------------- */
+
+/*
+ * A fork that lands while another thread is between seq_begin and seq_end
+ * leaves the child's copy of that slot with an odd seq.  The child forgets
+ * the slot: it must come back readable, not unreadable forever.
+ */
+START_TEST(test_fdtab_forget_all_evens_a_seq_left_odd_by_a_writer_caught_in_fork)
+{
+	struct fd_snapshot snap;
+	struct fd_slot *s = slot_of(12);
+
+	fdtab_open(&tab, 12, KIND_TCP, 5, NULL, NULL, &snap);
+	s->seq |= 1; /* the parent's writer was mid-way at fork */
+	fdtab_forget_all(&tab);
+	ck_assert_int_eq(fdtab_classify(&tab, 12, KIND_TCP, NULL, NULL),
+			 KIND_TCP);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 12, &snap), 1);
+}
+END_TEST
+
+/*
+ * A lifecycle call on a slot whose owner never hands it back (a signal
+ * handler that interrupted its own thread half-way through a lifecycle
+ * call on the same fd) gives up instead of spinning forever, and the
+ * numbers of the connection are still retired whole later.
+ */
+START_TEST(test_fdtab_lifecycle_calls_on_a_slot_held_by_a_stalled_owner_give_up)
+{
+	struct fd_addr p = addr4("127.0.0.9", 9);
+	struct fd_snapshot snap;
+	struct fd_slot *s = slot_of(14);
+
+	fdtab_open(&tab, 14, KIND_TCP, 5, NULL, NULL, &snap);
+	fd_account(s, DIR_OUT, 100, 0, ACCT_ALL);
+	__atomic_store_n(&s->kind, (uint8_t)KIND_BUSY, __ATOMIC_RELEASE);
+	/* Each of these spun forever before. */
+	ck_assert_int_eq(fdtab_retire(&tab, 14, &snap), 0);
+	ck_assert_int_eq(fdtab_open(&tab, 14, KIND_UDP, 6, NULL, NULL, &snap),
+			 0);
+	fdtab_set_addrs(&tab, 14, NULL, &p);
+	ck_assert_int_eq(fdtab_classify(&tab, 14, KIND_TCP, NULL, NULL),
+			 KIND_BUSY);
+}
+END_TEST
+
+/*
+ * The 32-bit event counters relied on a ticker fold to stay exact past
+ * 2^32; without a tick (no ticker thread, or a ticker stuck in a write)
+ * they wrapped.  Every counter must be exact past 2^32 on its own.
+ */
+START_TEST(test_fdtab_event_counters_exact_past_2_pow_32_without_any_tick)
+{
+	struct fd_snapshot snap;
+	struct fd_slot *s = slot_of(15);
+
+	fdtab_open(&tab, 15, KIND_TCP, 5, NULL, NULL, &snap);
+	s->c.sizes[DIR_OUT][1] = (uint32_t)-1;
+	s->c.errors[DIR_IN][ERR_AGAIN] = (uint32_t)-1;
+	fd_account(s, DIR_OUT, 1, 0, ACCT_ALL);
+	fd_account(s, DIR_IN, -1, EAGAIN, ACCT_ALL);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 15, &snap), 1);
+	ck_assert_uint_eq(snap.c.sizes[DIR_OUT][1], 1ull << 32);
+	ck_assert_uint_eq(snap.c.errors[DIR_IN][ERR_AGAIN], 1ull << 32);
+	ck_assert_int_eq(fdtab_retire(&tab, 15, &snap), 1);
+	ck_assert_uint_eq(snap.c.sizes[DIR_OUT][1], 1ull << 32);
+	ck_assert_uint_eq(snap.c.errors[DIR_IN][ERR_AGAIN], 1ull << 32);
+}
+END_TEST
+
+static TCase *tc_regressions(void)
+{
+	TCase *tc = tcase_create("regressions");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_fdtab_forget_all_evens_a_seq_left_odd_by_a_writer_caught_in_fork);
+	tcase_add_test(tc, test_fdtab_lifecycle_calls_on_a_slot_held_by_a_stalled_owner_give_up);
+	tcase_add_test(tc, test_fdtab_event_counters_exact_past_2_pow_32_without_any_tick);
 	return tc;
 }
 
@@ -800,5 +943,6 @@ int main(void)
 	suite_add_tcase(s, tc_account());
 	suite_add_tcase(s, tc_lifecycle());
 	suite_add_tcase(s, tc_threads());
+	suite_add_tcase(s, tc_regressions());
 	return uu_run(s);
 }

@@ -648,10 +648,11 @@ START_TEST(test_meter_totals_after_a_close_count_open_fds_too)
 END_TEST
 
 /*
- * 32-bit slot counters (errors, sizes) are folded into 64-bit carries by
- * the ticker: a count past 2^32 stays exact in interval and close records.
+ * Event counters (errors, sizes) are exact past 2^32 in interval, close
+ * and exit records, whether ticks came in between or not (they used to be
+ * 32-bit and relied on the ticker folding them into carries).
  */
-START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
+START_TEST(test_meter_event_counters_stay_exact_past_2_pow_32_with_or_without_ticks)
 {
 	struct fd_slot *slot;
 	char *log, *line;
@@ -659,11 +660,11 @@ START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
 
 	start();
 	open_tcp(100, 0);
+	open_tcp(101, 0);
 	slot = fdtab_slot(&m.tab, 100);
 	slot->c.errors[DIR_IN][ERR_AGAIN] = (1u << 31) + 7;
 	slot->c.calls[DIR_IN] = (1u << 31) + 7;
 	tick_seconds(1, 2);
-	ck_assert_uint_eq(slot->c.errors[DIR_IN][ERR_AGAIN], 7);
 	/* Another 2^31 + 2^30 calls fail before the next ticks. */
 	slot->c.errors[DIR_IN][ERR_AGAIN] += (1u << 31) + (1u << 30);
 	slot->c.calls[DIR_IN] += (1u << 31) + (1u << 30);
@@ -682,6 +683,19 @@ START_TEST(test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32)
 	ck_assert_ptr_nonnull(line);
 	f = uu_json_fd(line, 100);
 	ck_assert_uint_eq(uu_json_u64(f, "again"), (1ull << 32) + (1u << 30) + 7);
+	free(line);
+	free(log);
+	/* No tick at all between the counts and the exit record. */
+	slot = fdtab_slot(&m.tab, 101);
+	slot->c.errors[DIR_OUT][ERR_OTHER] = (1ull << 33) + 3;
+	slot->c.calls[DIR_OUT] = (1ull << 33) + 3;
+	meter_exit(&m, at_s(12));
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	f = strstr(uu_json_fd(line, 101), "\"errors_out\"");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(uu_json_u64(f, "other"), (1ull << 33) + 3);
 	free(line);
 	free(log);
 }
@@ -769,7 +783,7 @@ static TCase *tc_close(void)
 {
 	TCase *tc = tcase_create("close_and_exit");
 
-	tcase_add_test(tc, test_meter_32bit_counters_fold_and_stay_exact_past_2_pow_32);
+	tcase_add_test(tc, test_meter_event_counters_stay_exact_past_2_pow_32_with_or_without_ticks);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_counters_no_totals);
@@ -1062,6 +1076,123 @@ static TCase *tc_config(void)
 	return tc;
 }
 
+/* --- Prometheus: counters never go down ------------------------------------- */
+
+#define PROM_SERIES_MAX 256
+
+/* The highest value each counter series has shown so far. */
+struct prom_seen {
+	char key[PROM_SERIES_MAX][256];
+	double max[PROM_SERIES_MAX];
+	unsigned n;
+};
+
+/* Read the exposition in the log; every *_total series must be at least
+ * what it ever showed before.  Returns how many counter series it has. */
+static unsigned prom_check_monotonic(struct prom_seen *seen, const char *when)
+{
+	char *text = log_text(), *line, *save = NULL;
+	unsigned count = 0;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		double v;
+		unsigned i;
+
+		if (line[0] == '#' || !sp || !strstr(line, "_total{"))
+			continue;
+		*sp = '\0';
+		v = strtod(sp + 1, NULL);
+		count++;
+		for (i = 0; i < seen->n; i++)
+			if (strcmp(seen->key[i], line) == 0)
+				break;
+		if (i == seen->n) {
+			ck_assert_uint_lt(seen->n, PROM_SERIES_MAX);
+			snprintf(seen->key[i], sizeof(seen->key[i]), "%s", line);
+			seen->max[i] = v;
+			seen->n++;
+			continue;
+		}
+		ck_assert_msg(v >= seen->max[i], "%s: %s went down from %.9f to %.9f",
+			      when, line, seen->max[i], v);
+		seen->max[i] = v;
+	}
+	free(text);
+	return count;
+}
+
+/* A TCP connection on fd to peer ip. */
+static void open_tcp_to(int fd, const char *ip, uint64_t s)
+{
+	struct fd_addr l = addr4("127.0.0.1", 40000 + (unsigned)fd);
+	struct fd_addr p = addr4(ip, 443);
+
+	meter_opened(&m, fd, KIND_TCP, at_s(s).real_ns, &l, &p);
+}
+
+/*
+ * With top = 1, the busiest peer is shown by name and the rest as
+ * peer="other".  When the ranking changes (a peer that only sends passes
+ * one that only receives), re-ranking on every write made "other" go
+ * down in one direction, which Prometheus reads as a counter reset.  The
+ * same for a latency clock whose calibration moves between writes.  Every
+ * exported counter must be monotonic for the life of the process.
+ */
+START_TEST(test_meter_prometheus_counters_never_decrease_while_ranking_changes)
+{
+	static struct prom_seen seen;
+	struct fd_slot *s;
+
+	memset(&seen, 0, sizeof(seen));
+	cfg.format = FORMAT_PROMETHEUS;
+	cfg.top = 1;
+	cfg.interval_ms = 1000;
+	cfg.category[CAT_LATENCY] = true;
+	start();
+	open_tcp_to(5, "10.0.0.1", 0);
+	open_tcp_to(6, "10.0.0.2", 0);
+	move(5, DIR_IN, 100);
+	move(6, DIR_OUT, 99);
+	s = fdtab_slot(&m.tab, 5);
+	s->c.latency[DIR_IN] += 1000000000;
+	meter_tick(&m, at_s(1));
+	ck_assert_uint_gt(prom_check_monotonic(&seen, "1 s"), 0);
+
+	/* 10.0.0.2 passes 10.0.0.1; the latency clock is recalibrated. */
+	move(6, DIR_OUT, 3);
+	m.ns_per_tick = 0.9;
+	meter_tick(&m, at_s(2));
+	prom_check_monotonic(&seen, "2 s");
+
+	/* 10.0.0.1 closes and a third peer passes both; back again. */
+	meter_closed(&m, 5, at_s(2).real_ns);
+	open_tcp_to(7, "10.0.0.3", 2);
+	move(7, DIR_IN, 1000);
+	meter_tick(&m, at_s(3));
+	prom_check_monotonic(&seen, "3 s");
+	move(6, DIR_IN, 5000);
+	m.ns_per_tick = 1.1;
+	meter_tick(&m, at_s(4));
+	prom_check_monotonic(&seen, "4 s");
+	meter_closed(&m, 6, at_s(4).real_ns);
+	meter_closed(&m, 7, at_s(4).real_ns);
+	meter_tick(&m, at_s(5));
+	prom_check_monotonic(&seen, "5 s");
+}
+END_TEST
+
+static TCase *tc_prometheus(void)
+{
+	TCase *tc = tcase_create("prometheus");
+
+	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_meter_prometheus_counters_never_decrease_while_ranking_changes);
+	return tc;
+}
+
 int main(void)
 {
 	Suite *s = suite_create("meter");
@@ -1070,5 +1201,6 @@ int main(void)
 	suite_add_tcase(s, tc_close());
 	suite_add_tcase(s, tc_queue());
 	suite_add_tcase(s, tc_config());
+	suite_add_tcase(s, tc_prometheus());
 	return uu_run(s);
 }

@@ -1,0 +1,15 @@
+# Signal handlers making lifecycle calls (close, dup2, bind, dup,
+# close_range, connect) on the fd their own thread is half-way through a
+# lifecycle call on (tests/progs/siglife): SIGALRM every 50 us while the
+# main thread dup2()s, bind()s, dup()s, accept()s and close()s around that
+# fd in a loop.  A handler must
+# never wait for the call it interrupted (it would wait forever), and no
+# byte may be lost: the exit record's bytes out equal what every send()
+# of the program, main thread and handler, moved.
+. "$(dirname "$0")/lib.sh"
+
+SOCKMETER_LOG=$T/s.log SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 \
+	run_signal_prog siglife 1000 100000
+sent=$(field sent "$T/out")
+expect_eq "bytes out in the exit record" "$(q "$T/s.log" "T['bytes_out']")" "$sent"
+exit 0
