@@ -151,7 +151,8 @@ SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 /*
  * The variadic forms: count the arguments, gather them into an array on
  * the stack (exec may run in a vfork child or a signal handler: no
- * malloc), and pass on to the array form, whose wrapper writes the record.
+ * malloc), write the record and call the real array form (never our own
+ * exported one: the library calls none of its wrappers).
  */
 static size_t count_args(va_list *ap)
 {
@@ -185,7 +186,8 @@ SM_EXPORT int execl(const char *path, const char *arg0, ...)
 	char *argv[n + 1];
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
-	return execv(path, argv);
+	sm_final_record(true);
+	return exec_failed(sm_real.execv(path, argv));
 }
 
 SM_EXPORT int execlp(const char *file, const char *arg0, ...)
@@ -198,7 +200,8 @@ SM_EXPORT int execlp(const char *file, const char *arg0, ...)
 	char *argv[n + 1];
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
-	return execvp(file, argv);
+	sm_final_record(true);
+	return exec_failed(sm_real.execvp(file, argv));
 }
 
 SM_EXPORT int execle(const char *path, const char *arg0, ...)
@@ -213,5 +216,6 @@ SM_EXPORT int execle(const char *path, const char *arg0, ...)
 	gather_args(argv, n, arg0, &ap);
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
-	return execve(path, argv, envp);
+	sm_final_record(true);
+	return exec_failed(sm_real.execve(path, argv, envp));
 }

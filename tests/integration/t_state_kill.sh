@@ -14,8 +14,8 @@ launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
 export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
 mkdir -p "$T/logs"
 
-# wait_for FILE PATTERN - until FILE has a line matching PATTERN (10 s).
-wait_for() {
+# wait_line FILE PATTERN - until FILE has a line matching PATTERN (10 s).
+wait_line() {
 	local i=0
 	until grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
@@ -42,7 +42,7 @@ print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PYEOF
 SOCKMETER_LOG=$T/logs/term.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/term.out"
-wait_for "$T/term.out" '^ready'
+wait_line "$T/term.out" '^ready'
 vpid=$(awk '/^ready/ { print $2 }' "$T/term.out")
 [ "$(ls "$T/state")" = "$vpid-$(awk '{ print $22 }' /proc/"$vpid"/stat).state" ] ||
 	fail "state file: $(ls "$T/state")"
@@ -81,11 +81,11 @@ print("total", n, flush=True)
 PYEOF
 bg_start "$PY" "$T/recv.py" >"$T/recv.out"
 rpid=$BG_PID
-wait_for "$T/recv.out" '^port'
+wait_line "$T/recv.out" '^port'
 port=$(awk '/^port/ { print $2 }' "$T/recv.out")
 SOCKMETER_LOG=$T/logs/kill.%p.log bg_start env LD_PRELOAD="$LIB" \
 	socat -b 65536 -u OPEN:/dev/zero,readbytes=1073741824 TCP:127.0.0.1:"$port"
-wait_for "$T/recv.out" '^progress'
+wait_line "$T/recv.out" '^progress'
 spid=$(ps -o pid= --ppid "$BG_PID" | tr -d ' ') # socat, under timeout
 [ -n "$spid" ] || fail "socat is not running"
 kill -KILL "$spid"
