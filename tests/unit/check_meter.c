@@ -701,26 +701,6 @@ START_TEST(test_meter_event_counters_stay_exact_past_2_pow_32_with_or_without_ti
 }
 END_TEST
 
-/* A real loopback TCP pair: *c connected to *s (accepted). */
-static void tcp_pair(int *c, int *s)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(l, 1), 0);
-	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	*c = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(*c, (struct sockaddr *)&a, sizeof(a)), 0);
-	*s = accept(l, NULL, NULL);
-	ck_assert_int_ge(*s, 0);
-	close(l);
-}
-
 START_TEST(test_meter_close_record_has_kernel_view_unseen_bytes_and_peer_name)
 {
 	static struct names names = NAMES_INIT;
@@ -730,7 +710,7 @@ START_TEST(test_meter_close_record_has_kernel_view_unseen_bytes_and_peer_name)
 	char *log;
 	int c, s;
 
-	tcp_pair(&c, &s);
+	uu_tcp_pair(&c, &s);
 	start();
 	names_add(&names, "loopback.test", &sa, 1, 2500000);
 	m.names = &names;
@@ -759,7 +739,7 @@ START_TEST(test_meter_tcp_info_and_names_off_leave_no_trace)
 	char *log;
 	int c, s;
 
-	tcp_pair(&c, &s);
+	uu_tcp_pair(&c, &s);
 	cfg.category[CAT_TCP_INFO] = false;
 	cfg.category[CAT_NAMES] = false;
 	start();

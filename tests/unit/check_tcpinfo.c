@@ -107,26 +107,6 @@ START_TEST(test_tcpinfo_limit_names_the_biggest_timer)
 }
 END_TEST
 
-/* A connected loopback pair: *c connected, *s accepted. */
-static void pair(int *c, int *s)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(l, 1), 0);
-	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	*c = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(*c, (struct sockaddr *)&a, sizeof(a)), 0);
-	*s = accept(l, NULL, NULL);
-	ck_assert_int_ge(*s, 0);
-	close(l);
-}
-
 static void send_all(int fd, size_t n)
 {
 	static char buf[65536];
@@ -181,7 +161,7 @@ START_TEST(test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin)
 	int c, s;
 	char b;
 
-	pair(&c, &s);
+	uu_tcp_pair(&c, &s);
 	send_all(c, 100000);
 	ck_assert_uint_eq(recv_n(s, 60000), 60000);
 	/* Nothing counted by us: everything is unseen, exactly. */
@@ -266,7 +246,7 @@ START_TEST(test_enrich_live_reading_dropped_when_the_fd_changed_hands)
 	struct fdtab tab;
 	int c, s;
 
-	pair(&c, &s);
+	uu_tcp_pair(&c, &s);
 	send_all(c, 5000);
 	ck_assert_int_eq(fdtab_init(&tab, 1024), 0);
 	fdtab_open(&tab, c, KIND_TCP, 1, NULL, NULL, &stale);

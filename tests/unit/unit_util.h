@@ -7,11 +7,14 @@
 #ifndef SOCKMETER_UNIT_UTIL_H
 #define SOCKMETER_UNIT_UTIL_H
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -311,6 +314,26 @@ static inline int uu_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed;
+}
+
+/* uu_tcp_pair - a connected loopback TCP pair: *c connected, *s accepted. */
+static inline void uu_tcp_pair(int *c, int *s)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	*c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(*c, (struct sockaddr *)&a, sizeof(a)), 0);
+	*s = accept(l, NULL, NULL);
+	ck_assert_int_ge(*s, 0);
+	close(l);
 }
 
 #endif
