@@ -30,6 +30,9 @@ top_once() {
 want="^python3 +$pa_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pa "
 wait_for 10 top_once "$T/a.out" "$TOPCMD" --once "$pa_pid" ||
 	fail "top $pa_pid (SOCKMETER_LOG): $(cat "$T/a.out")"
+# top shows a live process from its state file before its first record
+# is written; the header names the log once the log exists.
+wait_for 10 test -s "$default_log" || fail "no log at $default_log"
 want="^python3 +$pb_pid +[0-9]+ tcp +127\\.0\\.0\\.1:$pb "
 wait_for 10 top_once "$T/b.out" "$LAUNCHER" top --once "$pb_pid" ||
 	fail "top $pb_pid (default path): $(cat "$T/b.out")"
