@@ -93,3 +93,25 @@ fixture_fork() {
 		sm "$PROGS/forker" 3 >"$d/forker.out" || fail "fixture: forker failed"
 	touch "$d/done"
 }
+
+# tcpxfer_logged LOG BYTES RCVBUF DELAY_US - one TCP transfer of BYTES
+# from a metered sender (json log LOG) to tests/progs/tcpxfer's server
+# reading through an RCVBUF receive buffer with DELAY_US between reads;
+# returns once both ended.  Files under $T/xfer.*.
+tcpxfer_logged() {
+	local spid cpid
+	[ -x "$PROGS/tcpxfer" ] || fail "missing test program tcpxfer (make progs)"
+	rm -f "$T/xfer.port" "$T/xfer.hold"
+	bg_start "$PROGS/tcpxfer" serve "$T/xfer.port" "$2" "$3" "$4"
+	spid=$BG_PID
+	wait_for 10 test -s "$T/xfer.port" || fail "the server did not start"
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$1" \
+		sm "$PROGS/tcpxfer" send "$(cat "$T/xfer.port")" "$2" 0 \
+		"$T/xfer.hold" >"$T/xfer.send.out" &
+	cpid=$!
+	wait_for 20 grep -q ready=1 "$T/xfer.send.out" ||
+		fail "the sender did not finish"
+	touch "$T/xfer.hold"
+	wait "$cpid" || fail "sender failed"
+	wait "$spid" || fail "server failed"
+}

@@ -11,17 +11,7 @@ mkdir -p "$T/logs" "$T/www"
 echo hi >"$T/www/index.html"
 
 # A slow reader.
-bg_start "$PROGS/tcpxfer" serve "$T/port" 1000000 4096 1000
-spid=$BG_PID
-wait_for 10 test -s "$T/port" || fail "the server did not start"
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/slow.log" \
-	sm "$PROGS/tcpxfer" send "$(cat "$T/port")" 1000000 0 "$T/hold" \
-	>"$T/send.out" &
-cpid=$!
-wait_for 20 grep -q ready=1 "$T/send.out" || fail "the sender did not finish"
-touch "$T/hold"
-wait "$cpid" || fail "sender failed"
-wait "$spid" || fail "server failed"
+tcpxfer_logged "$T/logs/slow.log" 1000000 4096 1000
 
 # io_uring.
 SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/uring.log" \

@@ -2,19 +2,8 @@
 # the RTT and RETR columns of a closed connection carry its close record's
 # rtt and retransmits (the listening socket shows its own, 0).
 . "$(dirname "$0")/lib.sh"
-[ -x "$PROGS/tcpxfer" ] || fail "missing test program tcpxfer (make progs)"
 mkdir -p "$T/logs"
-bg_start "$PROGS/tcpxfer" serve "$T/port" 300000 4096 200
-spid=$BG_PID
-wait_for 10 test -s "$T/port" || fail "the server did not start"
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/x.log" \
-	sm "$PROGS/tcpxfer" send "$(cat "$T/port")" 300000 0 "$T/hold" \
-	>"$T/send.out" &
-cpid=$!
-wait_for 20 grep -q ready=1 "$T/send.out" || fail "the sender did not finish"
-touch "$T/hold"
-wait "$cpid" || fail "sender failed"
-wait "$spid" || fail "server failed"
+tcpxfer_logged "$T/logs/x.log" 300000 4096 200
 "$TOPCMD" -b --once --linger -1 "$T/logs/x.log" >"$T/top.out" 2>&1 ||
 	fail "top failed: $(cat "$T/top.out")"
 grep -q ' RTT  *RETR ' "$T/top.out" || fail "no RTT/RETR columns: $(cat "$T/top.out")"
