@@ -36,10 +36,11 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Serializes writes to the sink, in the order the batches were made; taken
  * under tick_lock, held after it: fork waits on the state, never on a
- * write.  ticker_out is the batch being written (reachable, so a child
- * forked mid-write frees its copy). */
+ * write.  ticker_out is the batch being written. */
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sbuf ticker_out;
+/* In a fork child: the parent's batch buffer, left alone (fork_child). */
+static void *ticker_out_of_parent;
 static int ticker_started; /* atomic: 0 no, 1 starting or running */
 static int ticker_wanted;  /* atomic: a tracked fd exists (want_ticker) */
 static int initialized;
@@ -306,11 +307,13 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&tick_lock, NULL);
-	/* The parent's ticker may have been writing: its batch is not ours
-	 * (freed when the state was locked, so consistent; else left). */
+	/* The parent's ticker may have been writing, or freeing, its batch
+	 * when the fork landed (it writes under write_lock, which fork does
+	 * not take): the child's copy of ticker_out may point to a buffer
+	 * already freed.  Never free it here (a double free corrupts the
+	 * child's heap); keep it reachable and start a new one. */
 	pthread_mutex_init(&write_lock, NULL);
-	if (fork_locked)
-		sbuf_free(&ticker_out);
+	ticker_out_of_parent = ticker_out.p;
 	memset(&ticker_out, 0, sizeof(ticker_out));
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);
