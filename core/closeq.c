@@ -260,8 +260,12 @@ void closeq_note_dropped(struct closeq *q)
 	__atomic_fetch_add(&q->sh->dropped, 1, __ATOMIC_RELAXED);
 }
 
-void closeq_after_fork(struct closeq *q)
+void closeq_after_fork(struct closeq *q, bool fresh)
 {
+	q->wake = 0;
+	/* New zeroed memory (a state file's child): nothing to touch. */
+	if (fresh)
+		return;
 	/* Wiped on fork where the kernel can (touching the entries would
 	 * only fault in zero pages); else free what was pending. */
 	for (; !q->wiped && q->sh->tail < q->sh->head; q->sh->tail++)

@@ -158,9 +158,11 @@ void closeq_note_dropped(struct closeq *q);
 /*
  * closeq_after_fork - in a fresh child: empty, every count zero.  The ring
  * is wiped on fork (fork is cheaper for it): only the entries the parent
- * had pending are touched, where the kernel could not wipe it.
+ * had pending are touched, where the kernel could not wipe it.  fresh: the
+ * shared part and the ring are new zeroed memory already (a state file's
+ * fork child), so only the private fields are reset.
  * Context: fork child.
  */
-void closeq_after_fork(struct closeq *q);
+void closeq_after_fork(struct closeq *q, bool fresh);
 
 #endif

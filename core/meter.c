@@ -702,8 +702,24 @@ void meter_exec(struct meter *m, struct meter_time now)
 	meter_flush(m, &out);
 }
 
-void meter_after_fork(struct meter *m, long pid, struct meter_time now)
+/* Zero what is not zero already: a page only read stays shared with the
+ * parent after a fork (a write would copy it). */
+static void zero_if_set(void *p, size_t n)
 {
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i]) {
+			memset(p, 0, n);
+			return;
+		}
+}
+
+void meter_after_fork(struct meter *m, long pid, struct meter_time now,
+		      bool fresh)
+{
+	size_t fds_bytes = (size_t)m->tab.cap * sizeof(*m->fds);
 	uint32_t fd;
 
 	if (!m->tab.cap)
@@ -711,15 +727,29 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now)
 	m->pid = pid;
 	m->start = now;
 	m->last_bucket = 0;
-	fdtab_forget_all(&m->tab);
-	for (fd = 0; fd < LOAD(&m->tab.high); fd++)
-		m->fds[fd].known = false;
+	/* Every page the child writes is a copy made for it, and a fork of
+	 * a busy server has thousands of fds: what is reset is given new
+	 * zeroed memory where it can be, not walked. */
+	if (!fresh)
+		fdtab_forget_all(&m->tab);
+	/* Few fds: only what is set is written (reading costs nothing).
+	 * Many: new memory; the windows the parent allocated stay with the
+	 * parent's copy of the heap (a child never frees them). */
+	if (LOAD(&m->tab.high) > 1024 &&
+	    mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		 0) == (void *)m->fds)
+		fds_bytes = 0;
+	for (fd = 0; fds_bytes && fd < LOAD(&m->tab.high); fd++)
+		if (m->fds[fd].known)
+			m->fds[fd].known = false;
 	/* Only the parent's pending entries are touched: the rest of the
 	 * queue may never have been paged in. */
-	closeq_after_fork(&m->q);
-	memset(&m->closed, 0, sizeof(m->closed));
-	memset(m->durable, 0, sizeof(*m->durable));
-	memset(m->closed_unseen, 0, sizeof(m->closed_unseen));
+	closeq_after_fork(&m->q, fresh);
+	zero_if_set(&m->closed, sizeof(m->closed));
+	if (!fresh)
+		memset(m->durable, 0, sizeof(*m->durable));
+	zero_if_set(m->closed_unseen, sizeof(m->closed_unseen));
 	if (m->prom)
 		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;

@@ -210,10 +210,14 @@ void meter_flush(struct meter *m, struct sbuf *out);
 
 /*
  * meter_after_fork - in a fresh child: counters, totals, queue and windows
- * start from zero, the log path is re-made for the child's pid.
+ * start from zero, the log path is re-made for the child's pid.  fresh: the
+ * fd slots, the queue and the ticker's totals are new zeroed memory already
+ * (state_after_fork made them so), so they are not walked or cleared: a
+ * child writes as few pages as it can (each is a copy).
  * Context: fork child.
  */
-void meter_after_fork(struct meter *m, long pid, struct meter_time now);
+void meter_after_fork(struct meter *m, long pid, struct meter_time now,
+		      bool fresh);
 
 /*
  * meter_build - fill *r with a record of the given type (no close records)

@@ -31,6 +31,11 @@
  * good (the file system could not back it). */
 enum { CHUNK_UNTRIED, CHUNK_BACKING, CHUNK_FILE, CHUNK_PRIVATE };
 
+/* The file: none wanted (the process started without one, or state is
+ * off); wanted but not made yet (a fork child until its first tracked fd);
+ * being made by another thread; made, or tried and failed, for good. */
+enum { FILE_NONE, FILE_WANTED, FILE_MAKING, FILE_TRIED };
+
 static uint64_t round_page(uint64_t n)
 {
 	return (n + STATE_PAGE - 1) & ~(uint64_t)(STATE_PAGE - 1);
@@ -338,6 +343,10 @@ static int create_file(struct state *st, const char *dir, long pid,
 		goto fail;
 	}
 	syscall(SYS_close, fd);
+	/* What is left of the mapping once the head and the chunks have
+	 * moved out is of no use to a fork child: not copied into it (each
+	 * piece that moves out is marked to be copied again, move_out). */
+	st->file_dontfork = madvise(p, size, MADV_DONTFORK) == 0;
 	st->file = p;
 	st->size = size;
 	return 0;
@@ -366,11 +375,26 @@ static void fill_header(struct state *st, const struct config *cfg,
 	h->format = (uint32_t)cfg->format;
 	boot_id(h->boot_id, sizeof(h->boot_id));
 	snprintf(h->prog, sizeof(h->prog), "%s", prog);
-	snprintf(h->log_path, sizeof(h->log_path), "%s", log_path);
+	if (log_path)
+		snprintf(h->log_path, sizeof(h->log_path), "%s", log_path);
 	state_layout_fill(&h->layout, st->cap);
-	memcpy(st->file + h->layout.config_off, cfg, sizeof(*cfg));
+	memcpy(st->head + h->layout.config_off, cfg, sizeof(*cfg));
 	st->ticker->ns_per_tick = 1.0;
 	STORE(&h->status, (uint32_t)STATE_LIVE);
+}
+
+/* Move [from, from + len) of the file's mapping to the address the
+ * process uses; true when it is there.  A fork child gets it as it gets
+ * any memory of ours (the rest of the file's mapping it does not). */
+static bool move_out(const struct state *st, char *from, uint64_t len,
+		     char *to)
+{
+	if (syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		    to) != (long)to)
+		return false;
+	if (st->file_dontfork)
+		madvise(to, len, MADV_DOFORK);
+	return true;
 }
 
 /* Point the small regions (header .. queue) at base, laid out as l says. */
@@ -382,14 +406,17 @@ static void point_head(struct state *st, char *base,
 	st->queue = (struct closeq_shared *)(base + l->queue_off);
 }
 
-static int private_head(struct state *st, const struct state_layout *l)
+/* (Re)map the head's address as private zeroes; 0 or -ENOMEM. */
+static int map_head(struct state *st, const struct state_layout *l)
 {
-	void *p = mmap(NULL, l->ring_off, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(st->head, l->ring_off, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS |
+			   (st->head ? MAP_FIXED : 0),
+		       -1, 0);
 
 	if (p == MAP_FAILED)
 		return -ENOMEM;
-	st->private_head = p;
+	st->head = p;
 	point_head(st, p, l);
 	return 0;
 }
@@ -430,16 +457,25 @@ static bool open_durable(struct state *st, const struct config *cfg,
 	if (check_dir(dir, report, ctx) != 0 ||
 	    create_file(st, dir, pid, l.file_size, report, ctx) != 0)
 		return false;
+	/* The head moves onto the address the process already uses, with
+	 * what it holds (a fork child's queue and log path, made before). */
 	if (populate(st, st->file, 0, l.ring_off) != 0) {
 		say(report, ctx, dir, "no room for a state file", ENOSPC);
-		munmap(st->file, st->size);
-		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
-		st->file = NULL;
-		return false;
+		goto fail;
 	}
-	point_head(st, st->file, &l);
+	memcpy(st->file, st->head, l.ring_off);
+	if (!move_out(st, st->file, l.ring_off, st->head)) {
+		say(report, ctx, dir, "cannot map a state file", errno);
+		goto fail;
+	}
 	fill_header(st, cfg, prog, pid, start_real_ns, start_mono_ns, log_path);
 	return true;
+fail:
+	munmap(st->file, st->size);
+	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	st->file = NULL;
+	st->size = 0;
+	return false;
 }
 
 int state_open(struct state *st, const struct config *cfg, const char *prog,
@@ -467,10 +503,11 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	region_init(&st->ring_region, ring, l.ring_off, l.entry_size,
 		    l.ring_chunk, l.ring_count, st->ring_chunks,
 		    sizeof(st->ring_chunks));
+	if (map_head(st, &l) != 0)
+		return -ENOMEM;
 	st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
 				   start_mono_ns, log_path, report, ctx);
-	if (!st->durable && private_head(st, &l) != 0)
-		return -ENOMEM;
+	st->file_state = FILE_TRIED;
 	return 0;
 }
 
@@ -501,8 +538,44 @@ static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
 		bytes = st->size - off;
 	if (populate(st, from, off, bytes) != 0)
 		return false;
-	return syscall(SYS_mremap, from, bytes, bytes,
-		       MREMAP_MAYMOVE | MREMAP_FIXED, to) == (long)to;
+	return move_out(st, from, bytes, to);
+}
+
+/*
+ * A fork child's file, made at its first tracked fd rather than in the
+ * fork: a pre-fork server's workers that only exit, or exec, never pay for
+ * one (a file is an open, a truncate, a map and seven pages to clear; it
+ * was half the cost of a fork).  One thread makes it, the others wait a
+ * few system calls; true when the process has a file now.
+ */
+static bool make_file(struct state *st)
+{
+	uint32_t want = FILE_WANTED;
+	sigset_t old;
+	int saved;
+	bool ok;
+
+	if (LOAD(&st->file_state) == FILE_WANTED &&
+	    __atomic_compare_exchange_n(&st->file_state, &want, FILE_MAKING,
+					false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		saved = errno;
+		block_signals(&old);
+		/* Quietly: a failure was reported by the first process. */
+		ok = open_durable(st, st->cfg, st->prog, st->pid,
+				  st->start_real_ns, st->start_mono_ns, NULL,
+				  NULL, NULL);
+		STORE(&st->durable, ok);
+		if (ok && st->made)
+			st->made(st);
+		STORE(&st->file_state, (uint32_t)FILE_TRIED);
+		restore_signals(&old);
+		errno = saved;
+		return ok;
+	}
+	while (LOAD(&st->file_state) == FILE_MAKING)
+		syscall(SYS_sched_yield);
+	return LOAD(&st->durable);
 }
 
 static void back(struct state *st, struct state_region *r, uint64_t index)
@@ -512,7 +585,7 @@ static void back(struct state *st, struct state_region *r, uint64_t index)
 	sigset_t old;
 	int saved;
 
-	if (!st->durable || c >= r->nchunks)
+	if (c >= r->nchunks || (!LOAD(&st->durable) && !make_file(st)))
 		return;
 	cur = LOAD(&r->chunk_state[c]);
 	if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)
@@ -549,26 +622,43 @@ void state_back_ring(void *ctx, uint32_t index)
 	back(st, &st->ring_region, index);
 }
 
-/* In a fork child: every chunk the parent's file backed gets the child's
- * file (or private zeroes); the child never writes the parent's pages. */
-static void rebase_region(struct state *st, struct state_region *r)
+/* In a fork child: the whole region becomes private zeroes, every chunk
+ * untried again, backed by the child's own file on first use like the
+ * parent's were.  One mapping call, whatever the parent had backed: a
+ * child re-backing (and so zeroing) the parent's chunks up front paid for
+ * thousands of pages on every fork of a busy server, where the ring alone
+ * is backed whole after one lap. */
+static void reset_region(struct state_region *r, bool whole)
 {
-	uint64_t bytes = r->chunk * r->elem;
-	uint32_t c;
+	uint64_t bytes = r->chunk * r->elem, total = r->count * r->elem;
+	uint32_t c, first = r->nchunks, last = 0;
 
-	for (c = 0; c < r->nchunks; c++) {
-		uint8_t s = r->chunk_state[c];
-		char *va = r->va + (uint64_t)c * bytes;
+	/* A chunk never tried was never written (every store backs its
+	 * chunk first): zeroes already.  The span of the others is mapped
+	 * anew, and so is all that lies past the chunks (always private).
+	 * whole: there was no file, so no chunk was ever tried, and any may
+	 * have been written. */
+	for (c = 0; c < r->nchunks; c++)
+		if (whole || r->chunk_state[c] != CHUNK_UNTRIED) {
+			if (first == r->nchunks)
+				first = c;
+			last = c;
+		}
+	if (first < r->nchunks || (uint64_t)r->nchunks * bytes < total) {
+		uint64_t from = first < r->nchunks ? first * bytes
+						     : (uint64_t)r->nchunks * bytes;
+		uint64_t to = (uint64_t)r->nchunks * bytes < total
+				  ? total
+				  : ((uint64_t)last + 1) * bytes;
 
-		if (s == CHUNK_UNTRIED || s == CHUNK_PRIVATE)
-			continue;
-		if (st->durable && s == CHUNK_FILE && back_chunk(st, r, c))
-			continue;
-		mmap(va, bytes, PROT_READ | PROT_WRITE,
+		if (to > total)
+			to = total;
+		mmap(r->va + from, to - from, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
 		     -1, 0);
-		r->chunk_state[c] = CHUNK_PRIVATE;
 	}
+	if (first < r->nchunks)
+		memset(r->chunk_state + first, CHUNK_UNTRIED, last - first + 1);
 }
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
@@ -606,7 +696,7 @@ static void unmap_old_file(const struct state *st, char *file, size_t size,
 	uint64_t slots_end =
 	    slots->off + (uint64_t)slots->nchunks * slots->chunk * slots->elem;
 
-	munmap(file, l->ring_off);
+	/* The head was moved out onto st->head, like the backed chunks. */
 	unmap_region_rest(ring, file, size);
 	if (ring_end < l->slots_off)
 		munmap(file + ring_end, l->slots_off - ring_end);
@@ -624,50 +714,44 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	char *old_file = st->file;
 	size_t old_size = st->size;
 
+	bool had_file = st->durable;
+
 	state_layout_fill(&l, st->cap);
-	if (old_file)
+	/* Not copied into this child, where it could be marked so. */
+	if (old_file && !st->file_dontfork)
 		unmap_old_file(st, old_file, old_size, &l);
+	st->file_dontfork = false;
 	st->file = NULL;
 	st->size = 0;
-	st->hdr = NULL;
 	st->durable = false;
-	if (old_file || st->private_head) {
-		/* Quietly: a failure was reported by the first process. */
-		st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
-					   start_mono_ns, log_path, NULL, NULL);
-		(void)report;
-		(void)ctx;
-	}
-	rebase_region(st, &st->slot_region);
-	/* The child's queue starts empty: the parent's entries, wherever
-	 * they were (private chunks, or all of it without a file), must not
-	 * read as ready in the child's ring.  Zero it, then back again the
-	 * chunks the parent's file backed. */
-	mmap(st->ring_region.va,
-	     st->ring_region.count * st->ring_region.elem,
-	     PROT_READ | PROT_WRITE,
-	     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-	rebase_region(st, &st->ring_region);
-	if (!st->durable) {
-		if (st->private_head) {
-			/* Our own copy already: start it from zero. */
-			memset(st->private_head, 0, l.ring_off);
-			point_head(st, st->private_head, &l);
-		} else {
-			private_head(st, &l);
-		}
-	}
+	/* The head, private zeroes again (the parent's file no more). */
+	map_head(st, &l);
+	/* Nothing of the parent's slots or queue is the child's: the meter
+	 * forgets every fd and starts the queue empty. */
+	reset_region(&st->slot_region, !had_file);
+	reset_region(&st->ring_region, !had_file);
+	/* The file, at the first tracked fd (make_file).  Tried again where
+	 * the parent had none: its directory may be usable by now. */
+	st->cfg = cfg;
+	st->prog = prog;
+	st->pid = pid;
+	st->start_real_ns = start_real_ns;
+	st->start_mono_ns = start_mono_ns;
+	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
+	(void)log_path;
+	(void)report;
+	(void)ctx;
 }
 
 void state_set_status(struct state *st, enum state_status s)
 {
-	if (st->durable && st->hdr)
+	if (LOAD(&st->durable) && st->hdr)
 		STORE(&st->hdr->status, (uint32_t)s);
 }
 
 void state_remove(struct state *st)
 {
-	if (!st->durable)
+	if (!LOAD(&st->durable))
 		return;
 	state_set_status(st, STATE_FINAL);
 	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);

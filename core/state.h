@@ -145,6 +145,7 @@ struct state {
 	uint64_t proc_start; /* this process's, as in the file's name */
 	char *file;          /* the whole file mapped (regions move out) */
 	size_t size;
+	bool file_dontfork;  /* file is MADV_DONTFORK (what moves out is not) */
 	struct state_header *hdr;
 	struct state_ticker *ticker;
 	struct closeq_shared *queue;
@@ -154,7 +155,17 @@ struct state {
 	struct state_region slot_region, ring_region;
 	uint8_t slot_chunks[STATE_MAX_CHUNKS];
 	uint8_t ring_chunks[CLOSEQ_CAP / 16 + 1];
-	char *private_head;  /* header..queue when not durable */
+	/* Header..queue live here, private memory until a file's head is
+	 * moved onto it (so their address never changes, file or not). */
+	char *head;
+	/* A fork child makes its file at its first tracked fd (state.c):
+	 * file_state (atomic) and what the file's header is made of. */
+	uint32_t file_state;
+	const struct config *cfg;
+	const char *prog;
+	long pid;
+	uint64_t start_real_ns, start_mono_ns;
+	void (*made)(struct state *st); /* called once that file is made */
 	int (*populate)(void *addr, size_t len); /* tests: a full fs */
 };
 

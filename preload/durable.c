@@ -86,16 +86,27 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	return 0;
 }
 
+/* The child's file is made at its first tracked fd (state.c): its header
+ * names the log then. */
+static void file_made(struct state *st)
+{
+	(void)st;
+	note_log_path();
+}
+
 void sm_durable_after_fork(long pid, struct meter_time now)
 {
-	if (sm_state.slots && sm_meter.tab.cap) {
+	bool fresh = sm_state.slots && sm_meter.tab.cap;
+
+	if (fresh) {
 		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
 				 now.real_ns, now.mono_ns, "", NULL, NULL);
-		closeq_attach(&sm_meter.q, sm_state.queue, sm_state.ring);
+		sm_state.made = file_made;
+		/* The same addresses: the queue's and the totals' pointers
+		 * stand. */
 		sm_meter.durable = sm_state.ticker;
 	}
-	meter_after_fork(&sm_meter, pid, now);
-	note_log_path();
+	meter_after_fork(&sm_meter, pid, now, fresh);
 	chores_due = 0;
 }
 

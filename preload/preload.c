@@ -306,13 +306,15 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-	pthread_mutex_init(&tick_lock, NULL);
+	/* Assigned, not pthread_mutex_init'ed: a fork child's every page
+	 * touched is a fault, libc's text included. */
+	tick_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	/* The parent's ticker may have been writing, or freeing, its batch
 	 * when the fork landed (it writes under write_lock, which fork does
 	 * not take): the child's copy of ticker_out may point to a buffer
 	 * already freed.  Never free it here (a double free corrupts the
 	 * child's heap); keep it reachable and start a new one. */
-	pthread_mutex_init(&write_lock, NULL);
+	write_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	ticker_out_of_parent = ticker_out.p;
 	memset(&ticker_out, 0, sizeof(ticker_out));
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
@@ -576,7 +578,14 @@ void sm_final_record(bool exec)
 		ask_ticker(exec);
 		goto out;
 	}
-	/* No ticker ran: no tracked fd, little to write, made here. */
+	/* Nothing was ever tracked (a pre-fork server's worker that only
+	 * exits, a child that execs): no record would be written, so none is
+	 * made, and the state file (if any) is only settled. */
+	if (!__atomic_load_n(&ticker_wanted, __ATOMIC_ACQUIRE)) {
+		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
+		goto out;
+	}
+	/* No ticker ran: little to write, made here. */
 	if (!lock_bounded(&tick_lock, 2000))
 		goto out;
 	if (!lock_bounded(&write_lock, 2000)) {

@@ -956,7 +956,7 @@ START_TEST(test_meter_after_fork_starts_from_zero_with_child_log)
 	parent_before = uu_slurp(log_path);
 	ck_assert_uint_eq(uu_count_lines(parent_before), 2);
 
-	meter_after_fork(&m, 4243, at_s(20));
+	meter_after_fork(&m, 4243, at_s(20), false);
 	ck_assert_int_eq(fdtab_kind(fdtab_slot(&m.tab, 100)), KIND_UNKNOWN);
 	ck_assert_int_eq(fdtab_snapshot(&m.tab, 100, &snap), 0);
 	/* The child's first call on the inherited fd classifies it. */

@@ -221,7 +221,7 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 				 now.mono_ns, "x.log", NULL, NULL);
 		closeq_attach(&m.q, st.queue, st.ring);
 		m.durable = st.ticker;
-		meter_after_fork(&m, (long)getpid(), now);
+		meter_after_fork(&m, (long)getpid(), now, true);
 		meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
 		fd_account(&m.tab.slots[5], DIR_OUT, 7, 0,
 			   (ACCT_BYTES | ACCT_CALLS));
@@ -246,6 +246,94 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 					 h.layout.hot_bytes + 8 * DIR_OUT),
 			  100);
 	close(fd);
+	meter_destroy(&m);
+}
+END_TEST
+
+/* Files in DIR/st. */
+static int count_files(void)
+{
+	char d[300];
+	struct dirent *e;
+	DIR *dp;
+	int n = 0;
+
+	snprintf(d, sizeof(d), "%s/st", dir);
+	dp = opendir(d);
+	if (!dp)
+		return -1;
+	while ((e = readdir(dp)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
+/*
+ * A fork child makes no file and re-backs none of the parent's chunks
+ * until its first tracked fd (a pre-fork server's worker that exits at
+ * once paid for thousands of pages when the parent's queue had gone round
+ * once); then its file has its own header and the same slot offsets.
+ */
+START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
+{
+	struct state st;
+	struct meter m;
+	struct closeq_entry e;
+	uint32_t i;
+	pid_t pid;
+	int status;
+
+	open_meter(&st, &m, 4096);
+	/* The parent's queue goes round once: every ring chunk backed. */
+	memset(&e, 0, sizeof(e));
+	e.s.kind = KIND_TCP;
+	for (i = 0; i < CLOSEQ_CAP; i++) {
+		closeq_push(&m.q, &e.s, 1);
+		ck_assert(closeq_pop(&m.q, &e));
+	}
+	meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
+	ck_assert_int_eq(count_files(), 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = {2000, 1700000001000000000ull};
+		struct state_header h;
+		char path[sizeof(st.path)];
+		int bad = 0, fd;
+
+		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
+				 now.mono_ns, "x.log", NULL, NULL);
+		m.durable = st.ticker;
+		meter_after_fork(&m, (long)getpid(), now, true);
+		for (i = 0; i < st.ring_region.nchunks; i++)
+			bad |= st.ring_region.chunk_state[i] != 0;
+		bad |= (count_files() != 1) << 1;
+		bad |= (m.tab.slots[9].kind != KIND_UNKNOWN) << 2;
+		bad |= (closeq_pending(&m.q) != 0) << 3;
+		/* The first tracked fd: the child's own file. */
+		meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[9], DIR_IN, 5, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		bad |= (count_files() != 2) << 4;
+		snprintf(path, sizeof(path), "%s", st.path);
+		fd = open(path, O_RDONLY);
+		bad |= (fd < 0) << 5;
+		if (fd >= 0 &&
+		    pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+			bad |= (h.pid != getpid()) << 6;
+			bad |= (h.status != STATE_LIVE) << 7;
+			bad |= (u64_at(fd, h.layout.slots_off +
+					       9 * h.layout.slot_size +
+					       h.layout.slot_hot +
+					       h.layout.hot_bytes + 8 * DIR_IN) !=
+				5)
+			       << 8;
+			close(fd);
+		}
+		_exit(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	meter_destroy(&m);
 }
 END_TEST
@@ -307,6 +395,7 @@ int main(void)
 	tcase_add_test(tc, test_ticker_totals_change_only_at_commit);
 	tcase_add_test(tc, test_settle_skips_counted_and_unfinished_entries);
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
+	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
