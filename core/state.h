@@ -197,9 +197,12 @@ void state_back_slot(void *ctx, uint32_t fd);
 void state_back_ring(void *ctx, uint32_t index);
 
 /*
- * state_after_fork - in a fresh child: a file of its own (or private
- * memory), so that nothing the child does reaches the parent's file.  Every
- * region starts from zero; the caller then resets the meter.
+ * state_after_fork - in a fresh child: private zeroes at the same
+ * addresses, so that nothing the child does reaches the parent's file.
+ * Every region starts from zero; the caller then resets the meter.  The
+ * child's own file is made by the first state_back_slot/state_back_ring
+ * (its first tracked fd): a child that exits or execs at once has none.
+ * st->made, when set, is called once that file exists.
  * Context: fork child (before fork returns).
  */
 void state_after_fork(struct state *st, const struct config *cfg,

@@ -40,8 +40,9 @@ static void teardown(void)
 	uu_rmtree(dir);
 }
 
-/* The one file in DIR/st, its path into out; false if not exactly one. */
-static bool only_file(char *out, size_t cap)
+/* Files in DIR/st (-1 if it cannot be read); the last one's path into
+ * out when out is given. */
+static int files_in_dir(char *out, size_t cap)
 {
 	char d[300];
 	struct dirent *e;
@@ -51,15 +52,27 @@ static bool only_file(char *out, size_t cap)
 	snprintf(d, sizeof(d), "%s/st", dir);
 	dp = opendir(d);
 	if (!dp)
-		return false;
+		return -1;
 	while ((e = readdir(dp)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(out, cap, "%s/%s", d, e->d_name);
+		if (out)
+			snprintf(out, cap, "%s/%s", d, e->d_name);
 		n++;
 	}
 	closedir(dp);
-	return n == 1;
+	return n;
+}
+
+/* The one file in DIR/st, its path into out; false if not exactly one. */
+static bool only_file(char *out, size_t cap)
+{
+	return files_in_dir(out, cap) == 1;
+}
+
+static int count_files(void)
+{
+	return files_in_dir(NULL, 0);
 }
 
 static uint64_t u64_at(int fd, uint64_t off)
@@ -202,11 +215,8 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	struct meter m;
 	char path[600];
 	pid_t pid;
-	int status, fd, n = 0;
+	int status, fd;
 	struct state_header h;
-	struct dirent *e;
-	DIR *dp;
-	char d[300];
 
 	open_meter(&st, &m, 4096);
 	meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
@@ -231,12 +241,7 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	ck_assert_int_eq(status, 0);
 	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
 	/* Two files now: ours, unchanged, and the child's. */
-	snprintf(d, sizeof(d), "%s/st", dir);
-	dp = opendir(d);
-	while ((e = readdir(dp)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(dp);
-	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(count_files(), 2);
 	fd = open(path, O_RDONLY);
 	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
 	ck_assert_int_eq(h.pid, getpid());
@@ -249,24 +254,6 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	meter_destroy(&m);
 }
 END_TEST
-
-/* Files in DIR/st. */
-static int count_files(void)
-{
-	char d[300];
-	struct dirent *e;
-	DIR *dp;
-	int n = 0;
-
-	snprintf(d, sizeof(d), "%s/st", dir);
-	dp = opendir(d);
-	if (!dp)
-		return -1;
-	while ((e = readdir(dp)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(dp);
-	return n;
-}
 
 /*
  * A fork child makes no file and re-backs none of the parent's chunks
