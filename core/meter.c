@@ -720,6 +720,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 		      bool fresh)
 {
 	size_t fds_bytes = (size_t)m->tab.cap * sizeof(*m->fds);
+	bool remapped;
 	uint32_t fd;
 
 	if (!m->tab.cap)
@@ -735,12 +736,11 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	/* Few fds: only what is set is written (reading costs nothing).
 	 * Many: new memory; the windows the parent allocated stay with the
 	 * parent's copy of the heap (a child never frees them). */
-	if (LOAD(&m->tab.high) > 1024 &&
-	    mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
-		 0) == (void *)m->fds)
-		fds_bytes = 0;
-	for (fd = 0; fds_bytes && fd < LOAD(&m->tab.high); fd++)
+	remapped = LOAD(&m->tab.high) > 1024 &&
+		   mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+			-1, 0) == (void *)m->fds;
+	for (fd = 0; !remapped && fd < LOAD(&m->tab.high); fd++)
 		if (m->fds[fd].known)
 			m->fds[fd].known = false;
 	/* Only the parent's pending entries are touched: the rest of the

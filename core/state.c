@@ -631,11 +631,12 @@ void state_back_ring(void *ctx, uint32_t index)
 static void reset_region(struct state_region *r, bool whole)
 {
 	uint64_t bytes = r->chunk * r->elem, total = r->count * r->elem;
+	uint64_t tail = (uint64_t)r->nchunks * bytes, from = total, to = 0;
 	uint32_t c, first = r->nchunks, last = 0;
 
 	/* A chunk never tried was never written (every store backs its
 	 * chunk first): zeroes already.  The span of the others is mapped
-	 * anew, and so is all that lies past the chunks (always private).
+	 * anew, and so is what lies past the chunks (always private).
 	 * whole: there was no file, so no chunk was ever tried, and any may
 	 * have been written. */
 	for (c = 0; c < r->nchunks; c++)
@@ -644,21 +645,20 @@ static void reset_region(struct state_region *r, bool whole)
 				first = c;
 			last = c;
 		}
-	if (first < r->nchunks || (uint64_t)r->nchunks * bytes < total) {
-		uint64_t from = first < r->nchunks ? first * bytes
-						     : (uint64_t)r->nchunks * bytes;
-		uint64_t to = (uint64_t)r->nchunks * bytes < total
-				  ? total
-				  : ((uint64_t)last + 1) * bytes;
-
-		if (to > total)
-			to = total;
-		mmap(r->va + from, to - from, PROT_READ | PROT_WRITE,
+	if (first < r->nchunks) {
+		from = first * bytes;
+		to = (last + 1) * bytes;
+		memset(r->chunk_state + first, CHUNK_UNTRIED, last - first + 1);
+	}
+	if (tail < total) {
+		from = from < tail ? from : tail;
+		to = total;
+	}
+	if (from < to)
+		mmap(r->va + from, (to < total ? to : total) - from,
+		     PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
 		     -1, 0);
-	}
-	if (first < r->nchunks)
-		memset(r->chunk_state + first, CHUNK_UNTRIED, last - first + 1);
 }
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
@@ -707,13 +707,11 @@ static void unmap_old_file(const struct state *st, char *file, size_t size,
 
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns, const char *log_path,
-		      config_report_fn report, void *ctx)
+		      uint64_t start_mono_ns)
 {
 	struct state_layout l;
 	char *old_file = st->file;
 	size_t old_size = st->size;
-
 	bool had_file = st->durable;
 
 	state_layout_fill(&l, st->cap);
@@ -738,9 +736,6 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->start_real_ns = start_real_ns;
 	st->start_mono_ns = start_mono_ns;
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
-	(void)log_path;
-	(void)report;
-	(void)ctx;
 }
 
 void state_set_status(struct state *st, enum state_status s)

@@ -202,13 +202,14 @@ void state_back_ring(void *ctx, uint32_t index);
  * Every region starts from zero; the caller then resets the meter.  The
  * child's own file is made by the first state_back_slot/state_back_ring
  * (its first tracked fd): a child that exits or execs at once has none.
- * st->made, when set, is called once that file exists.
+ * st->made, when set, is called once that file exists.  cfg and prog
+ * must outlive st (the file's header is made of them later).  Quietly: a
+ * failure was reported by the first process.
  * Context: fork child (before fork returns).
  */
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns, const char *log_path,
-		      config_report_fn report, void *ctx);
+		      uint64_t start_mono_ns);
 
 /*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final

@@ -100,7 +100,7 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 
 	if (fresh) {
 		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
-				 now.real_ns, now.mono_ns, "", NULL, NULL);
+				 now.real_ns, now.mono_ns);
 		sm_state.made = file_made;
 		/* The same addresses: the queue's and the totals' pointers
 		 * stand. */

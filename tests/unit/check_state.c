@@ -228,7 +228,7 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 		struct meter_time now = {2000, 1700000001000000000ull};
 
 		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns, "x.log", NULL, NULL);
+				 now.mono_ns);
 		closeq_attach(&m.q, st.queue, st.ring);
 		m.durable = st.ticker;
 		meter_after_fork(&m, (long)getpid(), now, true);
@@ -289,7 +289,7 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 		int bad = 0, fd;
 
 		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns, "x.log", NULL, NULL);
+				 now.mono_ns);
 		m.durable = st.ticker;
 		meter_after_fork(&m, (long)getpid(), now, true);
 		for (i = 0; i < st.ring_region.nchunks; i++)
