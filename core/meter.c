@@ -746,6 +746,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	/* Only the parent's pending entries are touched: the rest of the
 	 * queue may never have been paged in. */
 	closeq_after_fork(&m->q, fresh);
+	topn_forget(&m->top);
+	topn_forget(&m->closing);
 	zero_if_set(&m->closed, sizeof(m->closed));
 	if (!fresh)
 		memset(m->durable, 0, sizeof(*m->durable));

@@ -4,21 +4,51 @@
 #include "topn.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+/* Bytes of the mapping that holds cap entries: whole pages. */
+static size_t mapped_bytes(uint32_t cap)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t bytes = (size_t)cap * sizeof(struct summary_fd);
+
+	return (bytes + page - 1) / page * page;
+}
+
+/*
+ * The entries live in a mapping of their own that a fork child does not
+ * get (MADV_DONTFORK): a busy ticker's close records fill a megabyte here,
+ * and in malloc's memory every fork of the host would copy its page
+ * tables and then fault a copy of each page the ticker writes again (with
+ * a TLB shootdown each, the other threads running).  A child starts with
+ * none (topn_forget).
+ */
 bool topn_grow(struct topn *t, uint32_t need)
 {
 	struct summary_fd *p;
 	uint32_t n = t->cap ? t->cap : 64;
+	size_t bytes;
+	void *m;
 
 	if (need <= t->cap)
 		return true;
 	while (n < need)
 		n *= 2;
-	p = realloc(t->v, (size_t)n * sizeof(*p));
-	if (!p)
+	bytes = mapped_bytes(n);
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
 		return false;
+	madvise(m, bytes, MADV_DONTFORK);
+	p = m;
+	if (t->v) {
+		memcpy(p, t->v, (size_t)t->n * sizeof(*p));
+		munmap(t->v, mapped_bytes(t->cap));
+	}
 	t->v = p;
-	t->cap = n;
+	t->cap = (uint32_t)(bytes / sizeof(*p));
 	return true;
 }
 
@@ -95,7 +125,13 @@ void topn_sort(struct topn *t)
 
 void topn_free(struct topn *t)
 {
-	free(t->v);
+	if (t->v)
+		munmap(t->v, mapped_bytes(t->cap));
+	topn_forget(t);
+}
+
+void topn_forget(struct topn *t)
+{
 	t->v = NULL;
 	t->n = t->cap = 0;
 }

@@ -40,4 +40,9 @@ void topn_sort(struct topn *t);
 /* topn_free - release t's memory.  Context: ticker only. */
 void topn_free(struct topn *t);
 
+/* topn_forget - empty, with no memory: in a fork child, which does not
+ * have the parent's entries (they are not copied on fork, topn.c).
+ * Context: fork child. */
+void topn_forget(struct topn *t);
+
 #endif

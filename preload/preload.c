@@ -382,12 +382,18 @@ out:
 	errno = saved;
 }
 
+static bool foreign_process(void);
+
 __attribute__((destructor)) static void sm_fini(void)
 {
 	struct meter_time now;
 	struct sbuf out = { 0 };
 	int saved = errno;
 
+	/* A child made by a raw clone (no fork handlers ran): the meter is
+	 * its parent's, and the ticker's memory is not even there (topn.c). */
+	if (sm_meter.tab.cap && foreign_process())
+		return;
 	/* What the FILEs on metered fds still buffer leaves now, counted
 	 * (glibc would flush it after this destructor, too late). */
 	if (sm_meter.tab.cap)
