@@ -202,13 +202,22 @@ int main(int argc, char **argv)
 	if (forking) {
 		while (now_s() < end) {
 			pid_t p = fork();
+			int st;
 
 			if (p < 0)
 				die("fork");
 			if (p == 0)
 				_exit(0);
-			if (waitpid(p, NULL, 0) != p)
+			if (waitpid(p, &st, 0) != p)
 				die("waitpid");
+			/* A child that did not end as it should is not a
+			 * fork made: the run fails. */
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "churngen: a forked child "
+						"ended with wait status %#x\n",
+					(unsigned)st);
+				exit(2);
+			}
 			forks++;
 		}
 	} else {
