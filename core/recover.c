@@ -9,7 +9,6 @@
 #include "meter.h"
 #include "state.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -365,28 +364,54 @@ static void recover_one(const char *dir, const char *name,
 	syscall(SYS_unlinkat, AT_FDCWD, claim, 0);
 }
 
+/* One entry of getdents64. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/*
+ * The directory is read with getdents64 into the stack, not opendir: the
+ * automatic scan runs in the ticker, and opendir's malloc would give the
+ * ticker an arena of its own, a region of written pages every fork of the
+ * host then copies (docs/performance.md#churn).  Entries unlinked while
+ * reading are the kernel's business, as with readdir.
+ */
 int recover_dir(const char *dir, const struct recover_opts *o,
 		struct recover_stats *st)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	long fd = sys_open(dir, O_RDONLY | O_DIRECTORY);
 	unsigned seen = 0;
+	char buf[8192] __attribute__((aligned(8)));
+	long n;
 
 	memset(st, 0, sizeof(*st));
-	if (!d) {
+	if (fd < 0) {
 		int err = errno;
 
 		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
 		return -err;
 	}
-	while ((e = readdir(d)) != NULL) {
-		if (!is_state_name(e->d_name) && !claim_pid(e->d_name))
-			continue;
-		if (o->max_files && seen++ >= o->max_files)
-			break;
-		recover_one(dir, e->d_name, o, st);
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		long pos = 0;
+
+		while (pos < n) {
+			const struct dirent64_raw *e =
+				(const void *)(buf + pos);
+
+			pos += e->reclen;
+			if (!is_state_name(e->name) && !claim_pid(e->name))
+				continue;
+			if (o->max_files && seen++ >= o->max_files)
+				goto done;
+			recover_one(dir, e->name, o, st);
+		}
 	}
-	closedir(d);
+done:
+	syscall(SYS_close, fd);
 	return 0;
 }
 

@@ -10,13 +10,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define ADDR_TEXT 128
 
+/*
+ * The buffer is a mapping of its own, not malloc's: the ticker fills it
+ * with a batch of records, and a malloc arena of the ticker's would stay,
+ * pages written, in every fork of the host (each copied at fork and
+ * faulted again by the next write).  MADV_WIPEONFORK: a child has it as
+ * zeroes, never the parent's batch (preload.c's fork_child starts a new
+ * one).
+ */
 void sbuf_free(struct sbuf *b)
 {
-	free(b->p);
+	if (b->p)
+		munmap(b->p, b->cap);
 	b->p = NULL;
 	b->len = b->cap = 0;
 	b->failed = false;
@@ -25,7 +35,7 @@ void sbuf_free(struct sbuf *b)
 static bool sbuf_reserve(struct sbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 4096;
-	char *p;
+	void *p;
 
 	if (b->failed)
 		return false;
@@ -33,8 +43,15 @@ static bool sbuf_reserve(struct sbuf *b, size_t more)
 		return true;
 	while (cap < b->len + more + 1)
 		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
+	if (b->p) {
+		p = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
+	} else {
+		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			madvise(p, cap, MADV_WIPEONFORK);
+	}
+	if (p == MAP_FAILED) {
 		b->failed = true;
 		return false;
 	}
@@ -460,18 +477,40 @@ static void format_json(const struct summary *r, const struct config *c,
 
 /* --- text ---------------------------------------------------------------- */
 
+/*
+ * Days since 1970-01-01 to a civil date (proleptic Gregorian; H. Hinnant's
+ * days-to-civil).  Not gmtime_r: glibc's reads the time zone file under a
+ * lock on first use, with malloc, in whichever thread calls it, and a
+ * ticker that mallocs gets an arena of its own, a region of written pages
+ * that every fork of the host copies (docs/performance.md#churn).
+ */
+static void civil_date(uint64_t days, unsigned *y, unsigned *m, unsigned *d)
+{
+	uint64_t z = days + 719468;          /* days since 0000-03-01 */
+	uint64_t era = z / 146097;
+	uint64_t doe = z - era * 146097;     /* day of the 400-year era */
+	uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	uint64_t mp = (5 * doy + 2) / 153;   /* month, March = 0 */
+
+	*d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (unsigned)(yoe + era * 400 + (*m <= 2));
+}
+
 static void text_time(char *buf, size_t cap, uint64_t ns)
 {
-	time_t sec = (time_t)(ns / 1000000000u);
-	struct tm tm;
+	uint64_t sec = ns / 1000000000u;
+	unsigned y, mo, d;
 
-	if (ns == 0 || !gmtime_r(&sec, &tm)) {
+	if (ns == 0) {
 		snprintf(buf, cap, "-");
 		return;
 	}
-	snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000u / 1000000u));
+	civil_date(sec / 86400, &y, &mo, &d);
+	snprintf(buf, cap, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", y, mo, d,
+		 (unsigned)(sec % 86400 / 3600), (unsigned)(sec % 3600 / 60),
+		 (unsigned)(sec % 60), (unsigned)(ns % 1000000000u / 1000000u));
 }
 
 /* Text records are line-based: a control byte in a program name or a

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct config cfg;
 static struct summary_fd fds[2];
@@ -538,6 +539,34 @@ static TCase *tc_escaping(void)
 
 /* --- text --------------------------------------------------------------- */
 
+/* The text timestamp is computed without gmtime_r (summary.c's
+ * civil_date); gmtime_r is the truth here, around leap days, century
+ * years and the ends of months and years. */
+START_TEST(test_summary_text_timestamps_agree_with_gmtime)
+{
+	static const int64_t secs[] = {
+		1,          951782400,  951868799,  1709251199, 1709164800,
+		4107542400, 4107455999, 2147483647, 94694399,   13574563200,
+		13574476800, 16725225599, 1700000010,
+	};
+	char want[64];
+	size_t i;
+
+	cfg.format = FORMAT_TEXT;
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		time_t t = (time_t)secs[i];
+		struct tm tm;
+
+		ck_assert_ptr_nonnull(gmtime_r(&t, &tm));
+		strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S.987Z", &tm);
+		rec.ts_ns = (uint64_t)secs[i] * 1000000000ull + 987654321ull;
+		ck_assert_msg(strncmp(format(), want, strlen(want)) == 0,
+			      "%lld: %.24s, want %s", (long long)secs[i],
+			      out.p, want);
+	}
+}
+END_TEST
+
 START_TEST(test_summary_text_interval_has_header_totals_and_fd_rows)
 {
 	const char *s;
@@ -640,6 +669,7 @@ static TCase *tc_text(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_text_interval_has_header_totals_and_fd_rows);
+	tcase_add_test(tc, test_summary_text_timestamps_agree_with_gmtime);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
