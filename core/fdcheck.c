@@ -19,6 +19,12 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap)
 
 	c->ids = p == MAP_FAILED ? NULL : p;
 	c->cap = c->ids ? cap : 0;
+	/* A fork child gets zeroes (known 0: nothing remembered), which is
+	 * what it needs: its fds are all new connections to it.  The parent
+	 * keeps its pages out of every fork's page-table copy and
+	 * copy-on-write faults (docs/performance.md#churn). */
+	if (c->ids)
+		madvise(p, (size_t)cap * sizeof(*c->ids), MADV_WIPEONFORK);
 	c->on = false;
 	return c->ids ? 0 : -ENOMEM;
 }

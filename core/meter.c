@@ -104,6 +104,12 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 		return r;
 	fdcheck_init(&m->check, m->tab.cap);
 	m->fds = map_lazy((size_t)m->tab.cap * sizeof(*m->fds));
+	/* A fork child gets the fd states as zeroes (every fd unknown, no
+	 * window: what meter_after_fork wants), and the parent keeps them out
+	 * of every fork's page-table copy and copy-on-write faults. */
+	m->fds_wiped = m->fds && madvise(m->fds, (size_t)m->tab.cap *
+						      sizeof(*m->fds),
+					 MADV_WIPEONFORK) == 0;
 	if (cfg->format == FORMAT_PROMETHEUS)
 		m->prom = calloc(1, sizeof(*m->prom));
 	if (r || !m->fds ||
@@ -126,12 +132,10 @@ static void free_windows(struct meter *m)
 {
 	uint32_t fd;
 
-	if (!m->fds)
-		return;
-	for (fd = 0; fd < m->tab.cap && fd < LOAD(&m->tab.high); fd++) {
-		free(m->fds[fd].win);
+	for (fd = 0; m->fds && fd < m->tab.cap && fd < LOAD(&m->tab.high);
+	     fd++)
 		m->fds[fd].win = NULL;
-	}
+	ownmem_free(&m->wins);
 }
 
 void meter_destroy(struct meter *m)
@@ -263,7 +267,7 @@ static void close_bucket(struct meter *m, struct meter_fdstate *st,
 			 const struct fd_snapshot *s, uint64_t done)
 {
 	if (!st->win)
-		st->win = malloc(window_bytes(&m->shape));
+		st->win = ownmem_alloc(&m->wins, window_bytes(&m->shape));
 	if (!st->win)
 		return;
 	if (!st->windowed) {
@@ -733,16 +737,23 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	 * zeroed memory where it can be, not walked. */
 	if (!fresh)
 		fdtab_forget_all(&m->tab);
-	/* Few fds: only what is set is written (reading costs nothing).
-	 * Many: new memory; the windows the parent allocated stay with the
-	 * parent's copy of the heap (a child never frees them). */
-	remapped = LOAD(&m->tab.high) > 1024 &&
-		   mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-			-1, 0) == (void *)m->fds;
+	/* The fd states: zeroes already in a real fork child when wiped
+	 * (meter_init_at); else only what is set is written (each page
+	 * written is a copy), and with many fds new memory is mapped.  The
+	 * windows are the parent's alone (ownmem.h): the child allocates its
+	 * own as it needs them. */
+	remapped = m->fds_wiped && fresh;
+	if (!remapped && LOAD(&m->tab.high) > 1024)
+		remapped = mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+					MAP_FIXED,
+				-1, 0) == (void *)m->fds;
 	for (fd = 0; !remapped && fd < LOAD(&m->tab.high); fd++)
-		if (m->fds[fd].known)
+		if (m->fds[fd].known || m->fds[fd].win) {
 			m->fds[fd].known = false;
+			m->fds[fd].win = NULL;
+		}
+	ownmem_forget(&m->wins);
 	/* Only the parent's pending entries are touched: the rest of the
 	 * queue may never have been paged in. */
 	closeq_after_fork(&m->q, fresh);

@@ -23,6 +23,7 @@
 #include "fdcheck.h"
 #include "fdtab.h"
 #include "names.h"
+#include "ownmem.h"
 #include "prom.h"
 #include "sink.h"
 #include "state.h"
@@ -80,6 +81,8 @@ struct meter {
 
 	/* the ticker's own */
 	struct meter_fdstate *fds;
+	struct ownmem wins;         /* the fds' windows (a fork child: zeroes) */
+	bool fds_wiped;             /* fds is zeroes in a fork child */
 	struct fd_counters closed;  /* totals of drained close records */
 	uint64_t closed_unseen[DIR_COUNT]; /* their bytes the kernel saw */
 	uint64_t last_bucket;       /* bucket of the last sample */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -39,8 +40,6 @@ static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
  * write.  ticker_out is the batch being written. */
 static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sbuf ticker_out;
-/* In a fork child: the parent's batch buffer, left alone (fork_child). */
-static void *ticker_out_of_parent;
 static int ticker_started; /* atomic: 0 no, 1 starting or running */
 static int ticker_wanted;  /* atomic: a tracked fd exists (want_ticker) */
 static int initialized;
@@ -194,14 +193,60 @@ static void *ticker_main(void *arg)
 	return NULL;
 }
 
+#define TICKER_STACK (256 * 1024)
+#define STACK_GUARD 4096
+
+/*
+ * The ticker's stack: a mapping of ours whose pages a fork child gets as
+ * zeroes (MADV_WIPEONFORK).  libc's would be one more region of written
+ * pages that every fork of the host copies the page tables of, and whose
+ * pages the parent then faults again as the ticker runs; a child has no
+ * ticker of the parent's.  Not MADV_DONTFORK: the thread's descriptor
+ * sits at the top of this stack, on libc's list of threads with stacks of
+ * their own next to the main thread's, and a fork child's libc unlinks
+ * the forking thread from that list, writing to its neighbour (measured:
+ * a child of a forking main thread died of SIGSEGV there).  Zeroes take
+ * that write.  The lowest page is a guard.  NULL when it cannot be mapped.
+ */
+static void *ticker_stack(void)
+{
+	char *p = mmap(NULL, STACK_GUARD + TICKER_STACK, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	mprotect(p, STACK_GUARD, PROT_NONE);
+	/* Without it (a kernel before 4.14) forks copy the stack, as they
+	 * would libc's. */
+	madvise(p + STACK_GUARD, TICKER_STACK, MADV_WIPEONFORK);
+	return p + STACK_GUARD;
+}
+
+/* Create the ticker on stack (NULL: one of libc's).  Returns 0 or an
+ * error number. */
+static int start_ticker(void *stack)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	int r;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = stack ? pthread_attr_setstack(&attr, stack, TICKER_STACK)
+		  : pthread_attr_setstacksize(&attr, TICKER_STACK);
+	if (r == 0)
+		r = pthread_create(&tid, &attr, ticker_main, NULL);
+	pthread_attr_destroy(&attr);
+	return r;
+}
+
 /* Start the ticker; the host's signals are never delivered to it.  Not
  * async-signal-safe (pthread_create): only through want_ticker. */
 static void ensure_ticker(void)
 {
 	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t tid;
 	int expect = 0, saved = errno;
+	char *stack;
 
 	if (__atomic_load_n(&ticker_started, __ATOMIC_ACQUIRE) ||
 	    !__atomic_compare_exchange_n(&ticker_started, &expect, 1, false,
@@ -209,13 +254,16 @@ static void ensure_ticker(void)
 		return;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pthread_create(&tid, &attr, ticker_main, NULL) != 0)
+	stack = ticker_stack();
+	if (stack && start_ticker(stack) != 0) {
+		/* Refused (a host whose static TLS does not fit in it): once
+		 * more on one of libc's. */
+		munmap(stack - STACK_GUARD, STACK_GUARD + TICKER_STACK);
+		stack = NULL;
+	}
+	if (!stack && start_ticker(NULL) != 0)
 		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
 				    " records are written at exit only");
-	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }
@@ -309,13 +357,11 @@ static void fork_child(void)
 	/* Assigned, not pthread_mutex_init'ed: a fork child's every page
 	 * touched is a fault, libc's text included. */
 	tick_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	/* The parent's ticker may have been writing, or freeing, its batch
-	 * when the fork landed (it writes under write_lock, which fork does
-	 * not take): the child's copy of ticker_out may point to a buffer
-	 * already freed.  Never free it here (a double free corrupts the
-	 * child's heap); keep it reachable and start a new one. */
+	/* The parent's ticker may have been writing its batch when the fork
+	 * landed (it writes under write_lock, which fork does not take).  The
+	 * child has that memory as zeroes (summary.c's sbuf): start a new
+	 * batch, and leave it mapped (its size is not known for sure). */
 	write_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	ticker_out_of_parent = ticker_out.p;
 	memset(&ticker_out, 0, sizeof(ticker_out));
 	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);

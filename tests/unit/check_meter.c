@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FD_CAP 1024
@@ -984,6 +985,79 @@ START_TEST(test_meter_after_fork_starts_from_zero_with_child_log)
 }
 END_TEST
 
+/* True when the n bytes at p are all zero. */
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n && !*b) {
+		b++;
+		n--;
+	}
+	return n == 0;
+}
+
+/*
+ * The windows are the parent's alone (core/ownmem.h): a real fork child
+ * has their memory as zeroes, and still gets rates of its own for an
+ * inherited fd.  The child reports by exit status: 10 the parent's window
+ * is there, 11 its log has no rates, 12 rates wrong.
+ */
+START_TEST(test_meter_fork_child_has_no_parent_windows_and_makes_its_own)
+{
+	char child_log[160], *log, *line;
+	const void *parent_win;
+	int status;
+	pid_t pid;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/m.%%p.log", dir);
+	snprintf(log_path, sizeof(log_path), "%s/m.4242.log", dir);
+	snprintf(child_log, sizeof(child_log), "%s/m.4243.log", dir);
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 5000);
+	tick_seconds(1, 10);
+	parent_win = m.fds[100].win;
+	ck_assert_ptr_nonnull(parent_win);
+	ck_assert(!all_zero(parent_win, window_bytes(&m.shape)));
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *f;
+
+		if (!all_zero(parent_win, window_bytes(&m.shape)))
+			_exit(10);
+		meter_after_fork(&m, 4243, at_s(20), false);
+		fdtab_classify(&m.tab, 100, KIND_TCP, NULL, NULL);
+		tick_seconds(20, 21);
+		move(100, DIR_IN, 3000);
+		tick_seconds(22, 30);
+		log = uu_slurp(child_log);
+		f = log ? uu_json_fd(log, 100) : NULL;
+		if (!f || !strstr(f, "\"rates\""))
+			_exit(11);
+		/* [21 s, 22 s) moved 3000; 10 s of the child's life. */
+		if (rate_of(f, "10s", "in") != 300.0)
+			_exit(12);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* The parent's own window is still there and in use. */
+	ck_assert_ptr_eq(m.fds[100].win, parent_win);
+	move(100, DIR_IN, 100);
+	tick_seconds(11, 20);
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	line = uu_line(log, 1);
+	/* [11 s, 12 s) moved the 100. */
+	ck_assert_double_eq(rate_of(uu_json_fd(line, 100), "10s", "in"), 10.0);
+	free(line);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_unwritable_log_is_reported_once_and_metering_goes_on)
 {
 	struct fd_snapshot snap;
@@ -1050,6 +1124,7 @@ static TCase *tc_config(void)
 	tcase_add_test(tc, test_meter_bytes_off_windows_on_still_gives_rates);
 	tcase_add_test(tc, test_meter_categories_off_are_not_counted);
 	tcase_add_test(tc, test_meter_after_fork_starts_from_zero_with_child_log);
+	tcase_add_test(tc, test_meter_fork_child_has_no_parent_windows_and_makes_its_own);
 	tcase_add_test(tc, test_meter_unwritable_log_is_reported_once_and_metering_goes_on);
 	tcase_add_test(tc, test_meter_init_with_zero_fd_cap_fails_and_meters_nothing);
 	tcase_add_test(tc, test_meter_build_fills_header_and_totals_without_writing);
