@@ -296,7 +296,12 @@ static void recover_one(const char *dir, const char *name,
 	const char *why;
 	long fd, owner = claim_pid(name);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* A name that does not fit is not one of ours (ours are short). */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path)) {
+		st->skipped++;
+		return;
+	}
 	if (owner) {
 		/* A recoverer's claim: take it over only if it died. */
 		if (owner == (long)getpid() || pid_alive(owner)) {
