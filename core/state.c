@@ -7,6 +7,8 @@
  */
 #include "state.h"
 
+#include "rawsys.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -409,12 +411,14 @@ static void point_head(struct state *st, char *base,
 /* (Re)map the head's address as private zeroes; 0 or -ENOMEM. */
 static int map_head(struct state *st, const struct state_layout *l)
 {
-	void *p = mmap(st->head, l->ring_off, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS |
-			   (st->head ? MAP_FIXED : 0),
-		       -1, 0);
+	/* Inline (rawsys.h): in a fork child, libc's mmap is a page more to
+	 * fault in. */
+	void *p = raw_mmap(st->head, l->ring_off, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS |
+			       (st->head ? MAP_FIXED : 0),
+			   -1, 0);
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return -ENOMEM;
 	st->head = p;
 	point_head(st, p, l);
@@ -648,17 +652,21 @@ static void reset_region(struct state_region *r, bool whole)
 	if (first < r->nchunks) {
 		from = first * bytes;
 		to = (last + 1) * bytes;
-		memset(r->chunk_state + first, CHUNK_UNTRIED, last - first + 1);
+		/* Not memset: libc's code is a page to fault in, here. */
+		for (c = first; c <= last; c++)
+			if (r->chunk_state[c] != CHUNK_UNTRIED)
+				r->chunk_state[c] = CHUNK_UNTRIED;
 	}
 	if (tail < total) {
 		from = from < tail ? from : tail;
 		to = total;
 	}
 	if (from < to)
-		mmap(r->va + from, (to < total ? to : total) - from,
-		     PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-		     -1, 0);
+		raw_mmap(r->va + from, (to < total ? to : total) - from,
+			 PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			     MAP_FIXED,
+			 -1, 0);
 }
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
@@ -749,7 +757,8 @@ void state_remove(struct state *st)
 	if (!LOAD(&st->durable))
 		return;
 	state_set_status(st, STATE_FINAL);
-	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	/* Inline: errno stays the caller's. */
+	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
 }
 
 void state_ticker_begin(struct state_ticker *t)

@@ -9,6 +9,7 @@
 #include "warn.h"
 #include "wrap_stdio.h"
 #include "../core/progfd.h"
+#include "../core/rawsys.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,15 +34,34 @@ bool sm_slow;
 static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
 
-/* Serializes the ticker, the exit record and fork: the meter's state. */
-static pthread_mutex_t tick_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Serializes writes to the sink, in the order the batches were made; taken
- * under tick_lock, held after it: fork waits on the state, never on a
- * write.  ticker_out is the batch being written. */
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sbuf ticker_out;
-static int ticker_started; /* atomic: 0 no, 1 starting or running */
-static int ticker_wanted;  /* atomic: a tracked fd exists (want_ticker) */
+/*
+ * What the ticker and fork share, all of it zero in a fork child: a page
+ * of its own, MADV_WIPEONFORK when the kernel allows (tk_wiped), so that a
+ * child gets it zeroed without writing a byte (each page a child writes
+ * is a copy) and the parent's unlock after fork faults no copy either.
+ * Zero is where each starts (PTHREAD_MUTEX_INITIALIZER is zeroes: checked
+ * in sm_init).  Not wiped: fork_child zeroes it.
+ *  tick_lock serializes the ticker, the exit record and fork: the meter's
+ *    state.
+ *  write_lock serializes writes to the sink, in the order the batches were
+ *    made; taken under tick_lock, held after it: fork waits on the state,
+ *    never on a write.  out is the batch being written.
+ *  started (atomic): 0 no, 1 starting or running; wanted (atomic): a
+ *    tracked fd exists (want_ticker); alive and final_req: see below.
+ * The parent writes it around every fork (fork_prepare, fork_parent): a
+ * page a fork does not write-protect takes no fault for it.
+ */
+static struct ticker_shared {
+	pthread_mutex_t tick_lock;
+	pthread_mutex_t write_lock;
+	struct sbuf out;
+	int started;
+	int wanted;
+	uint32_t alive;
+	uint32_t final_req;
+	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
+} tk __attribute__((aligned(4096)));
+static bool tk_wiped;
 static int initialized;
 
 static void bind_all(void)
@@ -119,10 +139,10 @@ static uint64_t real_now(void)
 /*
  * The final record of _exit and exec is made by the ticker, on request:
  * the caller may be a signal handler that interrupted malloc, and must
- * neither allocate nor take a lock itself.  final_req (a futex word): 0
+ * neither allocate nor take a lock itself.  tk.final_req (a futex word): 0
  * none, 1 exit, 2 exec; final_done grows when one is served.
  */
-static uint32_t final_req, final_done, ticker_alive;
+static uint32_t final_done;
 
 static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
 {
@@ -134,9 +154,9 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
 static void serve_final(uint32_t req, struct meter_time now)
 {
 	if (req == 2)
-		meter_exec_into(&sm_meter, now, &ticker_out);
+		meter_exec_into(&sm_meter, now, &tk.out);
 	else
-		meter_exit_into(&sm_meter, now, &ticker_out);
+		meter_exit_into(&sm_meter, now, &tk.out);
 }
 
 /* The final record is written (the caller holds the write lock): end the
@@ -144,7 +164,7 @@ static void serve_final(uint32_t req, struct meter_time now)
 static void final_written(uint32_t req)
 {
 	sm_durable_end(req == 2 ? SM_END_EXEC : SM_END_EXIT);
-	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&tk.final_req, 0, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&final_done, 1, __ATOMIC_ACQ_REL);
 	futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
 }
@@ -155,7 +175,7 @@ static void *ticker_main(void *arg)
 	/* Named from inside: pthread_setname_np on another thread opens
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
 	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
-	__atomic_store_n(&ticker_alive, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tk.alive, 1, __ATOMIC_RELEASE);
 	/* Our files live in an fd table of our own, out of the program's
 	 * way (core/progfd.h); else each batch is written from a child. */
 	progfd_detach();
@@ -165,24 +185,24 @@ static void *ticker_main(void *arg)
 		uint32_t req;
 		bool more;
 
-		pthread_mutex_lock(&tick_lock);
+		pthread_mutex_lock(&tk.tick_lock);
 		now = now_both();
 		calibrate(now);
-		req = __atomic_load_n(&final_req, __ATOMIC_ACQUIRE);
+		req = __atomic_load_n(&tk.final_req, __ATOMIC_ACQUIRE);
 		if (req) {
 			serve_final(req, now);
 			next = now.mono_ns + 1000000000ull;
 			more = false;
 		} else {
-			next = meter_tick_into(&sm_meter, now, &ticker_out);
+			next = meter_tick_into(&sm_meter, now, &tk.out);
 			more = meter_more(&sm_meter);
 		}
-		pthread_mutex_lock(&write_lock);
-		pthread_mutex_unlock(&tick_lock);
-		meter_flush(&sm_meter, &ticker_out);
+		pthread_mutex_lock(&tk.write_lock);
+		pthread_mutex_unlock(&tk.tick_lock);
+		meter_flush(&sm_meter, &tk.out);
 		if (req)
 			final_written(req);
-		pthread_mutex_unlock(&write_lock);
+		pthread_mutex_unlock(&tk.write_lock);
 		sm_durable_chores(now.mono_ns);
 		/* Until the next tick, or until a busy closer asks for a
 		 * drain (closeq_push wakes us), or _exit or exec asks for the
@@ -248,8 +268,8 @@ static void ensure_ticker(void)
 	int expect = 0, saved = errno;
 	char *stack;
 
-	if (__atomic_load_n(&ticker_started, __ATOMIC_ACQUIRE) ||
-	    !__atomic_compare_exchange_n(&ticker_started, &expect, 1, false,
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) ||
+	    !__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	sigfillset(&all);
@@ -308,9 +328,9 @@ static bool maybe_in_handler(void)
  */
 static void want_ticker(void)
 {
-	if (__atomic_load_n(&ticker_started, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&ticker_wanted, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tk.wanted, 1, __ATOMIC_RELEASE);
 	if (!maybe_in_handler())
 		ensure_ticker();
 }
@@ -336,39 +356,50 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 	return pthread_mutex_timedlock(lock, &until) == 0;
 }
 
-static bool fork_locked; /* fork_prepare got the lock */
-
 static void fork_prepare(void)
 {
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
 	 * only to make a bounded batch of records, never while writing. */
-	fork_locked = lock_bounded(&tick_lock, 500);
+	tk.fork_locked = lock_bounded(&tk.tick_lock, 500);
 }
 
 static void fork_parent(void)
 {
-	if (fork_locked)
-		pthread_mutex_unlock(&tick_lock);
+	if (tk.fork_locked)
+		pthread_mutex_unlock(&tk.tick_lock);
+}
+
+/* The time, by system calls made inline: in a fork child the vDSO and
+ * libc's clock code are pages to fault in first (rawsys.h). */
+static struct meter_time raw_now_both(void)
+{
+	struct meter_time t;
+	struct timespec ts;
+
+	if (raw_syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0,
+			 0, 0) != 0)
+		return now_both();
+	t.mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (raw_syscall6(SYS_clock_gettime, CLOCK_REALTIME, (long)&ts, 0, 0,
+			 0, 0) != 0)
+		return now_both();
+	t.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return t;
 }
 
 static void fork_child(void)
 {
-	/* Assigned, not pthread_mutex_init'ed: a fork child's every page
-	 * touched is a fault, libc's text included. */
-	tick_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	/* The parent's ticker may have been writing its batch when the fork
-	 * landed (it writes under write_lock, which fork does not take).  The
-	 * child has that memory as zeroes (summary.c's sbuf): start a new
-	 * batch, and leave it mapped (its size is not known for sure). */
-	write_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
-	memset(&ticker_out, 0, sizeof(ticker_out));
-	__atomic_store_n(&ticker_started, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&ticker_alive, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&final_req, 0, __ATOMIC_RELEASE);
-	sm_durable_after_fork((long)getpid(), now_both());
-	/* The child's fds are all unknown: its first tracked one wants it. */
-	__atomic_store_n(&ticker_wanted, 0, __ATOMIC_RELEASE);
+	/* Zeroes already where tk is wiped; else assigned, not
+	 * pthread_mutex_init'ed (a fork child's every page touched is a
+	 * fault, libc's text included).  The parent's ticker may have been
+	 * writing its batch when the fork landed (it writes under
+	 * write_lock, which fork does not take): the child starts a new
+	 * batch and leaves that memory alone (summary.c's sbuf: zeroes
+	 * here). */
+	if (!tk_wiped)
+		memset(&tk, 0, sizeof(tk));
+	sm_durable_after_fork(raw_getpid(), raw_now_both());
 }
 
 /* --- start-up and exit --------------------------------------------------- */
@@ -396,6 +427,16 @@ __attribute__((constructor)) static void sm_init(void)
 
 	if (initialized++)
 		return;
+	/* tk's zeroes are its initial values, so a fork child may have it
+	 * wiped (MADV_WIPEONFORK needs private anonymous memory: .bss past
+	 * the file's last page, which its alignment gives it). */
+	{
+		static const pthread_mutex_t init = PTHREAD_MUTEX_INITIALIZER;
+		static const pthread_mutex_t zero;
+
+		tk_wiped = memcmp(&init, &zero, sizeof(init)) == 0 &&
+			   madvise(&tk, sizeof(tk), MADV_WIPEONFORK) == 0;
+	}
 	sm_bind();
 	sm_warn_init();
 	pthread_sigmask(SIG_BLOCK, NULL, &mask_at_start);
@@ -446,20 +487,20 @@ __attribute__((destructor)) static void sm_fini(void)
 		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap || !lock_bounded(&tick_lock, 2000))
+	if (!sm_meter.tab.cap || !lock_bounded(&tk.tick_lock, 2000))
 		return;
 	now = now_both();
 	calibrate(now);
 	meter_exit_into(&sm_meter, now, &out);
 	/* After the ticker's last batch; a write stuck for 2 s loses it (the
 	 * state file then keeps the numbers for recovery). */
-	if (lock_bounded(&write_lock, 2000)) {
-		pthread_mutex_unlock(&tick_lock);
+	if (lock_bounded(&tk.write_lock, 2000)) {
+		pthread_mutex_unlock(&tk.tick_lock);
 		meter_flush(&sm_meter, &out);
 		sm_durable_end(SM_END_EXIT);
-		pthread_mutex_unlock(&write_lock);
+		pthread_mutex_unlock(&tk.write_lock);
 	} else {
-		pthread_mutex_unlock(&tick_lock);
+		pthread_mutex_unlock(&tk.tick_lock);
 	}
 	sbuf_free(&out);
 	errno = saved;
@@ -474,7 +515,7 @@ __attribute__((destructor)) static void sm_fini(void)
  */
 static bool foreign_process(void)
 {
-	return (long)syscall(SYS_getpid) != sm_meter.pid;
+	return raw_getpid() != sm_meter.pid;
 }
 
 static bool peers_on(void)
@@ -489,7 +530,7 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		return;
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
 	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
-	    __atomic_load_n(&ticker_wanted, __ATOMIC_ACQUIRE))
+	    __atomic_load_n(&tk.wanted, __ATOMIC_ACQUIRE))
 		want_ticker();
 }
 
@@ -608,7 +649,7 @@ static void ask_ticker(bool exec)
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 2;
-	__atomic_store_n(&final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tk.final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
 	/* The ticker sleeps on the close queue's wake-up word. */
 	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
 	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
@@ -621,27 +662,33 @@ static void ask_ticker(bool exec)
 void sm_final_record(bool exec)
 {
 	struct meter_time now;
-	int saved = errno;
+	int saved;
 
 	/* A vfork child shares our memory: nothing of ours is its to end. */
-	if (!sm_meter.tab.cap || foreign_process() || stderr_stuck())
+	if (!sm_meter.tab.cap || foreign_process())
+		return;
+	/* Nothing was ever tracked (a pre-fork server's worker that only
+	 * exits, a child that execs): no record would be written, so none is
+	 * made, and the state file (if any) is only settled.  Inline system
+	 * calls only, errno untouched: such a worker faults in as few pages
+	 * as it can. */
+	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&tk.wanted, __ATOMIC_ACQUIRE)) {
+		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
+		return;
+	}
+	saved = errno;
+	if (stderr_stuck())
 		goto out;
-	if (__atomic_load_n(&ticker_alive, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) {
 		ask_ticker(exec);
 		goto out;
 	}
-	/* Nothing was ever tracked (a pre-fork server's worker that only
-	 * exits, a child that execs): no record would be written, so none is
-	 * made, and the state file (if any) is only settled. */
-	if (!__atomic_load_n(&ticker_wanted, __ATOMIC_ACQUIRE)) {
-		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
-		goto out;
-	}
 	/* No ticker ran: little to write, made here. */
-	if (!lock_bounded(&tick_lock, 2000))
+	if (!lock_bounded(&tk.tick_lock, 2000))
 		goto out;
-	if (!lock_bounded(&write_lock, 2000)) {
-		pthread_mutex_unlock(&tick_lock);
+	if (!lock_bounded(&tk.write_lock, 2000)) {
+		pthread_mutex_unlock(&tk.tick_lock);
 		goto out;
 	}
 	now = now_both();
@@ -651,8 +698,8 @@ void sm_final_record(bool exec)
 	else
 		meter_exit(&sm_meter, now);
 	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
-	pthread_mutex_unlock(&write_lock);
-	pthread_mutex_unlock(&tick_lock);
+	pthread_mutex_unlock(&tk.write_lock);
+	pthread_mutex_unlock(&tk.tick_lock);
 out:
 	errno = saved;
 }
@@ -664,7 +711,7 @@ void sm_creds_changed(void)
 	/* A vfork child's setuid before exec is not ours to follow. */
 	if (!sm_meter.tab.cap || foreign_process())
 		return;
-	if (lock_bounded(&write_lock, 500)) {
+	if (lock_bounded(&tk.write_lock, 500)) {
 		/* A forked child sets its log up at its first write: now, so
 		 * that the checks below see the path it would use. */
 		if (sm_meter.sink_stale) {
@@ -678,7 +725,7 @@ void sm_creds_changed(void)
 				    sm_meter.pid, sm_meter.prog,
 				    sm_meter.start.real_ns / 1000000000ull);
 		sm_durable_log_moved();
-		pthread_mutex_unlock(&write_lock);
+		pthread_mutex_unlock(&tk.write_lock);
 	}
 	errno = saved;
 }

@@ -17,6 +17,8 @@
  * untouched; recvmsg's metered path looks at msg_controllen only.
  */
 #include "preload.h"
+
+#include "../core/rawsys.h"
 #include "wrap_stdio.h"
 
 #include <fcntl.h>
@@ -51,7 +53,7 @@ static uint64_t real_now(void)
  * the ones our slots describe. */
 static bool foreign(void)
 {
-	return (long)syscall(SYS_getpid) != sm_meter.pid;
+	return raw_getpid() != sm_meter.pid;
 }
 
 /* fd was just handed out by a call we do not otherwise follow: anything

@@ -1,0 +1,69 @@
+/*
+ * rawsys.h - system calls made inline, without libc's wrappers: for the
+ * few calls of a fork child's first moments.  There every page touched for
+ * the first time is a page fault (the child's page tables start without
+ * libc's code), and a fault costs more than the call; libc's getpid or
+ * mmap would be one more page each.  Return the kernel's value: a
+ * negative errno on failure (errno is not set).  Other architectures than
+ * x86-64 and arm64 go through libc's syscall().
+ */
+#ifndef SOCKMETER_RAWSYS_H
+#define SOCKMETER_RAWSYS_H
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+static inline long raw_syscall6(long n, long a, long b, long c, long d,
+				long e, long f)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			   "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile("svc #0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#else
+	long r = syscall(n, a, b, c, d, e, f);
+
+	return r == -1 ? -(long)errno : r;
+#endif
+}
+
+static inline long raw_getpid(void)
+{
+	return raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+}
+
+/* mmap with MAP_FIXED semantics as given; returns addr or NULL. */
+static inline void *raw_mmap(void *addr, size_t len, int prot, int flags,
+			     int fd, off_t off)
+{
+	long r = raw_syscall6(SYS_mmap, (long)addr, (long)len, prot, flags,
+			      fd, (long)off);
+
+	return r < 0 && r > -4096 ? NULL : (void *)r;
+}
+
+#endif
