@@ -203,7 +203,10 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	 * is retired so that every call it counted is in our counters. */
 	if (m->cfg.category[CAT_TCP_INFO] && slot &&
 	    fdtab_kind(slot) == KIND_TCP)
-		have_ti = tcpinfo_read(fd, &ti);
+		have_ti = tcpinfo_read_counted(
+			fd, &ti,
+			__atomic_load_n(&slot->c.bytes[DIR_IN],
+					__ATOMIC_RELAXED));
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (have_ti && s.kind == KIND_TCP)
 			s.ti = ti;

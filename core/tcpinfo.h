@@ -81,6 +81,28 @@ struct tcpinfo {
 bool tcpinfo_read(int fd, struct tcpinfo *ti);
 
 /*
+ * tcpinfo_read_counted - tcpinfo_read at a close, where a queue the
+ * kernel's TCP_INFO already proves empty is not asked for again: SIOCINQ
+ * when counted_in (the bytes the wrapped calls counted in) is every data
+ * byte received, SIOCOUTQ when nothing is in flight or queued; each only
+ * in the states where that reading is certain (tcpinfo_queues_known).
+ * What it fills is what tcpinfo_read would; a close of a connection whose
+ * exchange finished costs one system call instead of three.
+ * Context: any thread and signal handler (async-signal-safe).
+ */
+bool tcpinfo_read_counted(int fd, struct tcpinfo *ti, uint64_t counted_in);
+
+/*
+ * tcpinfo_queues_known - with *ti already mapped from the kernel's struct
+ * tcp_info at raw (len bytes), set inq and/or outq to 0 (and their TI_
+ * bits) where that struct proves them empty: returns the TI_INQ / TI_OUTQ
+ * bits it set, 0 when the state does not allow it (CLOSE, the handshake,
+ * LISTEN) or a queue may hold bytes.  Context: any thread.
+ */
+unsigned tcpinfo_queues_known(const void *raw, size_t len,
+			      uint64_t counted_in, struct tcpinfo *ti);
+
+/*
  * tcpinfo_map - add to *ti (zeroed by the caller) the fields of the kernel's
  * struct tcp_info at raw that its first len bytes cover; ti->have says
  * which.  Context: any thread and signal handler.

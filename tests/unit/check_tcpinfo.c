@@ -223,6 +223,108 @@ START_TEST(test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin)
 }
 END_TEST
 
+/* A made-up kernel answer in state st with the given counts. */
+static void fake(struct tcp_info *k, struct tcpinfo *ti, unsigned st,
+		 uint64_t received, unsigned unacked, unsigned notsent)
+{
+	memset(k, 0, sizeof(*k));
+	memset(ti, 0, sizeof(*ti));
+	k->tcpi_state = (uint8_t)st;
+	k->tcpi_bytes_received = received;
+	k->tcpi_unacked = unacked;
+	k->tcpi_notsent_bytes = notsent;
+	tcpinfo_map(k, sizeof(*k), ti);
+}
+
+START_TEST(test_tcpinfo_queues_known_only_when_proven_empty)
+{
+	struct tcp_info k;
+	struct tcpinfo ti;
+
+	/* ESTABLISHED, every byte read, nothing in flight: both known. */
+	fake(&k, &ti, 1, 500, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 500, &ti),
+			  TI_INQ | TI_OUTQ);
+	ck_assert(ti.have & TI_INQ);
+	ck_assert(ti.have & TI_OUTQ);
+	ck_assert_uint_eq(ti.inq, 0);
+	ck_assert_uint_eq(ti.outq, 0);
+	/* A byte we did not count (or one unread): the kernel is asked. */
+	fake(&k, &ti, 1, 500, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 499, &ti),
+			  TI_OUTQ);
+	ck_assert(!(ti.have & TI_INQ));
+	/* CLOSE_WAIT: bytes_received holds the peer's FIN. */
+	fake(&k, &ti, 8, 501, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 500, &ti),
+			  TI_INQ | TI_OUTQ);
+	fake(&k, &ti, 8, 500, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 500, &ti),
+			  TI_OUTQ);
+	/* In flight, or queued: outq asked for. */
+	fake(&k, &ti, 1, 0, 1, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 0, &ti), TI_INQ);
+	fake(&k, &ti, 1, 0, 0, 10);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 0, &ti), TI_INQ);
+	/* CLOSE (both FINs, or a reset: the queue purged) and LISTEN: never. */
+	fake(&k, &ti, 7, 0, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 0, &ti), 0);
+	fake(&k, &ti, 10, 0, 0, 0);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 0, &ti), 0);
+	/* A kernel without tcpi_notsent_bytes: outq asked for. */
+	fake(&k, &ti, 1, 5, 0, 0);
+	memset(&ti, 0, sizeof(ti));
+	tcpinfo_map(&k, offsetof(struct tcp_info, tcpi_delivered), &ti);
+	ck_assert_uint_eq(tcpinfo_queues_known(&k, sizeof(k), 5, &ti), TI_INQ);
+}
+END_TEST
+
+static unsigned s_state(int fd)
+{
+	struct tcpinfo ti;
+
+	ck_assert(tcpinfo_read(fd, &ti));
+	return ti.state;
+}
+
+/* At a close, the counted reading must say what the kernel's ioctls say. */
+static void same_queues(int fd, uint64_t counted_in)
+{
+	struct tcpinfo a, b;
+
+	ck_assert(tcpinfo_read_counted(fd, &a, counted_in));
+	ck_assert(tcpinfo_read(fd, &b));
+	ck_assert_uint_eq(a.state, b.state);
+	ck_assert_uint_eq(a.have, b.have);
+	ck_assert_uint_eq(a.inq, b.inq);
+	ck_assert_uint_eq(a.outq, b.outq);
+}
+
+START_TEST(test_tcpinfo_read_counted_agrees_with_the_ioctls)
+{
+	int c, s;
+
+	uu_tcp_pair(&c, &s);
+	send_all(c, 3000);
+	ck_assert_uint_eq(recv_n(s, 1000), 1000);
+	same_queues(s, 1000); /* 2000 unread: asked */
+	same_queues(s, 0);    /* a count short of what was read: asked */
+	ck_assert_uint_eq(recv_n(s, 2000), 2000);
+	settle(c);
+	same_queues(s, 3000); /* all read: known */
+	same_queues(c, 0);
+	/* The peer's FIN in (CLOSE_WAIT), not read yet, and read. */
+	shutdown(c, SHUT_WR);
+	settle(c);
+	same_queues(s, 3000);
+	ck_assert_uint_eq(s_state(s), 8);
+	ck_assert_uint_eq(recv_n(s, 1), 0);
+	same_queues(s, 3000);
+	close(c);
+	close(s);
+}
+END_TEST
+
 START_TEST(test_tcpinfo_not_a_tcp_socket_reads_nothing_errno_kept)
 {
 	struct tcpinfo ti;
@@ -281,6 +383,8 @@ int main(void)
 	tcase_add_test(tc, test_tcpinfo_unseen_needs_the_fields_and_never_goes_negative);
 	tcase_add_test(tc, test_tcpinfo_limit_names_the_biggest_timer);
 	tcase_add_test(tc, test_tcpinfo_real_connection_unseen_is_exact_both_sides_with_fin);
+	tcase_add_test(tc, test_tcpinfo_queues_known_only_when_proven_empty);
+	tcase_add_test(tc, test_tcpinfo_read_counted_agrees_with_the_ioctls);
 	tcase_add_test(tc, test_tcpinfo_not_a_tcp_socket_reads_nothing_errno_kept);
 	tcase_add_test(tc, test_enrich_live_reading_dropped_when_the_fd_changed_hands);
 	suite_add_tcase(s, tc);
