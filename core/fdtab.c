@@ -113,8 +113,17 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 	uint64_t *dst = (uint64_t *)out;
 	size_t i;
 
+	/* A word read as 0 is left alone: an exchange would have returned
+	 * 0 and written 0, and an increment landing after the load is one
+	 * that would have landed after the exchange.  Most words of a
+	 * connection (error classes, size buckets) stay 0, and a locked
+	 * exchange costs ~20 cycles each: 60 of them were most of a close's
+	 * own CPU (docs/performance.md#churn). */
 	for (i = 0; i < FD_COUNTERS_WORDS; i++)
-		dst[i] = __atomic_exchange_n(&src[i], 0, __ATOMIC_ACQ_REL);
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE)
+				 ? __atomic_exchange_n(&src[i], 0,
+						       __ATOMIC_ACQ_REL)
+				 : 0;
 }
 
 /*
