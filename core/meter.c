@@ -21,6 +21,10 @@
 #define DRAIN_NS 1000000000ull
 /* Close records taken by one tick that makes no record (meter_more). */
 #define MORE_DRAIN CLOSEQ_WAKE_AT
+/* The output buffer kept between batches: a full drain of MORE_DRAIN close
+ * records (~250 bytes each in text) fits; a bigger batch (a record's whole
+ * queue) gives back what it took beyond. */
+#define METER_OUT_KEEP (512u * 1024u)
 
 static void *map_lazy(size_t bytes)
 {
@@ -624,7 +628,7 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len)
 		sink_write(&m->sink, out->p, out->len);
-	sbuf_free(out);
+	sbuf_clear(out, METER_OUT_KEEP);
 }
 
 static uint64_t next_tick(const struct meter *m, uint64_t mono_ns)
@@ -665,6 +669,7 @@ uint64_t meter_tick(struct meter *m, struct meter_time now)
 	uint64_t next = meter_tick_into(m, now, &out);
 
 	meter_flush(m, &out);
+	sbuf_free(&out);
 	return next;
 }
 
@@ -692,6 +697,7 @@ void meter_exit(struct meter *m, struct meter_time now)
 
 	meter_exit_into(m, now, &out);
 	meter_flush(m, &out);
+	sbuf_free(&out);
 }
 
 void meter_exec_into(struct meter *m, struct meter_time now, struct sbuf *out)
@@ -707,6 +713,7 @@ void meter_exec(struct meter *m, struct meter_time now)
 
 	meter_exec_into(m, now, &out);
 	meter_flush(m, &out);
+	sbuf_free(&out);
 }
 
 /* Zero what is not zero already: a page only read stays shared with the

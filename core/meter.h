@@ -206,7 +206,8 @@ bool meter_more(const struct meter *m);
 
 /*
  * meter_flush - write out (records made by meter_tick_into or
- * meter_exit_into) to the sink in one batch, then free it.
+ * meter_exit_into) to the sink in one batch, then empty it, keeping some
+ * of its memory for the next batch (sbuf_clear; sbuf_free releases it).
  * Context: ticker only; needs only the caller's write lock, not the state.
  */
 void meter_flush(struct meter *m, struct sbuf *out);

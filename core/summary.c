@@ -19,9 +19,9 @@
  * The buffer is a mapping of its own, not malloc's: the ticker fills it
  * with a batch of records, and a malloc arena of the ticker's would stay,
  * pages written, in every fork of the host (each copied at fork and
- * faulted again by the next write).  MADV_WIPEONFORK: a child has it as
- * zeroes, never the parent's batch (preload.c's fork_child starts a new
- * one).
+ * faulted again by the next write).  MADV_DONTFORK: a child does not get
+ * the mapping at all (no area for fork to copy; preload.c's fork_child
+ * starts with an empty sbuf, its ticker state wiped).
  */
 void sbuf_free(struct sbuf *b)
 {
@@ -30,6 +30,30 @@ void sbuf_free(struct sbuf *b)
 	b->p = NULL;
 	b->len = b->cap = 0;
 	b->failed = false;
+}
+
+void sbuf_clear(struct sbuf *b, size_t keep)
+{
+	void *p;
+
+	keep &= ~(size_t)4095;
+	if (b->cap > keep) {
+		if (!keep) {
+			sbuf_free(b);
+			return;
+		}
+		/* Shrinking in place: the head's pages stay, faulted. */
+		p = mremap(b->p, b->cap, keep, 0);
+		if (p == MAP_FAILED) {
+			sbuf_free(b);
+			return;
+		}
+		b->cap = keep;
+	}
+	b->len = 0;
+	b->failed = false;
+	if (b->p)
+		b->p[0] = '\0';
 }
 
 static bool sbuf_reserve(struct sbuf *b, size_t more)
@@ -49,7 +73,7 @@ static bool sbuf_reserve(struct sbuf *b, size_t more)
 		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED)
-			madvise(p, cap, MADV_WIPEONFORK);
+			madvise(p, cap, MADV_DONTFORK);
 	}
 	if (p == MAP_FAILED) {
 		b->failed = true;

@@ -74,6 +74,12 @@ struct sbuf {
  * only. */
 void sbuf_free(struct sbuf *b);
 
+/* sbuf_clear - empty b for the next batch, keeping at most keep bytes of
+ * its memory (rounded down to pages): a ticker that frees its buffer after
+ * every batch faults every page of the next one in again.  Context:
+ * ticker only. */
+void sbuf_clear(struct sbuf *b, size_t keep);
+
 /* sbuf_addf - append printf-style text (allocates).  Context: ticker
  * only. */
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)

@@ -702,6 +702,41 @@ START_TEST(test_summary_span_label_in_seconds)
 }
 END_TEST
 
+START_TEST(test_sbuf_clear_keeps_memory_up_to_keep_and_starts_empty)
+{
+	struct sbuf b = { 0 };
+	char *first;
+	unsigned i;
+
+	for (i = 0; i < 3000; i++) /* 15000 bytes: a 16 KB buffer */
+		sbuf_addf(&b, "%04u,", i);
+	ck_assert_uint_ge(b.cap, 16384);
+	first = b.p;
+	/* Kept whole: the same memory, empty, and usable again. */
+	sbuf_clear(&b, 64 * 1024);
+	ck_assert_ptr_eq(b.p, first);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_str_eq(b.p, "");
+	sbuf_addf(&b, "again %d", 7);
+	ck_assert_str_eq(b.p, "again 7");
+	/* Bigger than keep: shrunk in place to keep (whole pages). */
+	for (i = 0; i < 3000; i++)
+		sbuf_addf(&b, "%04u,", i);
+	sbuf_clear(&b, 8192 + 100);
+	ck_assert_ptr_eq(b.p, first);
+	ck_assert_uint_eq(b.cap, 8192);
+	sbuf_addf(&b, "%s", "small");
+	ck_assert_str_eq(b.p, "small");
+	/* keep 0: released. */
+	sbuf_clear(&b, 0);
+	ck_assert_ptr_null(b.p);
+	ck_assert_uint_eq(b.cap, 0);
+	sbuf_addf(&b, "x");
+	ck_assert_str_eq(b.p, "x");
+	sbuf_free(&b);
+}
+END_TEST
+
 START_TEST(test_sbuf_addf_grows_past_first_allocation_and_keeps_everything)
 {
 	struct sbuf b = { 0 };
@@ -727,6 +762,7 @@ static TCase *tc_misc(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_span_label_in_seconds);
 	tcase_add_test(tc, test_sbuf_addf_grows_past_first_allocation_and_keeps_everything);
+	tcase_add_test(tc, test_sbuf_clear_keeps_memory_up_to_keep_and_starts_empty);
 	return tc;
 }
 
