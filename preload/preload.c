@@ -539,9 +539,16 @@ void sm_opened_socket(int fd, int domain, int type, int protocol)
 	opened(fd, classify_socket(domain, type, protocol), NULL, NULL);
 }
 
-void sm_opened_accept(int listen_fd, int fd)
+bool sm_accept_peer(int listen_fd)
 {
-	struct fd_addr local, peer;
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
+
+	return s && peers_on() && fdtab_kind(s) == KIND_TCP;
+}
+
+void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
+{
+	struct fd_addr local, asked;
 	enum fd_kind kind = KIND_UNKNOWN;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
 
@@ -551,11 +558,18 @@ void sm_opened_accept(int listen_fd, int fd)
 		kind = fdtab_kind(s);
 	else
 		kind = classify_fd(fd, NULL, NULL);
-	if (peers_on())
-		classify_addrs(fd, &local, &peer);
-	else
-		local.len = peer.len = 0;
-	opened(fd, kind, &local, &peer);
+	if (!peers_on()) {
+		local.len = 0;
+		opened(fd, kind, &local, &local);
+		return;
+	}
+	if (peer && peer->len) {
+		classify_addrs(fd, &local, NULL);
+	} else {
+		classify_addrs(fd, &local, &asked);
+		peer = &asked;
+	}
+	opened(fd, kind, &local, peer);
 }
 
 void sm_opened_dup(int oldfd, int newfd)

@@ -116,7 +116,12 @@ bool sm_bind(void);
  * async-signal-safe: no lock, no allocation, no thread creation (see
  * want_ticker in preload.c).  Context: any thread and signal handler. */
 void sm_opened_socket(int fd, int domain, int type, int protocol);
-void sm_opened_accept(int listen_fd, int fd);
+/* peer: the new connection's peer as accept returned it (len 0, or NULL:
+ * not known, then getpeername is asked). */
+void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer);
+/* True when an accept on listen_fd may be given a buffer of ours for the
+ * peer's address: metered peers, and a TCP listener. */
+bool sm_accept_peer(int listen_fd);
 void sm_opened_dup(int oldfd, int newfd);
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len);
 void sm_bound(int fd);

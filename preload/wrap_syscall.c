@@ -155,7 +155,7 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	case SYS_accept:
 	case SYS_accept4:
 		if (r >= 0)
-			sm_opened_accept((int)a1, (int)r);
+			sm_opened_accept((int)a1, (int)r, NULL);
 		break;
 	case SYS_connect:
 		if (r == 0 || saved == EINPROGRESS)

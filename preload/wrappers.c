@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -384,22 +385,53 @@ SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 	return r;
 }
 
+/*
+ * The peer's address of an accepted connection comes from accept itself,
+ * not from one more getpeername: read back from the caller's buffer when
+ * it held the whole address, or asked for in a buffer of ours when the
+ * caller passed none.  The latter only on a TCP listener (sm_accept_peer),
+ * where the kernel's getname of the new socket cannot fail: asking for
+ * the address cannot change what the call returns.
+ */
+static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
+			 int flags, bool four)
+{
+	struct fd_addr peer;
+	socklen_t cap = 0;
+	int fd;
+
+	peer.len = 0;
+	if (!addr && sm_accept_peer(lfd)) {
+		socklen_t n = sizeof(peer.u);
+
+		fd = four ? sm_real.accept4(lfd, &peer.u.sa, &n, flags)
+			  : sm_real.accept(lfd, &peer.u.sa, &n);
+		if (fd >= 0 && n <= sizeof(peer.u))
+			peer.len = n;
+	} else {
+		if (addr && len)
+			cap = *len;
+		fd = four ? sm_real.accept4(lfd, addr, len, flags)
+			  : sm_real.accept(lfd, addr, len);
+		if (fd >= 0 && addr && len && *len <= cap &&
+		    *len <= sizeof(peer.u)) {
+			memcpy(&peer.u, addr, *len);
+			peer.len = *len;
+		}
+	}
+	if (fd >= 0)
+		sm_opened_accept(lfd, fd, &peer);
+	return fd;
+}
+
 SM_EXPORT int accept(int lfd, struct sockaddr *addr, socklen_t *len)
 {
-	int fd = sm_real.accept(lfd, addr, len);
-
-	if (fd >= 0)
-		sm_opened_accept(lfd, fd);
-	return fd;
+	return accept_common(lfd, addr, len, 0, false);
 }
 
 SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len, int flags)
 {
-	int fd = sm_real.accept4(lfd, addr, len, flags);
-
-	if (fd >= 0)
-		sm_opened_accept(lfd, fd);
-	return fd;
+	return accept_common(lfd, addr, len, flags, true);
 }
 
 SM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)

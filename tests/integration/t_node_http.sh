@@ -5,7 +5,9 @@
 # (socket.bytesRead / bytesWritten), a close time at node's own close
 # event (the connections are 100 ms apart, so a record made late, when
 # accept reuses the fd number, is caught) and a duration that matches;
-# no TCP fd open at exit.
+# no TCP fd open at exit.  Local and peer addresses as node saw them (the
+# server accepts with a NULL address: the peer comes from the preload's
+# own buffer).
 . "$(dirname "$0")/lib.sh"
 
 command -v node >/dev/null || fail "node missing (scripts/install-deps: nodejs)"
@@ -23,7 +25,10 @@ const srv = http.createServer((req, res) => {
   req.on('end', () => setTimeout(() => res.end(body), 20 + 10 * (done % 4)));
 });
 srv.on('connection', (s) => {
-  const c = { t0: now() };
+  // libuv accepts with accept4(fd, NULL, NULL, ...): the log's peer comes
+  // from the preload's own buffer (wrappers.c accept_common).
+  const c = { t0: now(), local: s.localAddress + ':' + s.localPort,
+              peer: s.remoteAddress + ':' + s.remotePort };
   s.on('close', () => {
     Object.assign(c, { t1: now(), in: s.bytesRead, out: s.bytesWritten });
     conns.push(c);
@@ -46,11 +51,16 @@ function one(i) {
                              method: 'POST', agent }, (res) => {
     res.resume();
   });
-  req.on('socket', (s) => s.on('close', () => {
-    Object.assign(c, { t1: now(), in: s.bytesRead, out: s.bytesWritten });
-    conns.push(c);
-    setTimeout(() => one(i + 1), 100);
-  }));
+  req.on('socket', (s) => {
+    s.on('connect', () => Object.assign(c, {
+      local: s.localAddress + ':' + s.localPort,
+      peer: s.remoteAddress + ':' + s.remotePort }));
+    s.on('close', () => {
+      Object.assign(c, { t1: now(), in: s.bytesRead, out: s.bytesWritten });
+      conns.push(c);
+      setTimeout(() => one(i + 1), 100);
+    });
+  });
   req.end('x'.repeat(100 + i));
 }
 one(0);
@@ -81,6 +91,9 @@ for i, (f, t) in enumerate(zip(got, truth)):
     assert (f["bytes_in"], f["bytes_out"]) == (t["in"], t["out"]), \
         "$side connection %d: log in/out %d/%d, node %d/%d" % (
             i, f["bytes_in"], f["bytes_out"], t["in"], t["out"])
+    assert (f["local"], f["peer"]) == (t["local"], t["peer"]), \
+        "$side connection %d: log local/peer %s %s, node %s %s" % (
+            i, f["local"], f["peer"], t["local"], t["peer"])
     # The close system call comes just before node's close event.
     assert t["t1"] - 0.04 <= f["closed"] <= t["t1"] + 0.005, \
         "$side connection %d: closed %.3f, node's close event %.3f" % (
