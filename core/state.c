@@ -408,23 +408,6 @@ static void point_head(struct state *st, char *base,
 	st->queue = (struct closeq_shared *)(base + l->queue_off);
 }
 
-/* (Re)map the head's address as private zeroes; 0 or -ENOMEM. */
-static int map_head(struct state *st, const struct state_layout *l)
-{
-	/* Inline (rawsys.h): in a fork child, libc's mmap is a page more to
-	 * fault in. */
-	void *p = raw_mmap(st->head, l->ring_off, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS |
-			       (st->head ? MAP_FIXED : 0),
-			   -1, 0);
-
-	if (!p)
-		return -ENOMEM;
-	st->head = p;
-	point_head(st, p, l);
-	return 0;
-}
-
 static void region_init(struct state_region *r, char *va, uint64_t off,
 			uint64_t elem, uint64_t chunk, uint64_t count,
 			uint8_t *states, uint32_t max)
@@ -488,27 +471,33 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	       config_report_fn report, void *ctx)
 {
 	struct state_layout l;
-	void *slots, *ring;
+	char *base;
 
 	memset(st, 0, sizeof(*st));
 	st->cap = cap;
 	state_layout_fill(&l, cap);
-	/* The addresses the process uses: private memory until backed. */
-	slots = mmap(NULL, l.file_size - l.slots_off, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	ring = mmap(NULL, l.slots_off - l.ring_off, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (slots == MAP_FAILED || ring == MAP_FAILED)
+	/*
+	 * The addresses the process uses, private memory until backed: one
+	 * reservation laid out as the file is (head, ring, slots at their
+	 * file offsets).  A fork child then makes them private zeroes again
+	 * with one mapping call, and backed chunks next to each other (same
+	 * file, consecutive offsets) are one area, not one each: fewer areas
+	 * for every fork to copy.
+	 */
+	base = raw_mmap(NULL, l.file_size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!base)
 		return -ENOMEM;
-	st->slots = slots;
-	st->ring = ring;
-	region_init(&st->slot_region, slots, l.slots_off, l.slot_size,
-		    l.slot_chunk, cap, st->slot_chunks, STATE_MAX_CHUNKS);
-	region_init(&st->ring_region, ring, l.ring_off, l.entry_size,
-		    l.ring_chunk, l.ring_count, st->ring_chunks,
+	st->head = base;
+	point_head(st, base, &l);
+	st->ring = (struct closeq_entry *)(base + l.ring_off);
+	st->slots = (struct fd_slot *)(base + l.slots_off);
+	region_init(&st->slot_region, (char *)st->slots, l.slots_off,
+		    l.slot_size, l.slot_chunk, cap, st->slot_chunks,
+		    STATE_MAX_CHUNKS);
+	region_init(&st->ring_region, (char *)st->ring, l.ring_off,
+		    l.entry_size, l.ring_chunk, l.ring_count, st->ring_chunks,
 		    sizeof(st->ring_chunks));
-	if (map_head(st, &l) != 0)
-		return -ENOMEM;
 	st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
 				   start_mono_ns, log_path, report, ctx);
 	st->file_state = FILE_TRIED;
@@ -632,41 +621,30 @@ void state_back_ring(void *ctx, uint32_t index)
  * child re-backing (and so zeroing) the parent's chunks up front paid for
  * thousands of pages on every fork of a busy server, where the ring alone
  * is backed whole after one lap. */
-static void reset_region(struct state_region *r, bool whole)
+static uint64_t reset_region(struct state_region *r, bool whole)
 {
 	uint64_t bytes = r->chunk * r->elem, total = r->count * r->elem;
-	uint64_t tail = (uint64_t)r->nchunks * bytes, from = total, to = 0;
-	uint32_t c, first = r->nchunks, last = 0;
+	uint64_t tail = (uint64_t)r->nchunks * bytes, to = 0;
+	uint32_t c, last = r->nchunks;
 
 	/* A chunk never tried was never written (every store backs its
-	 * chunk first): zeroes already.  The span of the others is mapped
-	 * anew, and so is what lies past the chunks (always private).
-	 * whole: there was no file, so no chunk was ever tried, and any may
-	 * have been written. */
+	 * chunk first): zeroes already.  The span up to the last other one
+	 * is mapped anew, and so is what lies past the chunks (always
+	 * private).  whole: there was no file, so no chunk was ever tried,
+	 * and any may have been written. */
 	for (c = 0; c < r->nchunks; c++)
 		if (whole || r->chunk_state[c] != CHUNK_UNTRIED) {
-			if (first == r->nchunks)
-				first = c;
 			last = c;
-		}
-	if (first < r->nchunks) {
-		from = first * bytes;
-		to = (last + 1) * bytes;
-		/* Not memset: libc's code is a page to fault in, here. */
-		for (c = first; c <= last; c++)
+			/* Not memset: libc's code is a page to fault in,
+			 * here. */
 			if (r->chunk_state[c] != CHUNK_UNTRIED)
 				r->chunk_state[c] = CHUNK_UNTRIED;
-	}
-	if (tail < total) {
-		from = from < tail ? from : tail;
+		}
+	if (last < r->nchunks)
+		to = (last + 1) * bytes;
+	if (tail < total)
 		to = total;
-	}
-	if (from < to)
-		raw_mmap(r->va + from, (to < total ? to : total) - from,
-			 PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			     MAP_FIXED,
-			 -1, 0);
+	return r->off + (to < total ? to : total);
 }
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
@@ -721,6 +699,7 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	char *old_file = st->file;
 	size_t old_size = st->size;
 	bool had_file = st->durable;
+	uint64_t end, slots_end;
 
 	state_layout_fill(&l, st->cap);
 	/* Not copied into this child, where it could be marked so. */
@@ -730,12 +709,21 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->file = NULL;
 	st->size = 0;
 	st->durable = false;
-	/* The head, private zeroes again (the parent's file no more). */
-	map_head(st, &l);
-	/* Nothing of the parent's slots or queue is the child's: the meter
-	 * forgets every fd and starts the queue empty. */
-	reset_region(&st->slot_region, !had_file);
-	reset_region(&st->ring_region, !had_file);
+	/* The head, private zeroes again (the parent's file no more), and
+	 * nothing of the parent's slots or queue: the meter forgets every fd
+	 * and starts the queue empty.  One mapping call over the head and
+	 * each region's span (the reservation is laid out as the file is:
+	 * state_open); what it also covers in between was never written. */
+	end = reset_region(&st->ring_region, !had_file);
+	slots_end = reset_region(&st->slot_region, !had_file);
+	if (slots_end > end)
+		end = slots_end;
+	if (end < l.ring_off)
+		end = l.ring_off;
+	raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		 0);
+	point_head(st, st->head, &l);
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;

@@ -140,21 +140,21 @@ struct state_region {
 
 /* The durable state of this process, as the preload holds it. */
 struct state {
+	/* What a fork child writes (state_after_fork, make_file) comes
+	 * first, the chunk states of the ring and the low slots right after
+	 * and the path last: one page of this struct to fault in a child,
+	 * not two. */
 	bool durable;        /* a file backs it (else private memory) */
-	char path[CONFIG_PATH_MAX + 96];
+	bool file_dontfork;  /* file is MADV_DONTFORK (what moves out is not) */
+	uint32_t cap;
 	uint64_t proc_start; /* this process's, as in the file's name */
 	char *file;          /* the whole file mapped (regions move out) */
 	size_t size;
-	bool file_dontfork;  /* file is MADV_DONTFORK (what moves out is not) */
 	struct state_header *hdr;
 	struct state_ticker *ticker;
 	struct closeq_shared *queue;
 	struct closeq_entry *ring;
 	struct fd_slot *slots;
-	uint32_t cap;
-	struct state_region slot_region, ring_region;
-	uint8_t slot_chunks[STATE_MAX_CHUNKS];
-	uint8_t ring_chunks[CLOSEQ_CAP / 16 + 1];
 	/* Header..queue live here, private memory until a file's head is
 	 * moved onto it (so their address never changes, file or not). */
 	char *head;
@@ -167,6 +167,10 @@ struct state {
 	uint64_t start_real_ns, start_mono_ns;
 	void (*made)(struct state *st); /* called once that file is made */
 	int (*populate)(void *addr, size_t len); /* tests: a full fs */
+	struct state_region slot_region, ring_region;
+	uint8_t ring_chunks[CLOSEQ_CAP / 16 + 1];
+	uint8_t slot_chunks[STATE_MAX_CHUNKS];
+	char path[CONFIG_PATH_MAX + 96];
 };
 
 /*
