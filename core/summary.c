@@ -117,6 +117,69 @@ static void sbuf_addc(struct sbuf *b, char ch)
 	b->p[b->len] = '\0';
 }
 
+/*
+ * Plain text and numbers without printf.  A busy server's close records
+ * are made by the thousand per second, and vsnprintf's parsing of the
+ * format was most of their cost (perf: __vfprintf_internal and friends);
+ * what needs a float conversion (durations, rates, fractions) still goes
+ * through sbuf_addf, so every number reads exactly as before.
+ */
+static void sbuf_adds(struct sbuf *b, const char *str)
+{
+	size_t n = strlen(str);
+
+	if (!sbuf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, str, n + 1);
+	b->len += n;
+}
+
+/* v in decimal, at least width digits (zero-padded). */
+static void sbuf_add_dec(struct sbuf *b, uint64_t v, unsigned width)
+{
+	char d[20];
+	size_t n = 0;
+
+	do {
+		d[sizeof(d) - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v || n < width);
+	if (!sbuf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, d + sizeof(d) - n, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void sbuf_add_u64(struct sbuf *b, uint64_t v)
+{
+	sbuf_add_dec(b, v, 1);
+}
+
+static void sbuf_add_i64(struct sbuf *b, int64_t v)
+{
+	if (v < 0)
+		sbuf_addc(b, '-');
+	sbuf_add_u64(b, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/* key (literal text), then v in decimal. */
+static void sbuf_kv(struct sbuf *b, const char *key, uint64_t v)
+{
+	sbuf_adds(b, key);
+	sbuf_add_u64(b, v);
+}
+
+/* us microseconds in milliseconds as "%.3f" prints us / 1e3: the same
+ * digits, since a whole number of microseconds has three decimals and
+ * the double printf was given lay within 1e-9 of it. */
+static void sbuf_add_ms3(struct sbuf *b, uint64_t us)
+{
+	sbuf_add_u64(b, us / 1000);
+	sbuf_addc(b, '.');
+	sbuf_add_dec(b, us % 1000, 3);
+}
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  Valid
  * means well-formed per RFC 3629: no overlong forms, no surrogates, nothing
  * above U+10FFFF. */
@@ -186,11 +249,15 @@ static void json_str(struct sbuf *b, const char *str)
 
 static void json_ts(struct sbuf *b, const char *key, uint64_t ns)
 {
-	if (ns == 0)
-		sbuf_addf(b, ",\"%s\":null", key);
-	else
-		sbuf_addf(b, ",\"%s\":%" PRIu64 ".%06" PRIu64, key,
-			  ns / 1000000000u, (ns % 1000000000u) / 1000u);
+	sbuf_adds(b, ",\"");
+	sbuf_adds(b, key);
+	if (ns == 0) {
+		sbuf_adds(b, "\":null");
+		return;
+	}
+	sbuf_kv(b, "\":", ns / 1000000000u);
+	sbuf_addc(b, '.');
+	sbuf_add_dec(b, (ns % 1000000000u) / 1000u, 6);
 }
 
 void summary_span_label(const struct config *c, unsigned k, char *buf,
@@ -213,35 +280,34 @@ static double span_res_s(const struct config *c, unsigned k)
 static const char *const err_names[ERR_COUNT] = { "again", "intr", "other" };
 static const char *const dir_names[DIR_COUNT] = { "in", "out" };
 
-/* v in decimal, without printf: arrays of counters are most of a JSON
- * record. */
-static void sbuf_add_u64(struct sbuf *b, uint64_t v)
-{
-	char d[20];
-	size_t n = 0;
-
-	do {
-		d[sizeof(d) - ++n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	if (!sbuf_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, d + sizeof(d) - n, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
+/* [v0,v1,...]: the size histograms are most of a JSON close record's
+ * numbers, most of them small: written in place, room made once. */
 static void json_u64_array(struct sbuf *b, const uint64_t *v, size_t n)
 {
+	char *p;
 	size_t i;
 
-	sbuf_addc(b, '[');
+	if (!sbuf_reserve(b, n * 21 + 2))
+		return;
+	p = b->p + b->len;
+	*p++ = '[';
 	for (i = 0; i < n; i++) {
+		uint64_t x = v[i];
+		char d[20];
+		size_t k = 0;
+
 		if (i)
-			sbuf_addc(b, ',');
-		sbuf_add_u64(b, v[i]);
+			*p++ = ',';
+		do {
+			d[k++] = (char)('0' + x % 10);
+			x /= 10;
+		} while (x);
+		while (k)
+			*p++ = d[--k];
 	}
-	sbuf_addc(b, ']');
+	*p++ = ']';
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 }
 
 static bool all_zero(const uint64_t *v, size_t n)
@@ -272,20 +338,22 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 
 	for (d = 0; d < DIR_COUNT; d++) {
 		if (cfg->category[CAT_BYTES])
-			sbuf_addf(b, ",\"bytes_%s\":%" PRIu64, dir_names[d],
-				  c->bytes[d]);
+			sbuf_kv(b, d ? ",\"bytes_out\":" : ",\"bytes_in\":",
+				c->bytes[d]);
 		if (cfg->category[CAT_CALLS])
-			sbuf_addf(b, ",\"calls_%s\":%" PRIu64, dir_names[d],
-				  c->calls[d]);
+			sbuf_kv(b, d ? ",\"calls_out\":" : ",\"calls_in\":",
+				c->calls[d]);
 	}
 	if (cfg->category[CAT_ERRORS])
 		for (d = 0; d < DIR_COUNT; d++) {
 			if (zero == ZERO_OMIT && all_zero(c->errors[d], ERR_COUNT))
 				continue;
-			sbuf_addf(b, ",\"errors_%s\":{", dir_names[d]);
-			for (e = 0; e < ERR_COUNT; e++)
-				sbuf_addf(b, "%s\"%s\":%" PRIu64, e ? "," : "",
-					  err_names[e], c->errors[d][e]);
+			sbuf_adds(b, d ? ",\"errors_out\":{" : ",\"errors_in\":{");
+			for (e = 0; e < ERR_COUNT; e++) {
+				sbuf_adds(b, e ? ",\"" : "\"");
+				sbuf_adds(b, err_names[e]);
+				sbuf_kv(b, "\":", c->errors[d][e]);
+			}
 			sbuf_addc(b, '}');
 		}
 	if (cfg->category[CAT_SIZES])
@@ -293,13 +361,14 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 			if (zero == ZERO_OMIT &&
 			    all_zero(c->sizes[d], SIZE_BUCKETS))
 				continue;
-			sbuf_addf(b, ",\"sizes_%s\":", dir_names[d]);
+			sbuf_adds(b, d ? ",\"sizes_out\":" : ",\"sizes_in\":");
 			json_u64_array(b, c->sizes[d], SIZE_BUCKETS);
 		}
 	if (cfg->category[CAT_LATENCY])
 		for (d = 0; d < DIR_COUNT; d++)
-			sbuf_addf(b, ",\"latency_ns_%s\":%" PRIu64,
-				  dir_names[d], c->latency_ns[d]);
+			sbuf_kv(b,
+				d ? ",\"latency_ns_out\":" : ",\"latency_ns_in\":",
+				c->latency_ns[d]);
 }
 
 /* Seconds between open and close, or a negative value when the open was
@@ -318,7 +387,7 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 
 	json_ts(b, "closed", f->closed_ns);
 	if (f->s.unseen)
-		sbuf_addf(b, ",\"close_seen\":false");
+		sbuf_adds(b, ",\"close_seen\":false");
 	if (secs < 0)
 		return;
 	sbuf_addf(b, ",\"duration\":%.6f", secs);
@@ -343,7 +412,9 @@ static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
 static void json_limit(struct sbuf *b, const char *key, uint64_t us,
 		       uint64_t life)
 {
-	sbuf_addf(b, ",\"%s_us\":%" PRIu64, key, us);
+	sbuf_adds(b, ",\"");
+	sbuf_adds(b, key);
+	sbuf_kv(b, "_us\":", us);
 	if (life)
 		sbuf_addf(b, ",\"%s_frac\":%.4f", key,
 			  tcpinfo_fraction(us, life));
@@ -366,42 +437,48 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	}
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	sbuf_addf(b, ",\"tcp\":{\"state\":%u,\"rtt_us\":%u,\"rttvar_us\":%u",
-		  ti->state, ti->rtt_us, ti->rttvar_us);
+	sbuf_kv(b, ",\"tcp\":{\"state\":", ti->state);
+	sbuf_kv(b, ",\"rtt_us\":", ti->rtt_us);
+	sbuf_kv(b, ",\"rttvar_us\":", ti->rttvar_us);
 	if (ti->have & TI_MIN_RTT)
-		sbuf_addf(b, ",\"min_rtt_us\":%u", ti->min_rtt_us);
-	sbuf_addf(b, ",\"retrans\":%u", ti->total_retrans);
+		sbuf_kv(b, ",\"min_rtt_us\":", ti->min_rtt_us);
+	sbuf_kv(b, ",\"retrans\":", ti->total_retrans);
 	if (ti->have & TI_BYTES_RETRANS)
-		sbuf_addf(b, ",\"bytes_retrans\":%" PRIu64, ti->bytes_retrans);
-	sbuf_addf(b, ",\"lost\":%u,\"reordering\":%u", ti->lost,
-		  ti->reordering);
+		sbuf_kv(b, ",\"bytes_retrans\":", ti->bytes_retrans);
+	sbuf_kv(b, ",\"lost\":", ti->lost);
+	sbuf_kv(b, ",\"reordering\":", ti->reordering);
 	if (ti->have & TI_DELIVERY)
-		sbuf_addf(b, ",\"delivery_rate\":%" PRIu64, ti->delivery_rate);
-	sbuf_addf(b, ",\"snd_cwnd\":%u,\"pmtu\":%u", ti->snd_cwnd, ti->pmtu);
+		sbuf_kv(b, ",\"delivery_rate\":", ti->delivery_rate);
+	sbuf_kv(b, ",\"snd_cwnd\":", ti->snd_cwnd);
+	sbuf_kv(b, ",\"pmtu\":", ti->pmtu);
 	if (ti->have & TI_LIMITS) {
 		json_limit(b, "busy", ti->busy_us, life);
 		json_limit(b, "rwnd_limited", ti->rwnd_limited_us, life);
 		json_limit(b, "sndbuf_limited", ti->sndbuf_limited_us, life);
 		limit = tcpinfo_limit(ti, &us);
-		if (limit)
-			sbuf_addf(b, ",\"limited_by\":\"%s\"", limit);
+		if (limit) {
+			sbuf_adds(b, ",\"limited_by\":\"");
+			sbuf_adds(b, limit);
+			sbuf_addc(b, '"');
+		}
 	}
-	if (ti->have & TI_BYTES)
-		sbuf_addf(b, ",\"bytes_acked\":%" PRIu64
-			     ",\"bytes_received\":%" PRIu64,
-			  ti->bytes_acked, ti->bytes_received);
-	if (ti->have & TI_BYTES_RETRANS)
-		sbuf_addf(b, ",\"bytes_sent\":%" PRIu64 ",\"notsent\":%u",
-			  ti->bytes_sent, ti->notsent);
+	if (ti->have & TI_BYTES) {
+		sbuf_kv(b, ",\"bytes_acked\":", ti->bytes_acked);
+		sbuf_kv(b, ",\"bytes_received\":", ti->bytes_received);
+	}
+	if (ti->have & TI_BYTES_RETRANS) {
+		sbuf_kv(b, ",\"bytes_sent\":", ti->bytes_sent);
+		sbuf_kv(b, ",\"notsent\":", ti->notsent);
+	}
 	if (ti->have & TI_INQ)
-		sbuf_addf(b, ",\"inq\":%u", ti->inq);
+		sbuf_kv(b, ",\"inq\":", ti->inq);
 	if (ti->have & TI_OUTQ)
-		sbuf_addf(b, ",\"outq\":%u", ti->outq);
+		sbuf_kv(b, ",\"outq\":", ti->outq);
 	sbuf_addc(b, '}');
-	if (f->have_unseen && c->category[CAT_BYTES])
-		sbuf_addf(b, ",\"bytes_in_unseen\":%" PRIu64
-			     ",\"bytes_out_unseen\":%" PRIu64,
-			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
+	if (f->have_unseen && c->category[CAT_BYTES]) {
+		sbuf_kv(b, ",\"bytes_in_unseen\":", f->unseen[DIR_IN]);
+		sbuf_kv(b, ",\"bytes_out_unseen\":", f->unseen[DIR_OUT]);
+	}
 }
 
 static void json_fd(struct sbuf *b, const struct summary_fd *f,
@@ -411,8 +488,11 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	char addr[ADDR_TEXT], label[32];
 	unsigned k;
 
-	sbuf_addf(b, "{\"fd\":%d,\"kind\":\"%s\"", f->s.fd,
-		  fd_kind_name(f->s.kind));
+	sbuf_adds(b, "{\"fd\":");
+	sbuf_add_i64(b, f->s.fd);
+	sbuf_adds(b, ",\"kind\":\"");
+	sbuf_adds(b, fd_kind_name(f->s.kind));
+	sbuf_addc(b, '"');
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, addr, sizeof(addr));
 		sbuf_addf(b, ",\"local\":");
@@ -476,25 +556,29 @@ static void format_json(const struct summary *r, const struct config *c,
 	bool lean = r->type == SUMMARY_CLOSE;
 	uint32_t i;
 
-	sbuf_addf(b, "{\"type\":\"%s\"", type_names[r->type]);
+	sbuf_adds(b, "{\"type\":\"");
+	sbuf_adds(b, type_names[r->type]);
+	sbuf_addc(b, '"');
 	if (r->end && r->type == SUMMARY_EXIT) {
 		sbuf_addf(b, ",\"end\":");
 		json_str(b, r->end);
 	}
 	json_ts(b, "ts", r->ts_ns);
-	sbuf_addf(b, ",\"pid\":%ld,\"prog\":", r->pid);
+	sbuf_adds(b, ",\"pid\":");
+	sbuf_add_i64(b, r->pid);
+	sbuf_adds(b, ",\"prog\":");
 	json_str(b, r->prog);
 	json_ts(b, "start", r->start_ns);
 	if (!lean)
 		json_totals(b, r, c);
-	sbuf_addf(b, ",\"fds\":[");
+	sbuf_adds(b, ",\"fds\":[");
 	for (i = 0; i < r->nfds; i++) {
 		if (i)
 			sbuf_addc(b, ',');
 		json_fd(b, &r->fds[i], c, r->type, r->ts_ns);
 	}
 	if (lean)
-		sbuf_addf(b, "]}\n");
+		sbuf_adds(b, "]}\n");
 	else
 		sbuf_addf(b, "],\"fds_omitted\":%u}\n", r->omitted);
 }
@@ -522,6 +606,15 @@ static void civil_date(uint64_t days, unsigned *y, unsigned *m, unsigned *d)
 	*y = (unsigned)(yoe + era * 400 + (*m <= 2));
 }
 
+/* v as exactly n digits (v < 10^n). */
+static void digits(char *p, unsigned v, unsigned n)
+{
+	while (n--) {
+		p[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
 static void text_time(char *buf, size_t cap, uint64_t ns)
 {
 	uint64_t sec = ns / 1000000000u;
@@ -532,9 +625,29 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 		return;
 	}
 	civil_date(sec / 86400, &y, &mo, &d);
-	snprintf(buf, cap, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", y, mo, d,
-		 (unsigned)(sec % 86400 / 3600), (unsigned)(sec % 3600 / 60),
-		 (unsigned)(sec % 60), (unsigned)(ns % 1000000000u / 1000000u));
+	if (y > 9999 || cap < 25) {
+		snprintf(buf, cap, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ", y,
+			 mo, d, (unsigned)(sec % 86400 / 3600),
+			 (unsigned)(sec % 3600 / 60), (unsigned)(sec % 60),
+			 (unsigned)(ns % 1000000000u / 1000000u));
+		return;
+	}
+	/* The same, without printf (once per text record). */
+	digits(buf, y, 4);
+	buf[4] = '-';
+	digits(buf + 5, mo, 2);
+	buf[7] = '-';
+	digits(buf + 8, d, 2);
+	buf[10] = 'T';
+	digits(buf + 11, (unsigned)(sec % 86400 / 3600), 2);
+	buf[13] = ':';
+	digits(buf + 14, (unsigned)(sec % 3600 / 60), 2);
+	buf[16] = ':';
+	digits(buf + 17, (unsigned)(sec % 60), 2);
+	buf[19] = '.';
+	digits(buf + 20, (unsigned)(ns % 1000000000u / 1000000u), 3);
+	buf[23] = 'Z';
+	buf[24] = '\0';
 }
 
 /* Text records are line-based: a control byte in a program name or a
@@ -580,17 +693,17 @@ static void text_counters(struct sbuf *b, const struct fd_counters *c,
 		const uint64_t *e = c->errors[d];
 
 		if (cfg->category[CAT_BYTES])
-			sbuf_addf(b, " bytes_%s=%" PRIu64, dir_names[d],
-				  c->bytes[d]);
+			sbuf_kv(b, d ? " bytes_out=" : " bytes_in=",
+				c->bytes[d]);
 		if (cfg->category[CAT_CALLS])
-			sbuf_addf(b, " calls_%s=%" PRIu64, dir_names[d],
-				  c->calls[d]);
-		if (cfg->category[CAT_ERRORS] && e[0] + e[1] + e[2])
-			sbuf_addf(b,
-				  " errors_%s=again:%" PRIu64 ",intr:%" PRIu64
-				  ",other:%" PRIu64,
-				  dir_names[d], e[ERR_AGAIN], e[ERR_INTR],
-				  e[ERR_OTHER]);
+			sbuf_kv(b, d ? " calls_out=" : " calls_in=",
+				c->calls[d]);
+		if (cfg->category[CAT_ERRORS] && e[0] + e[1] + e[2]) {
+			sbuf_kv(b, d ? " errors_out=again:" : " errors_in=again:",
+				e[ERR_AGAIN]);
+			sbuf_kv(b, ",intr:", e[ERR_INTR]);
+			sbuf_kv(b, ",other:", e[ERR_OTHER]);
+		}
 		if (cfg->category[CAT_LATENCY])
 			sbuf_addf(b, " latency_%s=%.3fms", dir_names[d],
 				  (double)c->latency_ns[d] / 1e6);
@@ -650,19 +763,29 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 			  (double)f->lookup_ns / 1e6);
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	sbuf_addf(b, " rtt=%.3fms rttvar=%.3fms", ti->rtt_us / 1e3,
-		  ti->rttvar_us / 1e3);
-	if (ti->have & TI_MIN_RTT)
-		sbuf_addf(b, " min_rtt=%.3fms", ti->min_rtt_us / 1e3);
-	sbuf_addf(b, " retrans=%u", ti->total_retrans);
+	sbuf_adds(b, " rtt=");
+	sbuf_add_ms3(b, ti->rtt_us);
+	sbuf_adds(b, "ms rttvar=");
+	sbuf_add_ms3(b, ti->rttvar_us);
+	sbuf_adds(b, "ms");
+	if (ti->have & TI_MIN_RTT) {
+		sbuf_adds(b, " min_rtt=");
+		sbuf_add_ms3(b, ti->min_rtt_us);
+		sbuf_adds(b, "ms");
+	}
+	sbuf_kv(b, " retrans=", ti->total_retrans);
 	if (ti->have & TI_BYTES_RETRANS)
-		sbuf_addf(b, " bytes_retrans=%" PRIu64, ti->bytes_retrans);
-	sbuf_addf(b, " lost=%u reordering=%u", ti->lost, ti->reordering);
+		sbuf_kv(b, " bytes_retrans=", ti->bytes_retrans);
+	sbuf_kv(b, " lost=", ti->lost);
+	sbuf_kv(b, " reordering=", ti->reordering);
 	if (ti->have & TI_DELIVERY) {
 		human(h, sizeof(h), (double)ti->delivery_rate);
-		sbuf_addf(b, " delivery=%s/s", h);
+		sbuf_adds(b, " delivery=");
+		sbuf_adds(b, h);
+		sbuf_adds(b, "/s");
 	}
-	sbuf_addf(b, " cwnd=%u pmtu=%u", ti->snd_cwnd, ti->pmtu);
+	sbuf_kv(b, " cwnd=", ti->snd_cwnd);
+	sbuf_kv(b, " pmtu=", ti->pmtu);
 	if (ti->have & TI_LIMITS) {
 		sbuf_addf(b, " busy=%.3fs rwnd_limited=%.3fs sndbuf_limited=%.3fs",
 			  ti->busy_us / 1e6, ti->rwnd_limited_us / 1e6,
@@ -671,16 +794,19 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 		if (limit && life)
 			sbuf_addf(b, " limited_by=%s:%.0f%%", limit,
 				  100.0 * tcpinfo_fraction(us, life));
-		else if (limit)
-			sbuf_addf(b, " limited_by=%s", limit);
+		else if (limit) {
+			sbuf_adds(b, " limited_by=");
+			sbuf_adds(b, limit);
+		}
 	}
-	if (ti->have & TI_BYTES)
-		sbuf_addf(b, " bytes_acked=%" PRIu64 " bytes_received=%" PRIu64,
-			  ti->bytes_acked, ti->bytes_received);
-	if (f->have_unseen && c->category[CAT_BYTES])
-		sbuf_addf(b, " bytes_in_unseen=%" PRIu64
-			     " bytes_out_unseen=%" PRIu64,
-			  f->unseen[DIR_IN], f->unseen[DIR_OUT]);
+	if (ti->have & TI_BYTES) {
+		sbuf_kv(b, " bytes_acked=", ti->bytes_acked);
+		sbuf_kv(b, " bytes_received=", ti->bytes_received);
+	}
+	if (f->have_unseen && c->category[CAT_BYTES]) {
+		sbuf_kv(b, " bytes_in_unseen=", f->unseen[DIR_IN]);
+		sbuf_kv(b, " bytes_out_unseen=", f->unseen[DIR_OUT]);
+	}
 }
 
 static void text_fd(struct sbuf *b, const struct summary_fd *f,
@@ -728,23 +854,31 @@ static void text_close(const struct summary *r, const struct config *c,
 	char local[ADDR_TEXT], peer[ADDR_TEXT], prog[CONFIG_NAME_MAX];
 	double secs = lifetime_s(f);
 
-	sbuf_addf(b, "%s sockmeter close pid=%ld prog=%s fd=%d kind=%s", when,
-		  r->pid, clean_copy(r->prog, prog, sizeof(prog)), f->s.fd,
-		  fd_kind_name(f->s.kind));
+	sbuf_adds(b, when);
+	sbuf_adds(b, " sockmeter close pid=");
+	sbuf_add_i64(b, r->pid);
+	sbuf_adds(b, " prog=");
+	sbuf_adds(b, clean_copy(r->prog, prog, sizeof(prog)));
+	sbuf_adds(b, " fd=");
+	sbuf_add_i64(b, f->s.fd);
+	sbuf_adds(b, " kind=");
+	sbuf_adds(b, fd_kind_name(f->s.kind));
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, local, sizeof(local));
 		fd_addr_format(&f->s.peer, peer, sizeof(peer));
 		text_clean(local);
 		text_clean(peer);
-		sbuf_addf(b, " local=%s peer=%s", local[0] ? local : "-",
-			  peer[0] ? peer : "-");
+		sbuf_adds(b, " local=");
+		sbuf_adds(b, local[0] ? local : "-");
+		sbuf_adds(b, " peer=");
+		sbuf_adds(b, peer[0] ? peer : "-");
 	}
 	text_counters(b, &f->s.c, c);
 	if (secs >= 0)
 		sbuf_addf(b, " duration=%.3fs", secs);
 	text_kernel(b, f, c, r->ts_ns);
 	if (f->s.unseen)
-		sbuf_addf(b, " close=unseen");
+		sbuf_adds(b, " close=unseen");
 	sbuf_addc(b, '\n');
 }
 

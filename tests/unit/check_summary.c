@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -567,6 +568,63 @@ START_TEST(test_summary_text_timestamps_agree_with_gmtime)
 }
 END_TEST
 
+/* The numbers written without printf (summary.c's sbuf_kv, sbuf_add_ms3,
+ * json_ts) read as printf writes them, edge values and random ones. */
+START_TEST(test_summary_numbers_without_printf_read_as_printf_writes_them)
+{
+	static const uint64_t edge[] = { 0, 1, 9, 10, 999, 1000, 1001, 99999,
+					 4294967295ull, 18446744073709551615ull };
+	uint64_t x = 88172645463325252ull;
+	char want[160];
+	unsigned i;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	fds[0].s.ti.have = TI_BASE | TI_MIN_RTT | TI_BYTES;
+	fds[0].closed_ns = 1700000009000000000ull;
+	for (i = 0; i < 3000; i++) {
+		uint64_t v;
+		uint32_t us;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = i < 10 ? edge[i] : x >> (x % 64);
+		us = (uint32_t)(i < 10 ? edge[i] : v);
+		fds[0].s.ti.rtt_us = us;
+		fds[0].s.ti.min_rtt_us = us / 7;
+		fds[0].s.ti.bytes_acked = v;
+		fds[0].s.c.bytes[DIR_OUT] = v;
+		rec.ts_ns = 1700000000000000000ull + v % 100000000000000ull;
+		cfg.format = FORMAT_TEXT;
+		snprintf(want, sizeof(want),
+			 " bytes_out=%" PRIu64 " calls_out=4", v);
+		ck_assert_msg(strstr(format(), want), "%s not in %s", want,
+			      out.p);
+		snprintf(want, sizeof(want),
+			 " rtt=%.3fms rttvar=0.000ms min_rtt=%.3fms", us / 1e3,
+			 (us / 7) / 1e3);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want,
+			      out.p);
+		snprintf(want, sizeof(want), " bytes_acked=%" PRIu64, v);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want,
+			      out.p);
+		cfg.format = FORMAT_JSON;
+		snprintf(want, sizeof(want),
+			 "\"ts\":%" PRIu64 ".%06" PRIu64 ",",
+			 rec.ts_ns / 1000000000u,
+			 rec.ts_ns % 1000000000u / 1000u);
+		ck_assert_msg(strstr(format(), want), "%s not in %s", want,
+			      out.p);
+		snprintf(want, sizeof(want),
+			 "\"rtt_us\":%u,\"rttvar_us\":0,\"min_rtt_us\":%u",
+			 us, us / 7);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want,
+			      out.p);
+	}
+}
+END_TEST
+
 START_TEST(test_summary_text_interval_has_header_totals_and_fd_rows)
 {
 	const char *s;
@@ -670,6 +728,7 @@ static TCase *tc_text(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_text_interval_has_header_totals_and_fd_rows);
 	tcase_add_test(tc, test_summary_text_timestamps_agree_with_gmtime);
+	tcase_add_test(tc, test_summary_numbers_without_printf_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
