@@ -548,23 +548,31 @@ static bool make_file(struct state *st)
 	int saved;
 	bool ok;
 
-	if (LOAD(&st->file_state) == FILE_WANTED &&
-	    __atomic_compare_exchange_n(&st->file_state, &want, FILE_MAKING,
-					false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
+	if (LOAD(&st->file_state) == FILE_WANTED) {
+		/* Signals blocked before the claim, not after: a handler on
+		 * this thread that came in between would wait for us for
+		 * good. */
 		saved = errno;
 		block_signals(&old);
-		/* Quietly: a failure was reported by the first process. */
-		ok = open_durable(st, st->cfg, st->prog, st->pid,
-				  st->start_real_ns, st->start_mono_ns, NULL,
-				  NULL, NULL);
-		STORE(&st->durable, ok);
-		if (ok && st->made)
-			st->made(st);
-		STORE(&st->file_state, (uint32_t)FILE_TRIED);
+		if (__atomic_compare_exchange_n(&st->file_state, &want,
+						FILE_MAKING, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			/* Quietly: a failure was reported by the first
+			 * process. */
+			ok = open_durable(st, st->cfg, st->prog, st->pid,
+					  st->start_real_ns, st->start_mono_ns,
+					  NULL, NULL, NULL);
+			STORE(&st->durable, ok);
+			if (ok && st->made)
+				st->made(st);
+			STORE(&st->file_state, (uint32_t)FILE_TRIED);
+			restore_signals(&old);
+			errno = saved;
+			return ok;
+		}
 		restore_signals(&old);
 		errno = saved;
-		return ok;
 	}
 	while (LOAD(&st->file_state) == FILE_MAKING)
 		syscall(SYS_sched_yield);
@@ -583,18 +591,24 @@ static void back(struct state *st, struct state_region *r, uint64_t index)
 	cur = LOAD(&r->chunk_state[c]);
 	if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)
 		return;
-	if (cur == CHUNK_UNTRIED &&
-	    __atomic_compare_exchange_n(&r->chunk_state[c], &want,
-					CHUNK_BACKING, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
+	if (cur == CHUNK_UNTRIED) {
+		/* A signal handler on this thread must not wait for us:
+		 * signals are blocked before the claim (a handler that came
+		 * between the claim and the block waited for good: siglife
+		 * under load, 2026-12-01), a system call more only on a
+		 * chunk's first use. */
 		saved = errno;
-		/* A signal handler on this thread must not wait for us. */
 		block_signals(&old);
-		cur = back_chunk(st, r, c) ? CHUNK_FILE : CHUNK_PRIVATE;
-		STORE(&r->chunk_state[c], cur);
+		if (__atomic_compare_exchange_n(&r->chunk_state[c], &want,
+						CHUNK_BACKING, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			cur = back_chunk(st, r, c) ? CHUNK_FILE
+						   : CHUNK_PRIVATE;
+			STORE(&r->chunk_state[c], cur);
+		}
 		restore_signals(&old);
 		errno = saved;
-		return;
 	}
 	/* Another thread is backing it: a few system calls, wait. */
 	while (LOAD(&r->chunk_state[c]) == CHUNK_BACKING)
