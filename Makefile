@@ -46,11 +46,13 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The stdio wrappers hold a FILE's lock across the real call: built with
-# -fexceptions (as glibc's libio is), pthread_cancel's unwinding releases it.
-$(BUILD)/obj/preload/wrap_stdio.o: ALL_CFLAGS += -fexceptions
+# pthread_cancel's unwinding walks through the stdio wrappers' frames to
+# the cleanup they register (preload/wrap_stdio.c): unwind tables, the
+# default on x86_64, asked for everywhere.  Not -fexceptions: that would
+# make libgcc_s a dependency of the library.
+$(BUILD)/obj/preload/wrap_stdio.o: ALL_CFLAGS += -fasynchronous-unwind-tables
 $(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o: \
-	SAN_CFLAGS += -fexceptions
+	SAN_CFLAGS += -fasynchronous-unwind-tables
 
 # Only the interposed calls are exported; inih is linked in privately so a
 # host with its own ini_parse never binds to ours (or we to its).

@@ -36,6 +36,7 @@
 
 #include "wrap_stdio.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* glibc's fortified entry points, declared only by its fortified headers. */
@@ -114,11 +115,17 @@ struct file_side {
 };
 
 /*
- * One wrapped call on a metered FILE.  A metered wrapper declares it with
- * STDIO_CALL, so that the locks it holds are released when the wrapper
- * returns, and also when pthread_cancel unwinds the real call (a blocking
- * write is a cancellation point; this file is built with -fexceptions, as
- * glibc's libio is, so the unwinding runs the cleanup).
+ * One wrapped call on a metered FILE.  A metered wrapper runs the real
+ * call between STDIO_HOLD and STDIO_DROP, so that the locks it holds are
+ * released when the wrapper returns, and also when pthread_cancel unwinds
+ * the real call (a blocking write is a cancellation point).  Those are
+ * pthread_cleanup_push and pop: glibc's unwinding stops at the frame that
+ * registered them and runs the release.  Not -fexceptions and a cleanup
+ * attribute, as glibc's libio does it: that makes libgcc_s a dependency of
+ * the library, one more library mapped into every program it is preloaded
+ * into, and its areas copied by every fork (~2 % of forks/s:
+ * docs/performance.md#churn); glibc loads libgcc_s itself when a thread is
+ * cancelled.
  */
 struct stdio_call {
 	struct file_side f;
@@ -139,7 +146,16 @@ static void stdio_release(struct stdio_call *c)
 		funlockfile(c->held);
 }
 
-#define STDIO_CALL struct stdio_call __attribute__((cleanup(stdio_release)))
+static void stdio_release_cb(void *c)
+{
+	stdio_release(c);
+}
+
+#define STDIO_CALL struct stdio_call
+/* From a successful stdio_begin on: a block of its own, STDIO_DROP ends
+ * it (releasing), and no return in between. */
+#define STDIO_HOLD(c) pthread_cleanup_push(stdio_release_cb, (c))
+#define STDIO_DROP() pthread_cleanup_pop(1)
 
 /* A FILE on a tracked fd: classify a new fd once; wide streams keep
  * their output elsewhere and are not counted. */
@@ -351,15 +367,19 @@ static SM_METERED size_t metered_fwrite(sm_fwrite_fn real, bool lock,
 
 	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(p, size, n, fp);
+	STDIO_HOLD(&c);
 	if (!whole_request(size, n, &bytes)) {
 		r = sm_real.fwrite_unlocked(p, size, n, fp);
 		stdio_end_write(&c, size && r < n ? -1 : (int64_t)(r * size));
-		return r;
+	} else {
+		r = sm_real.fwrite_unlocked(p, 1, bytes, fp);
+		/* Short only when a write failed (glibc then discarded its
+		 * buffer). */
+		stdio_end_write(&c, r < bytes ? -1 : (int64_t)r);
+		r = items(r, bytes, size, n);
 	}
-	r = sm_real.fwrite_unlocked(p, 1, bytes, fp);
-	/* Short only when a write failed (glibc then discarded its buffer). */
-	stdio_end_write(&c, r < bytes ? -1 : (int64_t)r);
-	return items(r, bytes, size, n);
+	STDIO_DROP();
+	return r;
 }
 
 SM_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
@@ -390,8 +410,10 @@ static SM_METERED int metered_fputs(sm_fputs_fn real, bool lock,
 
 	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(str, fp);
+	STDIO_HOLD(&c);
 	r = sm_real.fputs_unlocked(str, fp);
 	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str));
+	STDIO_DROP();
 	return r;
 }
 
@@ -420,8 +442,10 @@ static SM_METERED int metered_puts(const char *str, FILE *fp, struct fd_slot *s)
 
 	if (!stdio_begin(&c, fp, s, true, false))
 		return sm_real.puts(str);
+	STDIO_HOLD(&c);
 	r = sm_real.puts(str);
 	stdio_end_write(&c, r == EOF ? -1 : (int64_t)strlen(str) + 1);
+	STDIO_DROP();
 	return r;
 }
 
@@ -447,8 +471,10 @@ static SM_METERED int metered_putc(sm_fputc_fn real, bool lock, int ch,
 
 	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(ch, fp);
+	STDIO_HOLD(&c);
 	r = sm_real.fputc_unlocked(ch, fp);
 	stdio_end_write(&c, r == EOF ? -1 : 1);
+	STDIO_DROP();
 	return r;
 }
 
@@ -507,8 +533,10 @@ static SM_METERED int metered_overflow(FILE *fp, int ch, struct fd_slot *s)
 
 	if (!stdio_begin(&c, fp, s, false, false))
 		return sm_real.__overflow(fp, ch);
+	STDIO_HOLD(&c);
 	r = sm_real.__overflow(fp, ch);
 	stdio_end_write(&c, r == EOF ? -1 : ch != EOF);
+	STDIO_DROP();
 	return r;
 }
 
@@ -532,9 +560,11 @@ static SM_METERED int metered_vfprintf(FILE *fp, int flag, const char *fmt,
 	if (!stdio_begin(&c, fp, s, true, false))
 		return flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
 				: sm_real.__vfprintf_chk(fp, flag, fmt, ap);
+	STDIO_HOLD(&c);
 	r = flag < 0 ? sm_real.vfprintf(fp, fmt, ap)
 		     : sm_real.__vfprintf_chk(fp, flag, fmt, ap);
 	stdio_end_write(&c, r);
+	STDIO_DROP();
 	return r;
 }
 
@@ -690,8 +720,10 @@ static SM_METERED int metered_fflush(sm_fflush_fn real, bool lock, FILE *fp,
 
 	if (!stdio_begin(&c, fp, s, lock, false))
 		return real(fp);
+	STDIO_HOLD(&c);
 	r = sm_real.fflush_unlocked(fp);
 	stdio_end_write(&c, r == EOF ? -1 : 0);
+	STDIO_DROP();
 	return r;
 }
 
@@ -801,14 +833,17 @@ static SM_METERED size_t metered_fread(sm_fread_fn real, bool lock, void *p,
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(p, size, n, fp);
+	STDIO_HOLD(&c);
 	if (!whole_request(size, n, &bytes)) {
 		r = sm_real.fread_unlocked(p, size, n, fp);
 		stdio_end_read(&c, (int64_t)(r * size));
-		return r;
+	} else {
+		r = sm_real.fread_unlocked(p, 1, bytes, fp);
+		stdio_end_read(&c, (int64_t)r);
+		r = items(r, bytes, size, n);
 	}
-	r = sm_real.fread_unlocked(p, 1, bytes, fp);
-	stdio_end_read(&c, (int64_t)r);
-	return items(r, bytes, size, n);
+	STDIO_DROP();
+	return r;
 }
 
 SM_EXPORT size_t fread(void *p, size_t size, size_t n, FILE *fp)
@@ -839,15 +874,18 @@ static SM_METERED size_t metered_fread_chk(sm___fread_chk_fn real, bool lock,
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(p, plen, size, n, fp);
+	STDIO_HOLD(&c);
 	/* An overflow or too small a buffer: the real check fails it. */
 	if (!whole_request(size, n, &bytes) || bytes > plen) {
 		r = sm_real.__fread_unlocked_chk(p, plen, size, n, fp);
 		stdio_end_read(&c, (int64_t)(r * size));
-		return r;
+	} else {
+		r = sm_real.__fread_unlocked_chk(p, plen, 1, bytes, fp);
+		stdio_end_read(&c, (int64_t)r);
+		r = items(r, bytes, size, n);
 	}
-	r = sm_real.__fread_unlocked_chk(p, plen, 1, bytes, fp);
-	stdio_end_read(&c, (int64_t)r);
-	return items(r, bytes, size, n);
+	STDIO_DROP();
+	return r;
 }
 
 SM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n,
@@ -901,8 +939,10 @@ static SM_METERED char *metered_fgets(sm_fgets_fn real, bool lock, char *buf,
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(buf, n, fp);
+	STDIO_HOLD(&c);
 	r = sm_real.fgets_unlocked(buf, n, fp);
 	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
+	STDIO_DROP();
 	return r;
 }
 
@@ -933,8 +973,10 @@ static SM_METERED char *metered_fgets_chk(sm___fgets_chk_fn real, bool lock,
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(buf, size, n, fp);
+	STDIO_HOLD(&c);
 	r = sm_real.__fgets_unlocked_chk(buf, size, n, fp);
 	stdio_end_read(&c, fgets_took(buf, n, r, fp->_flags));
+	STDIO_DROP();
 	return r;
 }
 
@@ -968,8 +1010,10 @@ static SM_METERED int metered_getc(sm_fgetc_fn real, bool lock, FILE *fp,
 
 	if (!stdio_begin_read(&c, fp, s, lock))
 		return real(fp);
+	STDIO_HOLD(&c);
 	r = lock ? sm_real.fgetc_unlocked(fp) : real(fp);
 	stdio_end_read(&c, r != EOF);
+	STDIO_DROP();
 	return r;
 }
 
@@ -1034,8 +1078,10 @@ static SM_METERED int metered_underflow(FILE *fp, struct fd_slot *s)
 
 	if (!stdio_begin_read(&c, fp, s, false))
 		return sm_real.__underflow(fp);
+	STDIO_HOLD(&c);
 	r = sm_real.__underflow(fp);
 	stdio_end_read(&c, 0);
+	STDIO_DROP();
 	return r;
 }
 
@@ -1057,8 +1103,10 @@ static SM_METERED ssize_t metered_getdelim(char **line, size_t *cap, int delim,
 
 	if (!stdio_begin_read(&c, fp, s, true))
 		return sm_real.getdelim(line, cap, delim, fp);
+	STDIO_HOLD(&c);
 	r = sm_real.getdelim(line, cap, delim, fp);
 	stdio_end_read(&c, r > 0 ? r : 0);
+	STDIO_DROP();
 	return r;
 }
 
@@ -1096,8 +1144,10 @@ static SM_METERED int metered_vfscanf(sm_vfscanf_fn real, FILE *fp,
 
 	if (!stdio_begin_read(&c, fp, s, true))
 		return real(fp, fmt, ap);
+	STDIO_HOLD(&c);
 	r = real(fp, fmt, ap);
 	stdio_end_read(&c, TOOK_UNKNOWN);
+	STDIO_DROP();
 	return r;
 }
 
