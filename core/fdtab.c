@@ -508,8 +508,18 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	copy_identity(t, s, fd, out, kind);
 	load_counters(&s->c, &out->c);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* The kind before the sequence, not after: a reopen (fdtab_open)
+	 * retires and publishes in two sections, and between them the slot
+	 * holds a cleared identity at an even sequence number.  A copy made
+	 * there whose second sequence read came just before the publish
+	 * passed when the kind was read after the reopen had ended (seen
+	 * once in check_fdtab's racing test, under load).  A kind read as the
+	 * same again means the reopen's release came before: its sequence
+	 * numbers are then seen. */
+	if (LOAD(&s->kind) != kind)
+		return 0;
 	seq1 = LOAD(&s->seq);
-	return seq0 == seq1 && LOAD(&s->kind) == kind;
+	return seq0 == seq1;
 }
 
 void fdtab_forget_all(struct fdtab *t)
