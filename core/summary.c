@@ -134,20 +134,27 @@ static void sbuf_adds(struct sbuf *b, const char *str)
 	b->len += n;
 }
 
-/* v in decimal, at least width digits (zero-padded). */
-static void sbuf_add_dec(struct sbuf *b, uint64_t v, unsigned width)
+/* v in decimal at p, at least width digits (zero-padded, width <= 20);
+ * returns how many were written (at most 20). */
+static size_t put_dec(char *p, uint64_t v, unsigned width)
 {
 	char d[20];
-	size_t n = 0;
+	size_t n = 0, i;
 
 	do {
-		d[sizeof(d) - ++n] = (char)('0' + v % 10);
+		d[n++] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v || n < width);
-	if (!sbuf_reserve(b, n))
+	for (i = 0; i < n; i++)
+		p[i] = d[n - 1 - i];
+	return n;
+}
+
+static void sbuf_add_dec(struct sbuf *b, uint64_t v, unsigned width)
+{
+	if (!sbuf_reserve(b, 20))
 		return;
-	memcpy(b->p + b->len, d + sizeof(d) - n, n);
-	b->len += n;
+	b->len += put_dec(b->p + b->len, v, width);
 	b->p[b->len] = '\0';
 }
 
@@ -292,18 +299,9 @@ static void json_u64_array(struct sbuf *b, const uint64_t *v, size_t n)
 	p = b->p + b->len;
 	*p++ = '[';
 	for (i = 0; i < n; i++) {
-		uint64_t x = v[i];
-		char d[20];
-		size_t k = 0;
-
 		if (i)
 			*p++ = ',';
-		do {
-			d[k++] = (char)('0' + x % 10);
-			x /= 10;
-		} while (x);
-		while (k)
-			*p++ = d[--k];
+		p += put_dec(p, v[i], 1);
 	}
 	*p++ = ']';
 	*p = '\0';
@@ -606,15 +604,6 @@ static void civil_date(uint64_t days, unsigned *y, unsigned *m, unsigned *d)
 	*y = (unsigned)(yoe + era * 400 + (*m <= 2));
 }
 
-/* v as exactly n digits (v < 10^n). */
-static void digits(char *p, unsigned v, unsigned n)
-{
-	while (n--) {
-		p[n] = (char)('0' + v % 10);
-		v /= 10;
-	}
-}
-
 static void text_time(char *buf, size_t cap, uint64_t ns)
 {
 	uint64_t sec = ns / 1000000000u;
@@ -633,19 +622,19 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 		return;
 	}
 	/* The same, without printf (once per text record). */
-	digits(buf, y, 4);
+	put_dec(buf, y, 4);
 	buf[4] = '-';
-	digits(buf + 5, mo, 2);
+	put_dec(buf + 5, mo, 2);
 	buf[7] = '-';
-	digits(buf + 8, d, 2);
+	put_dec(buf + 8, d, 2);
 	buf[10] = 'T';
-	digits(buf + 11, (unsigned)(sec % 86400 / 3600), 2);
+	put_dec(buf + 11, (unsigned)(sec % 86400 / 3600), 2);
 	buf[13] = ':';
-	digits(buf + 14, (unsigned)(sec % 3600 / 60), 2);
+	put_dec(buf + 14, (unsigned)(sec % 3600 / 60), 2);
 	buf[16] = ':';
-	digits(buf + 17, (unsigned)(sec % 60), 2);
+	put_dec(buf + 17, (unsigned)(sec % 60), 2);
 	buf[19] = '.';
-	digits(buf + 20, (unsigned)(ns % 1000000000u / 1000000u), 3);
+	put_dec(buf + 20, (unsigned)(ns % 1000000000u / 1000000u), 3);
 	buf[23] = 'Z';
 	buf[24] = '\0';
 }

@@ -124,20 +124,31 @@ unsigned tcpinfo_queues_known(const void *raw, size_t len,
 	return known;
 }
 
+/* TCP_INFO into *k (*len bytes of it) and mapped into *ti, both zeroed
+ * first; false when it could not be read (errno then set). */
+static bool get_info(int fd, struct tcp_info *k, socklen_t *len,
+		     struct tcpinfo *ti)
+{
+	*len = sizeof(*k);
+	memset(ti, 0, sizeof(*ti));
+	memset(k, 0, sizeof(*k));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, k, len) != 0)
+		return false;
+	tcpinfo_map(k, *len, ti);
+	return true;
+}
+
 static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 {
 	struct tcp_info k;
-	socklen_t len = sizeof(k);
+	socklen_t len;
 	int saved = errno, q;
 	unsigned known = 0;
 
-	memset(ti, 0, sizeof(*ti));
-	memset(&k, 0, sizeof(k));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0) {
+	if (!get_info(fd, &k, &len, ti)) {
 		errno = saved;
 		return false;
 	}
-	tcpinfo_map(&k, len, ti);
 	/* The kernel loads tcpi_state before it locks the socket for the
 	 * rest: a FIN processed in between is in bytes_received while the
 	 * state still says ESTABLISHED (or FIN_WAIT), and read back as one
@@ -146,15 +157,10 @@ static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 	 * that the FIN is in. */
 	if (counted_in && (ti->have & TI_BYTES) &&
 	    fin_in_certain(ti->state) == 0 &&
-	    ti->bytes_received == *counted_in + 1) {
-		len = sizeof(k);
-		memset(&k, 0, sizeof(k));
-		memset(ti, 0, sizeof(*ti));
-		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0) {
-			errno = saved;
-			return false;
-		}
-		tcpinfo_map(&k, len, ti);
+	    ti->bytes_received == *counted_in + 1 &&
+	    !get_info(fd, &k, &len, ti)) {
+		errno = saved;
+		return false;
 	}
 	if (counted_in)
 		known = tcpinfo_queues_known(&k, len, *counted_in, ti);
