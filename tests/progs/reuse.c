@@ -39,36 +39,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../core/rawsys.h"
+
 #define BASE 1000205L
 
 static char buf[1 << 16];
 
 /* A system call no preload can see: not even libc's syscall(), which the
- * library wraps. */
+ * library wraps (inline, core/rawsys.h). */
 static long raw3(long nr, long a, long b, long c)
 {
-#if defined(__x86_64__)
-	long r;
-
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return r;
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = nr;
-	register long x0 __asm__("x0") = a;
-	register long x1 __asm__("x1") = b;
-	register long x2 __asm__("x2") = c;
-
-	__asm__ volatile("svc 0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2)
-			 : "memory");
-	return x0;
-#else
-	return syscall(nr, a, b, c);
-#endif
+	return raw_syscall6(nr, a, b, c, 0, 0, 0);
 }
 
 static void raw_close(int fd)
