@@ -470,6 +470,39 @@ int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
 	return retire_slot(t, s, fd, out, true);
 }
 
+int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)
+{
+	struct fd_slot *s = fdtab_slot(t, fd), *prev;
+	const uint64_t *w;
+	enum fd_kind old;
+	uint64_t any = 0;
+	uint8_t expect;
+	size_t i;
+
+	if (!s)
+		return 0;
+	old = fdtab_kind(s);
+	if (old != KIND_UNKNOWN && old != KIND_UNTRACKED)
+		return 0;
+	w = (const uint64_t *)&s->c;
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		any |= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+	if (!any)
+		return 0;
+	/* One try, not own_slot: a slot taken meanwhile is being opened
+	 * (the strays then go into its connection), and waiting for it
+	 * would mark it for fdtab_reap. */
+	expect = (uint8_t)old;
+	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	prev = owned_here;
+	owned_here = s;
+	take_counters(&s->c, out);
+	release(s, old, prev);
+	return 1;
+}
+
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 		     struct fd_snapshot *out)
 {

@@ -263,6 +263,19 @@ int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out);
 
 /*
+ * fdtab_sweep - move out the strays of a slot that holds no connection
+ * (unknown or untracked): counts a data call added after a close on
+ * another thread (or in a signal handler) had already taken the counters,
+ * a call that finished just after the fd it was made on was retired.  A
+ * reopened slot carries them into its new connection (fd_kind_counts);
+ * one that is not would keep them out of every total: the ticker adds
+ * them to the closed totals instead.  Returns 1 with *out holding them, 0
+ * when there were none (or the slot was taken meanwhile).
+ * Context: ticker only.
+ */
+int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out);
+
+/*
  * fdtab_snapshot - copy fd's slot consistently.  Returns 1 with *out filled
  * when the slot holds a tracked connection, 0 when it does not or when a
  * lifecycle call was rewriting it (try again on the next tick).

@@ -373,6 +373,27 @@ static void reap(struct meter *m, struct meter_time now)
 }
 
 /*
+ * Strays: counts a data call added to a slot after a close had retired it
+ * (fdtab_sweep).  Moved into the closed totals, so that no count is left
+ * out of the totals of an interval or exit record.  Prometheus shows
+ * numbers per kind, and a stray's kind is gone: they are not in its
+ * counters.  Every fd is looked at: record ticks only.
+ */
+static void sweep_strays(struct meter *m)
+{
+	uint32_t fd, high = LOAD(&m->tab.high);
+	struct fd_counters c;
+
+	for (fd = 0; fd < high; fd++) {
+		if (!fdtab_sweep(&m->tab, (int)fd, &c))
+			continue;
+		finish_counters(m, &c);
+		fd_counters_add(&m->closed, &c);
+		state_ticker_add_strays(m->durable, &c);
+	}
+}
+
+/*
  * Move the ready close records out of the queue into m->closing and their
  * numbers into the closed totals.  Returns how many there were (records
  * that did not fit in memory are counted as dropped).
@@ -411,6 +432,8 @@ static uint32_t drain(struct meter *m, uint32_t most)
 		if (m->cfg.category[CAT_NAMES])
 			enrich_name(LOAD(&m->names), f);
 	}
+	if (most == UINT32_MAX)
+		sweep_strays(m);
 	/* Their numbers are durable before the entries leave the queue: a
 	 * process killed in between is counted once either way. */
 	state_ticker_commit(m->durable, closeq_tail(&m->q) + n);

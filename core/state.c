@@ -780,6 +780,15 @@ void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s)
 	next->closed_n[k]++;
 }
 
+void state_ticker_add_strays(struct state_ticker *t,
+			     const struct fd_counters *c)
+{
+	struct state_closed *next = &t->buf[(LOAD(&t->active) & 1) ^ 1];
+
+	/* Summed over every kind into the totals, like a closed fd's. */
+	fd_counters_add(&next->closed[KIND_UNTRACKED], c);
+}
+
 void state_ticker_commit(struct state_ticker *t, uint64_t upto)
 {
 	uint32_t a = LOAD(&t->active) & 1;

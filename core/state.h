@@ -234,6 +234,10 @@ void state_remove(struct state *st);
  */
 void state_ticker_begin(struct state_ticker *t);
 void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s);
+/* state_ticker_add_strays - a slot's strays (fdtab_sweep): numbers in the
+ * totals, under no kind's closed connections. */
+void state_ticker_add_strays(struct state_ticker *t,
+			     const struct fd_counters *c);
 void state_ticker_commit(struct state_ticker *t, uint64_t upto);
 const struct state_closed *state_ticker_whole(const struct state_ticker *t);
 

@@ -314,6 +314,47 @@ START_TEST(test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot)
 }
 END_TEST
 
+/*
+ * A data call that finishes after its fd was retired leaves a stray in a
+ * slot that holds no connection: fdtab_sweep moves exactly that out, once,
+ * leaves the slot's kind as it was, and never touches a tracked slot.
+ */
+START_TEST(test_fdtab_sweep_moves_strays_of_unknown_and_untracked_slots_only)
+{
+	struct fd_snapshot snap;
+	struct fd_counters c;
+	struct fd_slot *s = slot_of(14), *u = slot_of(15), *t = slot_of(16);
+
+	fdtab_open(&tab, 14, KIND_TCP, 1, NULL, NULL, &snap);
+	fd_account(s, DIR_IN, 100, 0, ACCT_ALL);
+	ck_assert_int_eq(fdtab_retire(&tab, 14, &snap), 1);
+	ck_assert_uint_eq(snap.c.bytes[DIR_IN], 100);
+	/* The late call: 7 bytes out, after the retirement. */
+	fd_account(s, DIR_OUT, 7, 0, ACCT_ALL);
+	ck_assert_int_eq(fdtab_sweep(&tab, 14, &c), 1);
+	ck_assert_uint_eq(c.bytes[DIR_OUT], 7);
+	ck_assert_uint_eq(c.bytes[DIR_IN], 0);
+	ck_assert_uint_eq(c.sizes[DIR_OUT][3], 1);
+	ck_assert(hot_zero(&s->c));
+	ck_assert_int_eq(fdtab_kind(s), KIND_UNKNOWN);
+	ck_assert_int_eq(fdtab_sweep(&tab, 14, &c), 0);
+
+	/* Untracked: swept, and still untracked. */
+	fdtab_open(&tab, 15, KIND_UNTRACKED, 1, NULL, NULL, &snap);
+	fd_account(u, DIR_IN, -1, EINTR, ACCT_ALL);
+	ck_assert_int_eq(fdtab_sweep(&tab, 15, &c), 1);
+	ck_assert_uint_eq(c.errors[DIR_IN][ERR_INTR], 1);
+	ck_assert_int_eq(fdtab_kind(u), KIND_UNTRACKED);
+
+	/* A connection's own counts are not strays. */
+	fdtab_open(&tab, 16, KIND_UDP, 1, NULL, NULL, &snap);
+	fd_account(t, DIR_IN, 5, 0, ACCT_ALL);
+	ck_assert_int_eq(fdtab_sweep(&tab, 16, &c), 0);
+	ck_assert_uint_eq(t->c.bytes[DIR_IN], 5);
+	ck_assert_int_eq(fdtab_sweep(&tab, 5000, &c), 0);
+}
+END_TEST
+
 START_TEST(test_fdtab_reused_fd_starts_from_zero_with_new_generation)
 {
 	struct fd_snapshot stale, a, b;
@@ -586,6 +627,7 @@ static TCase *tc_lifecycle(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot);
+	tcase_add_test(tc, test_fdtab_sweep_moves_strays_of_unknown_and_untracked_slots_only);
 	tcase_add_test(tc, test_fdtab_reused_fd_starts_from_zero_with_new_generation);
 	tcase_add_test(tc, test_fdtab_open_on_live_slot_retires_it_into_stale);
 	tcase_add_test(tc, test_fdtab_open_over_untracked_slot_reports_no_stale);
@@ -756,6 +798,50 @@ START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
 }
 END_TEST
 
+/*
+ * Closes with no reopen racing with adders (calls finishing after the
+ * close of their fd): what the retirements and the sweeps take together
+ * is every count, once.
+ */
+START_TEST(test_fdtab_retire_and_sweep_racing_with_adders_lose_nothing)
+{
+	const int fds[THREADS] = { 67, 67, 67, 67 };
+	struct adder a[THREADS];
+	struct fd_counters got, c;
+	struct fd_snapshot snap;
+	uint64_t bytes = 0;
+	unsigned i, swept = 0;
+	int done = 0;
+
+	memset(&got, 0, sizeof(got));
+	start_adders(a, fds, &done);
+	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < THREADS) {
+		if (fdtab_open(&tab, 67, KIND_TCP, 2, NULL, NULL, &snap) == 1)
+			fd_counters_add(&got, &snap.c);
+		if (fdtab_retire(&tab, 67, &snap) == 1)
+			fd_counters_add(&got, &snap.c);
+		if (fdtab_sweep(&tab, 67, &c) == 1) {
+			fd_counters_add(&got, &c);
+			swept++;
+		}
+	}
+	join_adders(a);
+	/* The slot is unknown now: what landed after the last retirement is
+	 * only a sweep's to find. */
+	if (fdtab_sweep(&tab, 67, &c) == 1)
+		fd_counters_add(&got, &c);
+	ck_assert(hot_zero(&slot_of(67)->c));
+	for (i = 0; i < THREADS; i++)
+		bytes += a[i].bytes;
+	ck_assert_uint_gt(swept, 0);
+	ck_assert_uint_eq(got.bytes[DIR_IN], bytes);
+	fd_derive_calls(&got);
+	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD);
+	ck_assert_uint_eq(got.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
+	ck_assert_uint_eq(got.sizes[DIR_IN][4], THREADS * GROUPS);
+}
+END_TEST
+
 /* An address that encodes k: 10.x.y.z where x.y.z are k's low 24 bits, the
  * port its low 16. */
 static struct fd_addr addr_of(uint64_t k)
@@ -849,6 +935,7 @@ static TCase *tc_threads(void)
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_one_slot);
 	tcase_add_test(tc, test_fd_account_is_exact_with_four_threads_on_separate_slots);
 	tcase_add_test(tc, test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing);
+	tcase_add_test(tc, test_fdtab_retire_and_sweep_racing_with_adders_lose_nothing);
 	tcase_add_test(tc, test_fdtab_snapshot_racing_writers_is_never_torn);
 	return tc;
 }

@@ -603,6 +603,52 @@ START_TEST(test_meter_exit_record_totals_include_closed_fds)
 }
 END_TEST
 
+/*
+ * A data call that finishes after another thread closed its fd (a stray,
+ * fdtab_sweep) is in the next interval record's totals and in the exit
+ * record's, once, even though its fd is never reopened.
+ */
+START_TEST(test_meter_call_finishing_after_close_is_in_totals_once)
+{
+	struct fd_slot *s;
+	char *log, *line;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_OUT, 1000);
+	s = fdtab_slot(&m.tab, 100);
+	ck_assert_ptr_nonnull(s);
+	meter_closed(&m, 100, at_s(1).real_ns);
+	fd_account(s, DIR_OUT, 24, 0, m.acct);
+	tick_seconds(2, 10);
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"interval\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1024);
+	ck_assert_uint_eq(uu_json_u64(line, "calls_out"), 2);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	free(line);
+	free(log);
+	/* The close record has the connection's own bytes only. */
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"close\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1000);
+	free(line);
+	free(log);
+	fd_account(s, DIR_OUT, 6, 0, m.acct);
+	meter_exit(&m, at_s(11));
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1030);
+	ck_assert_uint_eq(uu_json_u64(line, "calls_out"), 3);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	free(line);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_exit_without_any_tracked_fd_writes_no_log)
 {
 	start();
@@ -771,6 +817,7 @@ static TCase *tc_close(void)
 	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
 	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
+	tcase_add_test(tc, test_meter_call_finishing_after_close_is_in_totals_once);
 	tcase_add_test(tc, test_meter_exit_without_any_tracked_fd_writes_no_log);
 	tcase_add_test(tc, test_meter_totals_after_a_close_count_open_fds_too);
 	tcase_add_test(tc, test_meter_close_record_has_kernel_view_unseen_bytes_and_peer_name);
