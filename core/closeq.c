@@ -2,6 +2,7 @@
  * closeq.c - the close queue (contract in closeq.h).
  */
 #include "closeq.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -260,6 +261,7 @@ void closeq_note_dropped(struct closeq *q)
 	__atomic_fetch_add(&q->sh->dropped, 1, __ATOMIC_RELAXED);
 }
 
+SM_FORK_PATH
 void closeq_after_fork(struct closeq *q, bool fresh)
 {
 	q->wake = 0;

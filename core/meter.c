@@ -5,6 +5,7 @@
  * the records (summary.c, prom.c).  Contract in meter.h.
  */
 #include "meter.h"
+#include "rawsys.h"
 
 #include "enrich.h"
 
@@ -741,6 +742,7 @@ void meter_exec(struct meter *m, struct meter_time now)
 
 /* Zero what is not zero already: a page only read stays shared with the
  * parent after a fork (a write would copy it). */
+SM_FORK_PATH
 static void zero_if_set(void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -753,6 +755,7 @@ static void zero_if_set(void *p, size_t n)
 		}
 }
 
+SM_FORK_PATH
 void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 		      bool fresh)
 {
@@ -800,9 +803,13 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 		memset(m->prom, 0, sizeof(*m->prom));
 	m->next_record_mono = now.mono_ns + m->cfg.interval_ms * 1000000ull;
 	m->next_tick_mono = now.mono_ns;
-	m->finished = false;
+	/* Stored one by one (atomically, so never merged): gcc merged these
+	 * flags into one store of a constant it loaded from .rodata, a page
+	 * a fork child has to fault in for it. */
+	__atomic_store_n(&m->finished, false, __ATOMIC_RELAXED);
 	/* The child's log is set up at its first write (meter_flush): a
 	 * child that never writes (a pre-fork server's short-lived worker,
 	 * an exec) pays nothing for it. */
-	m->sink_stale = true;
+	__atomic_store_n(&m->sink_stale, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&m->ticker_wanted, false, __ATOMIC_RELAXED);
 }

@@ -93,6 +93,10 @@ struct meter {
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
+	/* The host's (preload.c, atomic): a tracked fd was seen since start
+	 * or fork, so a ticker is wanted.  False in a fork child: there it
+	 * sits on a page the child writes anyway. */
+	bool ticker_wanted;
 	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;

@@ -2,6 +2,7 @@
  * ownmem.c - memory a fork child does not get (contract in ownmem.h).
  */
 #include "ownmem.h"
+#include "rawsys.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -77,6 +78,7 @@ void ownmem_free(struct ownmem *o)
 	ownmem_forget(o);
 }
 
+SM_FORK_PATH
 void ownmem_forget(struct ownmem *o)
 {
 	memset(o, 0, sizeof(*o));

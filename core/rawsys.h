@@ -15,6 +15,17 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/*
+ * SM_FORK_PATH - on a function a fork child runs before it exits or execs
+ * (the fork handlers, the final record's first checks).  A child's page
+ * tables start without the library's code, and each 64 KB window of it
+ * touched is a fault (the kernel maps code around a fault in such
+ * windows).  These functions go to one section, .text.hot.*, which the
+ * linker places together at the start of .text: one window, not one per
+ * object file they come from.
+ */
+#define SM_FORK_PATH __attribute__((section(".text.hot.sockmeter_fork")))
+
 static inline long raw_syscall6(long n, long a, long b, long c, long d,
 				long e, long f)
 {

@@ -635,6 +635,7 @@ void state_back_ring(void *ctx, uint32_t index)
  * child re-backing (and so zeroing) the parent's chunks up front paid for
  * thousands of pages on every fork of a busy server, where the ring alone
  * is backed whole after one lap. */
+SM_FORK_PATH
 static uint64_t reset_region(struct state_region *r, bool whole)
 {
 	uint64_t bytes = r->chunk * r->elem, total = r->count * r->elem;
@@ -686,8 +687,7 @@ static void unmap_region_rest(const struct state_region *r, char *file,
 	}
 }
 
-static void unmap_old_file(const struct state *st, char *file, size_t size,
-			   const struct state_layout *l)
+static void unmap_old_file(const struct state *st, char *file, size_t size)
 {
 	const struct state_region *ring = &st->ring_region;
 	const struct state_region *slots = &st->slot_region;
@@ -698,27 +698,28 @@ static void unmap_old_file(const struct state *st, char *file, size_t size,
 
 	/* The head was moved out onto st->head, like the backed chunks. */
 	unmap_region_rest(ring, file, size);
-	if (ring_end < l->slots_off)
-		munmap(file + ring_end, l->slots_off - ring_end);
+	if (ring_end < slots->off)
+		munmap(file + ring_end, slots->off - ring_end);
 	unmap_region_rest(slots, file, size);
 	if (slots_end < size)
 		munmap(file + slots_end, size - slots_end);
 }
 
+SM_FORK_PATH
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
 		      uint64_t start_mono_ns)
 {
-	struct state_layout l;
 	char *old_file = st->file;
 	size_t old_size = st->size;
 	bool had_file = st->durable;
 	uint64_t end, slots_end;
 
-	state_layout_fill(&l, st->cap);
+	/* The layout is the regions' (their offsets): not made again here,
+	 * where its constants are a page of .rodata to fault in. */
 	/* Not copied into this child, where it could be marked so. */
 	if (old_file && !st->file_dontfork)
-		unmap_old_file(st, old_file, old_size, &l);
+		unmap_old_file(st, old_file, old_size);
 	st->file_dontfork = false;
 	st->file = NULL;
 	st->size = 0;
@@ -732,12 +733,12 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	slots_end = reset_region(&st->slot_region, !had_file);
 	if (slots_end > end)
 		end = slots_end;
-	if (end < l.ring_off)
-		end = l.ring_off;
+	if (end < st->ring_region.off)
+		end = st->ring_region.off;
+	/* Same addresses: hdr, ticker and queue point where they did. */
 	raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
 		 0);
-	point_head(st, st->head, &l);
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;
@@ -748,12 +749,14 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
 }
 
+SM_FORK_PATH
 void state_set_status(struct state *st, enum state_status s)
 {
 	if (LOAD(&st->durable) && st->hdr)
 		STORE(&st->hdr->status, (uint32_t)s);
 }
 
+SM_FORK_PATH
 void state_remove(struct state *st)
 {
 	if (!LOAD(&st->durable))

@@ -2,6 +2,7 @@
  * topn.c - the busiest entries of a record (contract in topn.h).
  */
 #include "topn.h"
+#include "rawsys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,7 @@ void topn_free(struct topn *t)
 	topn_forget(t);
 }
 
+SM_FORK_PATH
 void topn_forget(struct topn *t)
 {
 	t->v = NULL;

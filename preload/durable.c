@@ -6,6 +6,7 @@
  * files.
  */
 #include "preload.h"
+#include "../core/rawsys.h"
 
 #include "../core/recover.h"
 
@@ -13,8 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-static struct state sm_state;
-static uint64_t chores_due; /* 0: not planned yet; UINT64_MAX: done */
+/* This process's state, and when the recovery chores are due (0: not
+ * planned yet; UINT64_MAX: done): both in sm_core (preload.h). */
+#define sm_state (sm_core.state)
+#define chores_due (sm_core.chores_due)
 
 /* The header names the log as the sink expanded it; a forked child sets
  * its sink up at its first write only, so its path is expanded here. */
@@ -94,6 +97,7 @@ static void file_made(struct state *st)
 	note_log_path();
 }
 
+SM_FORK_PATH
 void sm_durable_after_fork(long pid, struct meter_time now)
 {
 	bool fresh = sm_state.slots && sm_meter.tab.cap;
@@ -110,6 +114,7 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 	chores_due = 0;
 }
 
+SM_FORK_PATH
 void sm_durable_end(enum sm_end how)
 {
 	switch (how) {

@@ -27,7 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-struct meter sm_meter;
+struct sm_core sm_core __attribute__((aligned(4096)));
 bool sm_latency;
 bool sm_slow;
 
@@ -46,8 +46,10 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
  *  write_lock serializes writes to the sink, in the order the batches were
  *    made; taken under tick_lock, held after it: fork waits on the state,
  *    never on a write.  out is the batch being written.
- *  started (atomic): 0 no, 1 starting or running; wanted (atomic): a
- *    tracked fd exists (want_ticker); alive and final_req: see below.
+ *  started (atomic): 0 no, 1 starting or running; alive and final_req:
+ *    see below.  (Whether a ticker is wanted at all is sm_meter's
+ *    ticker_wanted: a child that exits without tracking anything reads
+ *    it without faulting this page in.)
  * The parent writes it around every fork (fork_prepare, fork_parent): a
  * page a fork does not write-protect takes no fault for it.
  */
@@ -56,7 +58,6 @@ static struct ticker_shared {
 	pthread_mutex_t write_lock;
 	struct sbuf out;
 	int started;
-	int wanted;
 	uint32_t alive;
 	uint32_t final_req;
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
@@ -330,7 +331,7 @@ static void want_ticker(void)
 {
 	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&tk.wanted, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sm_meter.ticker_wanted, true, __ATOMIC_RELEASE);
 	if (!maybe_in_handler())
 		ensure_ticker();
 }
@@ -388,6 +389,7 @@ static struct meter_time raw_now_both(void)
 	return t;
 }
 
+SM_FORK_PATH
 static void fork_child(void)
 {
 	/* Zeroes already where tk is wiped; else assigned, not
@@ -513,6 +515,7 @@ __attribute__((destructor)) static void sm_fini(void)
  * close/dup2 before exec must not retire the parent's connections.  A
  * getpid() system call, on close and dup paths only, never on data calls.
  */
+SM_FORK_PATH
 static bool foreign_process(void)
 {
 	return raw_getpid() != sm_meter.pid;
@@ -530,7 +533,7 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		return;
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
 	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
-	    __atomic_load_n(&tk.wanted, __ATOMIC_ACQUIRE))
+	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		want_ticker();
 }
 
@@ -673,6 +676,7 @@ static void ask_ticker(bool exec)
 		;
 }
 
+SM_FORK_PATH
 void sm_final_record(bool exec)
 {
 	struct meter_time now;
@@ -686,8 +690,8 @@ void sm_final_record(bool exec)
 	 * made, and the state file (if any) is only settled.  Inline system
 	 * calls only, errno untouched: such a worker faults in as few pages
 	 * as it can. */
-	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) &&
-	    !__atomic_load_n(&tk.wanted, __ATOMIC_ACQUIRE)) {
+	/* Wanted before alive (want_ticker): none wanted, none alive. */
+	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE)) {
 		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
 		return;
 	}

@@ -7,8 +7,10 @@
 #define SOCKMETER_PRELOAD_H
 
 #include "../core/meter.h"
+#include "../core/state.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -95,7 +97,27 @@ extern struct sm_real sm_real;
 #define X(name, ret, args) ret unbound_##name args;
 SM_REAL_FUNCS(X)
 #undef X
-extern struct meter sm_meter;
+/*
+ * The meter and the durable state of this process, side by side: a fork
+ * child writes the meter's tail (from pid on: meter_after_fork) and the
+ * state's head (up to the low slots' chunk states: state_after_fork), and
+ * pad puts both on one page, one copy-on-write fault in each child
+ * instead of two.  chores_due is durable.c's, written there too.
+ */
+#define SM_CORE_PAD (4096 - offsetof(struct meter, pid) % 4096)
+struct sm_core {
+	char pad[SM_CORE_PAD];
+	struct meter meter;
+	uint64_t chores_due;
+	struct state state;
+};
+_Static_assert(sizeof(struct meter) - offsetof(struct meter, pid) +
+			       sizeof(uint64_t) +
+			       offsetof(struct state, slot_chunks) + 256 <=
+		       4096,
+	       "a fork child's writes to sm_core span more than a page");
+extern struct sm_core sm_core;
+#define sm_meter (sm_core.meter)
 /* The metered path must leave the inline default counting: latency is on,
  * or the categories are not the default set. */
 extern bool sm_slow;

@@ -6,6 +6,7 @@
  * nothing.  The unbound_* stubs of this group live here too.
  */
 #include "preload.h"
+#include "../core/rawsys.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -86,6 +87,7 @@ int unbound_execveat(int dirfd, const char *path, char *const argv[],
 
 /* --- _exit --------------------------------------------------------------- */
 
+SM_FORK_PATH
 SM_EXPORT void _exit(int status)
 {
 	sm_final_record(false);
@@ -94,6 +96,7 @@ SM_EXPORT void _exit(int status)
 	__builtin_unreachable();
 }
 
+SM_FORK_PATH
 SM_EXPORT void _Exit(int status)
 {
 	sm_final_record(false);
