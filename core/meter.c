@@ -23,9 +23,12 @@
 /* Close records taken by one tick that makes no record (meter_more). */
 #define MORE_DRAIN CLOSEQ_WAKE_AT
 /* The output buffer kept between batches: a full drain of MORE_DRAIN close
- * records (~250 bytes each in text) fits; a bigger batch (a record's whole
- * queue) gives back what it took beyond. */
-#define METER_OUT_KEEP (512u * 1024u)
+ * records fits (text ~350 bytes each, JSON ~930 with tcp_info); a bigger
+ * batch (a record's whole queue) gives back what it took beyond.  A JSON
+ * batch that did not fit grew and shrank the buffer at every drain, its
+ * pages faulted in again each time. */
+#define METER_OUT_KEEP_TEXT (512u * 1024u)
+#define METER_OUT_KEEP_JSON (1024u * 1024u)
 
 static void *map_lazy(size_t bytes)
 {
@@ -652,7 +655,8 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len)
 		sink_write(&m->sink, out->p, out->len);
-	sbuf_clear(out, METER_OUT_KEEP);
+	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
+						     : METER_OUT_KEEP_TEXT);
 }
 
 static uint64_t next_tick(const struct meter *m, uint64_t mono_ns)

@@ -187,6 +187,89 @@ static void sbuf_add_ms3(struct sbuf *b, uint64_t us)
 	sbuf_add_dec(b, us % 1000, 3);
 }
 
+static const uint64_t pow10_u64[] = {
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+	1000000000
+};
+
+/*
+ * d with `decimals` decimals (<= 6) at p, exactly as printf's "%.*f"
+ * writes it: a finite double is m * 2^e for whole numbers m < 2^53 and e,
+ * so d * 10^decimals is (m * 10^decimals) >> -e, an integer shift with
+ * its remainder, rounded to the nearest and a tie to even as glibc
+ * rounds (in the default rounding mode, which this library never
+ * changes).  Returns the length, or 0 for what it leaves to printf: a
+ * negative or non-finite d, or one of 2^63 or more.  p has room for 28
+ * (20 digits, the point, 6 decimals).
+ */
+static size_t put_double(char *p, double d, unsigned decimals)
+{
+	uint64_t bits, m, q;
+	unsigned __int128 num, rem, half;
+	int e;
+	size_t n;
+
+	memcpy(&bits, &d, sizeof(bits));
+	if (bits >> 63 || ((bits >> 52) & 0x7ff) == 0x7ff || decimals > 6)
+		return 0;
+	m = bits & ((1ull << 52) - 1);
+	e = (int)((bits >> 52) & 0x7ff);
+	if (e) {
+		m |= 1ull << 52;
+		e -= 1075;
+	} else {
+		e = -1074; /* subnormal */
+	}
+	num = (unsigned __int128)m * pow10_u64[decimals];
+	if (e >= 0) {
+		if (e > 10 || (num << e) >> 64)
+			return 0;
+		q = (uint64_t)(num << e);
+	} else if (-e >= 120) {
+		q = 0; /* below 2^-67: rounds to 0 at six decimals */
+	} else {
+		rem = num & (((unsigned __int128)1 << -e) - 1);
+		half = (unsigned __int128)1 << (-e - 1);
+		num >>= -e;
+		if (num >> 64)
+			return 0;
+		q = (uint64_t)num;
+		if (rem > half || (rem == half && (q & 1)))
+			q++;
+	}
+	n = put_dec(p, q / pow10_u64[decimals], 1);
+	if (decimals) {
+		p[n++] = '.';
+		n += put_dec(p + n, q % pow10_u64[decimals], decimals);
+	}
+	return n;
+}
+
+/* "%.Nf" of d without printf where put_double can. */
+static void sbuf_add_double(struct sbuf *b, double d, unsigned decimals)
+{
+	if (!sbuf_reserve(b, 48))
+		return;
+	{
+		size_t n = put_double(b->p + b->len, d, decimals);
+
+		if (!n) {
+			b->p[b->len] = '\0';
+			sbuf_addf(b, "%.*f", (int)decimals, d);
+			return;
+		}
+		b->len += n;
+		b->p[b->len] = '\0';
+	}
+}
+
+/* v / 10^scale, as "%.*f" prints that double. */
+static void sbuf_add_fixed(struct sbuf *b, uint64_t v, unsigned scale,
+			   unsigned decimals)
+{
+	sbuf_add_double(b, (double)v / (double)pow10_u64[scale], decimals);
+}
+
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  Valid
  * means well-formed per RFC 3629: no overlong forms, no surrogates, nothing
  * above U+10FFFF. */
@@ -241,8 +324,18 @@ static void json_str(struct sbuf *b, const char *str)
 			sbuf_addf(b, "\\u%04x", ch);
 			i++;
 		} else if (ch < 0x80) {
-			sbuf_addc(b, (char)ch);
-			i++;
+			/* The run of plain characters, in one copy. */
+			size_t j = i + 1;
+
+			while (j < n && s[j] >= 0x20 && s[j] < 0x7f &&
+			       s[j] != '"' && s[j] != '\\')
+				j++;
+			if (sbuf_reserve(b, j - i)) {
+				memcpy(b->p + b->len, s + i, j - i);
+				b->len += j - i;
+				b->p[b->len] = '\0';
+			}
+			i = j;
 		} else if ((u = utf8_len(s + i, n - i)) > 0) {
 			sbuf_addf(b, "%.*s", (int)u, (const char *)s + i);
 			i += u;
@@ -285,7 +378,6 @@ static double span_res_s(const struct config *c, unsigned k)
 }
 
 static const char *const err_names[ERR_COUNT] = { "again", "intr", "other" };
-static const char *const dir_names[DIR_COUNT] = { "in", "out" };
 
 /* [v0,v1,...]: the size histograms are most of a JSON close record's
  * numbers, most of them small: written in place, room made once. */
@@ -378,6 +470,12 @@ static double lifetime_s(const struct summary_fd *f)
 	return (double)(f->closed_ns - f->s.opened_ns) / 1e9;
 }
 
+/* The same in nanoseconds (lifetime_s >= 0 says it is known). */
+static uint64_t lifetime_ns(const struct summary_fd *f)
+{
+	return f->closed_ns - f->s.opened_ns;
+}
+
 static void json_close(struct sbuf *b, const struct summary_fd *f,
 		       const struct config *c)
 {
@@ -388,11 +486,15 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 		sbuf_adds(b, ",\"close_seen\":false");
 	if (secs < 0)
 		return;
-	sbuf_addf(b, ",\"duration\":%.6f", secs);
-	if (c->category[CAT_BYTES] && secs > 0)
-		sbuf_addf(b, ",\"avg_rate\":{\"in\":%.1f,\"out\":%.1f}",
-			  (double)f->s.c.bytes[DIR_IN] / secs,
-			  (double)f->s.c.bytes[DIR_OUT] / secs);
+	sbuf_adds(b, ",\"duration\":");
+	sbuf_add_fixed(b, lifetime_ns(f), 9, 6);
+	if (c->category[CAT_BYTES] && secs > 0) {
+		sbuf_adds(b, ",\"avg_rate\":{\"in\":");
+		sbuf_add_double(b, (double)f->s.c.bytes[DIR_IN] / secs, 1);
+		sbuf_adds(b, ",\"out\":");
+		sbuf_add_double(b, (double)f->s.c.bytes[DIR_OUT] / secs, 1);
+		sbuf_addc(b, '}');
+	}
 }
 
 /* --- the kernel's view and the peer's name (tcp_info, names) ------------ */
@@ -413,9 +515,12 @@ static void json_limit(struct sbuf *b, const char *key, uint64_t us,
 	sbuf_adds(b, ",\"");
 	sbuf_adds(b, key);
 	sbuf_kv(b, "_us\":", us);
-	if (life)
-		sbuf_addf(b, ",\"%s_frac\":%.4f", key,
-			  tcpinfo_fraction(us, life));
+	if (life) {
+		sbuf_adds(b, ",\"");
+		sbuf_adds(b, key);
+		sbuf_adds(b, "_frac\":");
+		sbuf_add_double(b, tcpinfo_fraction(us, life), 4);
+	}
 }
 
 /* "tcp":{...} with the fields the kernel's answer covered, then the
@@ -428,10 +533,10 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	const char *limit;
 
 	if (c->category[CAT_NAMES] && f->peer_name[0]) {
-		sbuf_addf(b, ",\"peer_name\":");
+		sbuf_adds(b, ",\"peer_name\":");
 		json_str(b, f->peer_name);
-		sbuf_addf(b, ",\"lookup_ms\":%.3f",
-			  (double)f->lookup_ns / 1e6);
+		sbuf_adds(b, ",\"lookup_ms\":");
+		sbuf_add_fixed(b, f->lookup_ns, 6, 3);
 	}
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
@@ -493,21 +598,22 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	sbuf_addc(b, '"');
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, addr, sizeof(addr));
-		sbuf_addf(b, ",\"local\":");
+		sbuf_adds(b, ",\"local\":");
 		json_str(b, addr);
 		fd_addr_format(&f->s.peer, addr, sizeof(addr));
-		sbuf_addf(b, ",\"peer\":");
+		sbuf_adds(b, ",\"peer\":");
 		json_str(b, addr);
 	}
 	json_counters(b, &f->s.c, c, ZERO_OMIT);
 	if (c->category[CAT_WINDOWS] && f->have_rates) {
-		sbuf_addf(b, ",\"rates\":{");
+		sbuf_adds(b, ",\"rates\":{");
 		for (k = 0; k < c->nspans; k++) {
 			summary_span_label(c, k, label, sizeof(label));
-			sbuf_addf(b, "%s\"%s\":{\"in\":%.1f,\"out\":%.1f,"
-				  "\"res\":%.10g}",
-				  k ? "," : "", label, f->rate[k][DIR_IN],
-				  f->rate[k][DIR_OUT], span_res_s(c, k));
+			sbuf_addf(b, "%s\"%s\":{\"in\":", k ? "," : "", label);
+			sbuf_add_double(b, f->rate[k][DIR_IN], 1);
+			sbuf_adds(b, ",\"out\":");
+			sbuf_add_double(b, f->rate[k][DIR_OUT], 1);
+			sbuf_addf(b, ",\"res\":%.10g}", span_res_s(c, k));
 		}
 		sbuf_addc(b, '}');
 	}
@@ -558,7 +664,7 @@ static void format_json(const struct summary *r, const struct config *c,
 	sbuf_adds(b, type_names[r->type]);
 	sbuf_addc(b, '"');
 	if (r->end && r->type == SUMMARY_EXIT) {
-		sbuf_addf(b, ",\"end\":");
+		sbuf_adds(b, ",\"end\":");
 		json_str(b, r->end);
 	}
 	json_ts(b, "ts", r->ts_ns);
@@ -661,15 +767,21 @@ static void human(char *buf, size_t cap, double v)
 {
 	static const char units[] = "BKMGTP";
 	unsigned u = 0;
+	size_t n;
 
 	while (v >= 1024.0 && u < sizeof(units) - 2) {
 		v /= 1024.0;
 		u++;
 	}
-	if (u == 0)
-		snprintf(buf, cap, "%.0f%c", v, units[u]);
-	else
-		snprintf(buf, cap, "%.1f%c", v, units[u]);
+	/* Divided by powers of two: exact, so put_double prints what
+	 * "%.1f" would. */
+	n = cap >= 32 ? put_double(buf, v, u ? 1 : 0) : 0;
+	if (!n) {
+		snprintf(buf, cap, u ? "%.1f%c" : "%.0f%c", v, units[u]);
+		return;
+	}
+	buf[n++] = units[u];
+	buf[n] = '\0';
 }
 
 /* People read text: errors are shown only when there were some. */
@@ -693,9 +805,11 @@ static void text_counters(struct sbuf *b, const struct fd_counters *c,
 			sbuf_kv(b, ",intr:", e[ERR_INTR]);
 			sbuf_kv(b, ",other:", e[ERR_OTHER]);
 		}
-		if (cfg->category[CAT_LATENCY])
-			sbuf_addf(b, " latency_%s=%.3fms", dir_names[d],
-				  (double)c->latency_ns[d] / 1e6);
+		if (cfg->category[CAT_LATENCY]) {
+			sbuf_adds(b, d ? " latency_out=" : " latency_in=");
+			sbuf_add_fixed(b, c->latency_ns[d], 6, 3);
+			sbuf_adds(b, "ms");
+		}
 	}
 }
 
@@ -776,9 +890,13 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 	sbuf_kv(b, " cwnd=", ti->snd_cwnd);
 	sbuf_kv(b, " pmtu=", ti->pmtu);
 	if (ti->have & TI_LIMITS) {
-		sbuf_addf(b, " busy=%.3fs rwnd_limited=%.3fs sndbuf_limited=%.3fs",
-			  ti->busy_us / 1e6, ti->rwnd_limited_us / 1e6,
-			  ti->sndbuf_limited_us / 1e6);
+		sbuf_adds(b, " busy=");
+		sbuf_add_fixed(b, ti->busy_us, 6, 3);
+		sbuf_adds(b, "s rwnd_limited=");
+		sbuf_add_fixed(b, ti->rwnd_limited_us, 6, 3);
+		sbuf_adds(b, "s sndbuf_limited=");
+		sbuf_add_fixed(b, ti->sndbuf_limited_us, 6, 3);
+		sbuf_addc(b, 's');
 		limit = tcpinfo_limit(ti, &us);
 		if (limit && life)
 			sbuf_addf(b, " limited_by=%s:%.0f%%", limit,
@@ -863,8 +981,11 @@ static void text_close(const struct summary *r, const struct config *c,
 		sbuf_adds(b, peer[0] ? peer : "-");
 	}
 	text_counters(b, &f->s.c, c);
-	if (secs >= 0)
-		sbuf_addf(b, " duration=%.3fs", secs);
+	if (secs >= 0) {
+		sbuf_adds(b, " duration=");
+		sbuf_add_fixed(b, lifetime_ns(f), 9, 3);
+		sbuf_addc(b, 's');
+	}
 	text_kernel(b, f, c, r->ts_ns);
 	if (f->s.unseen)
 		sbuf_adds(b, " close=unseen");

@@ -625,6 +625,160 @@ START_TEST(test_summary_numbers_without_printf_read_as_printf_writes_them)
 }
 END_TEST
 
+/* What summary.c printed with printf before human_u64: the reference. */
+static void human_printf(char *buf, size_t cap, double v)
+{
+	static const char units[] = "BKMGTP";
+	unsigned u = 0;
+
+	while (v >= 1024.0 && u < sizeof(units) - 2) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, cap, "%.0f%c", v, units[u]);
+	else
+		snprintf(buf, cap, "%.1f%c", v, units[u]);
+}
+
+/* A value for the fixed-point test: edge cases first (ties of every
+ * decimal place, the 2^52 switch), then random magnitudes. */
+static uint64_t fixed_value(unsigned i, uint64_t x)
+{
+	static const uint64_t edge[] = {
+		0, 1, 499, 500, 501, 1500, 2500, 999499, 999500, 999999,
+		1000000, 1500000, 2500000, 1000500000ull, 3000500000ull,
+		4503599627370495ull, 4503599627370496ull, 4503599627870496ull,
+		18446744073709551615ull, 123456789500000ull,
+	};
+
+	if (i < sizeof(edge) / sizeof(edge[0]))
+		return edge[i];
+	if (i % 7 == 0) /* a tie at the third or sixth decimal */
+		return (x % 100000000ull) * 1000000ull + 500000ull;
+	return x >> (x % 64);
+}
+
+/* Durations, the tcp_info limits and the delivery rate, written without
+ * printf (summary.c's sbuf_add_fixed, human_u64), read as printf wrote
+ * them, ties and values past 2^52 included. */
+START_TEST(test_summary_fixed_point_numbers_read_as_printf_writes_them)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	char want[200], h[32];
+	unsigned i;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	fds[0].s.ti.have = TI_BASE | TI_LIMITS | TI_DELIVERY;
+	fds[0].closed_ns = 18446744073709551615ull;
+	for (i = 0; i < 20000; i++) {
+		uint64_t life, busy, rwnd, snd, rate;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		life = fixed_value(i, x);
+		busy = fixed_value(i, x * 3) % 1000000000000000ull;
+		rwnd = fixed_value(i, x * 5) / 3 % 1000000000000ull;
+		snd = fixed_value(i, x * 7) % (busy + 1);
+		rate = i % 3 ? fixed_value(i, x * 11) : (x % 100000) * 1024 + 512;
+		fds[0].s.opened_ns = fds[0].closed_ns - life;
+		fds[0].s.ti.busy_us = busy;
+		fds[0].s.ti.rwnd_limited_us = rwnd;
+		fds[0].s.ti.sndbuf_limited_us = snd;
+		fds[0].s.ti.delivery_rate = rate;
+		cfg.format = FORMAT_TEXT;
+		format();
+		if (fds[0].s.opened_ns) {
+			snprintf(want, sizeof(want), " duration=%.3fs",
+				 (double)life / 1e9);
+			ck_assert_msg(strstr(out.p, want), "%s not in %s",
+				      want, out.p);
+		}
+		snprintf(want, sizeof(want),
+			 " busy=%.3fs rwnd_limited=%.3fs sndbuf_limited=%.3fs",
+			 busy / 1e6, rwnd / 1e6, snd / 1e6);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want, out.p);
+		human_printf(h, sizeof(h), (double)rate);
+		snprintf(want, sizeof(want), " delivery=%s/s ", h);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want, out.p);
+		cfg.format = FORMAT_JSON;
+		format();
+		if (fds[0].s.opened_ns) {
+			snprintf(want, sizeof(want), "\"duration\":%.6f",
+				 (double)life / 1e9);
+			ck_assert_msg(strstr(out.p, want), "%s not in %s",
+				      want, out.p);
+		}
+	}
+}
+END_TEST
+
+/* A double for the rate test: edge cases, ties at one decimal (x.25,
+ * x.75: exact in binary), then any positive finite bit pattern. */
+static double rate_value(unsigned i, uint64_t x)
+{
+	static const double edge[] = {
+		0.0,		0.05,	      0.25,	    0.75,	   1.25,
+		2.5,		1023.95,      1024.0,	    1048575.95,	   4.9e-324,
+		9007199254740991.0, 9007199254740992.5e3, 9.2233720368547e18,
+		9.3e18,		1.7e308,      0.049999999999999996,
+	};
+	uint64_t bits;
+	double d;
+
+	if (i < sizeof(edge) / sizeof(edge[0]))
+		return edge[i];
+	if (i % 5 == 0)
+		return (double)(x % 100000000) + (x & 1 ? 0.25 : 0.75);
+	bits = x & 0x7fefffffffffffffull; /* positive and finite */
+	memcpy(&d, &bits, sizeof(d));
+	if (i % 5 == 1)
+		d = (double)(x >> (x % 64)) / 1024.0;
+	return d;
+}
+
+/* Rates in JSON and in text (human units), written without printf
+ * (summary.c's put_double), read as "%.1f" writes them: ties to even,
+ * subnormals, and values too big for it (printf's then). */
+START_TEST(test_summary_rates_without_printf_read_as_printf_writes_them)
+{
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	char want[400], h[32]; /* summary.c's size: absurd rates are cut */
+	unsigned i;
+
+	cfg.nspans = 1;
+	rec.nfds = 1;
+	for (i = 0; i < 20000; i++) {
+		double in, outr;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		in = rate_value(i, x);
+		outr = rate_value(i + 1, x * 0x9e3779b97f4a7c15ull);
+		fds[0].rate[0][DIR_IN] = in;
+		fds[0].rate[0][DIR_OUT] = outr;
+		cfg.format = FORMAT_JSON;
+		format();
+		snprintf(want, sizeof(want), ":{\"in\":%.1f,\"out\":%.1f,",
+			 in, outr);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want,
+			      out.p);
+		cfg.format = FORMAT_TEXT;
+		format();
+		human_printf(h, sizeof(h), in);
+		snprintf(want, sizeof(want), " %14s/s", h);
+		human_printf(h, sizeof(h), outr);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want),
+			 " %14s/s", h);
+		ck_assert_msg(strstr(out.p, want), "%s not in %s", want,
+			      out.p);
+	}
+}
+END_TEST
+
 START_TEST(test_summary_text_interval_has_header_totals_and_fd_rows)
 {
 	const char *s;
@@ -729,6 +883,8 @@ static TCase *tc_text(void)
 	tcase_add_test(tc, test_summary_text_interval_has_header_totals_and_fd_rows);
 	tcase_add_test(tc, test_summary_text_timestamps_agree_with_gmtime);
 	tcase_add_test(tc, test_summary_numbers_without_printf_read_as_printf_writes_them);
+	tcase_add_test(tc, test_summary_fixed_point_numbers_read_as_printf_writes_them);
+	tcase_add_test(tc, test_summary_rates_without_printf_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
