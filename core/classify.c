@@ -101,6 +101,40 @@ enum fd_kind classify_fd(int fd, struct fd_addr *local, struct fd_addr *peer)
 	return kind;
 }
 
+/* Decimal v at p; returns the digits written (at most 5 for a u16). */
+static size_t put_u16(char *p, unsigned v)
+{
+	char d[5];
+	size_t n = 0, i;
+
+	do {
+		d[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = d[n - 1 - i];
+	return n;
+}
+
+/* "a.b.c.d:port" without printf (glibc's inet_ntop formats IPv4 with
+ * sprintf): the ticker writes two per close record.  cap >= 22. */
+static size_t format_in4(const struct sockaddr_in *in, char *buf)
+{
+	const unsigned char *o = (const unsigned char *)&in->sin_addr;
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		if (i)
+			buf[n++] = '.';
+		n += put_u16(buf + n, o[i]);
+	}
+	buf[n++] = ':';
+	n += put_u16(buf + n, ntohs(in->sin_port));
+	buf[n] = '\0';
+	return n;
+}
+
 size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -113,6 +147,8 @@ size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 		return 0;
 	switch (a->u.sa.sa_family) {
 	case AF_INET:
+		if (cap >= sizeof("255.255.255.255:65535"))
+			return format_in4(&a->u.in4, buf);
 		inet_ntop(AF_INET, &a->u.in4.sin_addr, host, sizeof(host));
 		n = snprintf(buf, cap, "%s:%u", host, ntohs(a->u.in4.sin_port));
 		break;

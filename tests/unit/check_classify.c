@@ -326,6 +326,39 @@ START_TEST(test_fd_addr_format_ipv4)
 }
 END_TEST
 
+/* IPv4 is written without inet_ntop and printf: the same text as theirs,
+ * for random addresses and ports and the edges. */
+START_TEST(test_fd_addr_format_ipv4_reads_as_inet_ntop_writes_it)
+{
+	uint64_t x = 0x243f6a8885a308d3ull;
+	char buf[64], want[64], host[INET_ADDRSTRLEN];
+	struct fd_addr a;
+	unsigned i;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	for (i = 0; i < 20000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		a.u.in4.sin_addr.s_addr = i == 0 ? 0 : i == 1 ? 0xffffffffu
+							       : (uint32_t)x;
+		a.u.in4.sin_port = (uint16_t)(i == 0 ? 0 : i == 1 ? 0xffff
+							   : x >> 40);
+		inet_ntop(AF_INET, &a.u.in4.sin_addr, host, sizeof(host));
+		snprintf(want, sizeof(want), "%s:%u", host,
+			 ntohs(a.u.in4.sin_port));
+		ck_assert_uint_eq(fd_addr_format(&a, buf, sizeof(buf)),
+				  strlen(want));
+		ck_assert_str_eq(buf, want);
+		/* The smallest buffer that holds any IPv4 address. */
+		ck_assert_uint_eq(fd_addr_format(&a, buf, 22), strlen(want));
+		ck_assert_str_eq(buf, want);
+	}
+}
+END_TEST
+
 START_TEST(test_fd_addr_format_ipv6_in_brackets)
 {
 	struct fd_addr a;
@@ -430,6 +463,7 @@ static TCase *tc_format(void)
 
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_test(tc, test_fd_addr_format_ipv4);
+	tcase_add_test(tc, test_fd_addr_format_ipv4_reads_as_inet_ntop_writes_it);
 	tcase_add_test(tc, test_fd_addr_format_ipv6_in_brackets);
 	tcase_add_test(tc, test_fd_addr_format_unix_path_and_abstract);
 	tcase_add_test(tc, test_fd_addr_format_unnamed_unix_is_empty_as_readme_says);
