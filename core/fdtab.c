@@ -472,35 +472,40 @@ int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
 
 int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)
 {
-	struct fd_slot *s = fdtab_slot(t, fd), *prev;
-	const uint64_t *w;
-	enum fd_kind old;
-	uint64_t any = 0;
-	uint8_t expect;
+	struct fd_slot *s = fdtab_slot(t, fd);
+	uint64_t *w, *o = (uint64_t *)out, any = 0;
+	uint32_t gen;
+	uint8_t kind;
 	size_t i;
 
 	if (!s)
 		return 0;
-	old = fdtab_kind(s);
-	if (old != KIND_UNKNOWN && old != KIND_UNTRACKED)
+	kind = LOAD(&s->kind);
+	if (kind != KIND_UNKNOWN && kind != KIND_UNTRACKED)
 		return 0;
-	w = (const uint64_t *)&s->c;
+	w = (uint64_t *)&s->c;
 	for (i = 0; i < FD_COUNTERS_WORDS; i++)
 		any |= __atomic_load_n(&w[i], __ATOMIC_RELAXED);
 	if (!any)
 		return 0;
-	/* One try, not own_slot: a slot taken meanwhile is being opened
-	 * (the strays then go into its connection), and waiting for it
-	 * would mark it for fdtab_reap. */
-	expect = (uint8_t)old;
-	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return 0;
-	prev = owned_here;
-	owned_here = s;
+	/*
+	 * Not owned (a slot taken by a lifecycle call is KIND_BUSY, and a
+	 * data call counts into a busy slot: an untracked fd's calls would
+	 * have landed there meanwhile).  Taken word by word, then checked:
+	 * a slot opened (kind), or opened and retired (generation), while
+	 * the words were taken may have given some of them to a new
+	 * connection; they are handed back, where a reopen would have
+	 * carried them anyway.
+	 */
+	gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
 	take_counters(&s->c, out);
-	release(s, old, prev);
-	return 1;
+	if (LOAD(&s->kind) == kind &&
+	    __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
+		return 1;
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		if (o[i])
+			__atomic_fetch_add(&w[i], o[i], __ATOMIC_RELAXED);
+	return 0;
 }
 
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,

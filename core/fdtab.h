@@ -270,7 +270,8 @@ int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out);
  * reopened slot carries them into its new connection (fd_kind_counts);
  * one that is not would keep them out of every total: the ticker adds
  * them to the closed totals instead.  Returns 1 with *out holding them, 0
- * when there were none (or the slot was taken meanwhile).
+ * when there were none (or the slot was opened meanwhile: then they stay,
+ * and go with its connection).  Lock-free; the slot is never made busy.
  * Context: ticker only.
  */
 int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out);

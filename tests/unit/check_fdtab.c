@@ -798,42 +798,73 @@ START_TEST(test_fdtab_retire_racing_with_adders_loses_and_duplicates_nothing)
 }
 END_TEST
 
+/* Opens and closes fd over and over (another thread's lifecycle calls),
+ * adding up what each retirement took. */
+struct reopener {
+	pthread_t th;
+	int fd;
+	int *stop;
+	struct fd_counters got;
+	unsigned long rounds;
+};
+
+static void *reopen_loop(void *arg)
+{
+	struct reopener *r = arg;
+	struct fd_snapshot snap;
+
+	while (!__atomic_load_n(r->stop, __ATOMIC_ACQUIRE)) {
+		if (fdtab_open(&tab, r->fd, KIND_TCP, 2, NULL, NULL, &snap) == 1)
+			fd_counters_add(&r->got, &snap.c);
+		if (fdtab_retire(&tab, r->fd, &snap) == 1)
+			fd_counters_add(&r->got, &snap.c);
+		r->rounds++;
+	}
+	return NULL;
+}
+
 /*
- * Closes with no reopen racing with adders (calls finishing after the
- * close of their fd): what the retirements and the sweeps take together
- * is every count, once.
+ * Calls finishing after the close of their fd (adders that do not look at
+ * the kind), another thread opening and closing the fd, and the ticker's
+ * sweeps, all at once: what the retirements and the sweeps take together
+ * is every count, once (a sweep racing a reopen hands back what it took).
  */
 START_TEST(test_fdtab_retire_and_sweep_racing_with_adders_lose_nothing)
 {
 	const int fds[THREADS] = { 67, 67, 67, 67 };
 	struct adder a[THREADS];
+	struct reopener r;
 	struct fd_counters got, c;
 	struct fd_snapshot snap;
 	uint64_t bytes = 0;
 	unsigned i, swept = 0;
-	int done = 0;
+	int done = 0, stop = 0;
 
 	memset(&got, 0, sizeof(got));
+	memset(&r, 0, sizeof(r));
+	r.fd = 67;
+	r.stop = &stop;
+	ck_assert_int_eq(pthread_create(&r.th, NULL, reopen_loop, &r), 0);
 	start_adders(a, fds, &done);
-	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < THREADS) {
-		if (fdtab_open(&tab, 67, KIND_TCP, 2, NULL, NULL, &snap) == 1)
-			fd_counters_add(&got, &snap.c);
-		if (fdtab_retire(&tab, 67, &snap) == 1)
-			fd_counters_add(&got, &snap.c);
+	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < THREADS)
 		if (fdtab_sweep(&tab, 67, &c) == 1) {
 			fd_counters_add(&got, &c);
 			swept++;
 		}
-	}
 	join_adders(a);
-	/* The slot is unknown now: what landed after the last retirement is
-	 * only a sweep's to find. */
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(r.th, NULL), 0);
+	fd_counters_add(&got, &r.got);
+	if (fdtab_retire(&tab, 67, &snap) == 1)
+		fd_counters_add(&got, &snap.c);
+	/* What landed after the last retirement is only a sweep's to find. */
 	if (fdtab_sweep(&tab, 67, &c) == 1)
 		fd_counters_add(&got, &c);
 	ck_assert(hot_zero(&slot_of(67)->c));
 	for (i = 0; i < THREADS; i++)
 		bytes += a[i].bytes;
 	ck_assert_uint_gt(swept, 0);
+	ck_assert_uint_gt(r.rounds, 1);
 	ck_assert_uint_eq(got.bytes[DIR_IN], bytes);
 	fd_derive_calls(&got);
 	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD);
