@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -176,6 +177,8 @@ uint64_t state_proc_start(long pid)
 {
 	char path[64], buf[1024], *p;
 	uint64_t v = 0;
+	long threads = 0;
+	bool zombie;
 	int field;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
@@ -183,12 +186,21 @@ uint64_t state_proc_start(long pid)
 		return 0;
 	/* The name (field 2) may hold anything: count after its last ')'. */
 	p = strrchr(buf, ')');
-	/* A zombie (or dying) process is gone for us: its state is final. */
-	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+	if (!p || p[1] != ' ')
 		return 0;
+	zombie = p[2] == 'Z' || p[2] == 'X';
 	for (field = 2; *p && field < 22; p++)
-		if (*p == ' ')
+		if (*p == ' ') {
 			field++;
+			if (field == 20)
+				threads = strtol(p + 1, NULL, 10);
+		}
+	/* A zombie (or dying) process is gone for us: its state is final.
+	 * The state is the main thread's: one that ended (pthread_exit, or
+	 * a raw exit) while others run leaves the process alive, a zombie
+	 * leader with more than one thread. */
+	if (zombie && threads < 2)
+		return 0;
 	for (; *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v;

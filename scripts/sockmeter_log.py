@@ -402,14 +402,18 @@ def _cstr(b):
 
 
 def _proc_start(pid):
-    """Field 22 of /proc/PID/stat, or None when gone or a zombie."""
+    """Field 22 of /proc/PID/stat, or None when gone or a zombie (the
+    state is the main thread's: a zombie main thread with other threads
+    running is a live process)."""
     try:
         with open("/proc/%d/stat" % pid, "rb") as fh:
             s = fh.read()
     except OSError:
         return None
     rest = s[s.rfind(b")") + 2:].split()
-    if not rest or rest[0] in (b"Z", b"X"):
+    if len(rest) < 20:
+        return None
+    if rest[0] in (b"Z", b"X") and int(rest[17]) < 2:
         return None
     return int(rest[19])
 
