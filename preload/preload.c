@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
@@ -170,6 +171,149 @@ static void final_written(uint32_t req)
 	futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
+/*
+ * The ticker as the process's last thread.  glibc ends a process with
+ * exit(0) when its last thread returns or calls pthread_exit, but the
+ * ticker is one of its threads: a program whose main thread calls
+ * pthread_exit and whose workers then end (a POSIX idiom), or whose only
+ * thread ends with a raw exit system call, would live on with the ticker
+ * alone, for good.  The ticker looks at /proc/self/stat once a second,
+ * and every 20 ms once the main thread has ended (main_ended), and when
+ * the main thread is gone and it is the one thread left, it writes the
+ * exit record and ends the process as its last thread would have: with
+ * the main thread's exit status (what glibc's exit(0) gives after
+ * pthread_exit, what a raw exit gave).  What it cannot do is run the
+ * program's atexit handlers: the program's fds were closed with its last
+ * thread (the ticker keeps a table of its own).
+ */
+#define ALONE_CHECK_NS 1000000000ull
+#define ALONE_FAST_NS 20000000ull
+
+static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
+static uint64_t alone_next_ns; /* the ticker's */
+
+/* Run by glibc when the main thread ends through pthread_exit: the
+ * ticker starts looking often. */
+static void main_thread_ends(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
+	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+}
+
+/* A key whose value only the main thread sets: glibc runs its destructor
+ * when the main thread ends through pthread_exit (not at exit()). */
+static pthread_key_t main_key;
+
+static bool lock_bounded(pthread_mutex_t *lock, long ms);
+
+/* The main thread's exit status when it is gone and the ticker is the
+ * only thread left; -2 when it is gone and other threads are not; -1
+ * otherwise (or when /proc cannot say).  The file is
+ * opened in the ticker's own fd table (progfd_detached), else from a
+ * child with a table of its own (progfd_run). */
+static int read_alone_status(void *arg);
+
+static int alone_status(void)
+{
+	int status = -1;
+
+	if (progfd_detached())
+		return read_alone_status(&status);
+	progfd_run(read_alone_status, &status);
+	return status;
+}
+
+static int read_alone_status(void *arg)
+{
+	int *out = arg;
+	char buf[1024], path[48] = "/proc/", digits[24], *p;
+	long fd, n, threads = 0, code = 0, pid = sm_meter.pid;
+	unsigned field, nd = 0;
+
+	/* /proc/PID, not self: progfd_run's child is a process of its own. */
+	do {
+		digits[nd++] = (char)('0' + pid % 10);
+		pid /= 10;
+	} while (pid && nd < sizeof(digits));
+	for (p = path + 6; nd; nd--)
+		*p++ = digits[nd - 1];
+	memcpy(p, "/stat", sizeof("/stat"));
+	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
+			  O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	n = raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* After the name (which may hold anything): " S ppid ...". */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || (p[2] != 'Z' && p[2] != 'X'))
+		return -1;
+	/* Field 3 is the state; 20 num_threads; 52 exit_code (wait()'s
+	 * form, Linux 3.5). */
+	for (field = 3, p += 2; *p && field < 52; p++)
+		if (*p == ' ') {
+			field++;
+			if (field == 20)
+				threads = strtol(p + 1, NULL, 10);
+			if (field == 52)
+				code = strtol(p + 1, NULL, 10);
+		}
+	if (threads != 2) {
+		*out = -2; /* the main thread is gone, others are not */
+		return *out;
+	}
+	*out = field == 52 ? (int)((code >> 8) & 0xff) : 0;
+	return *out;
+}
+
+/* Write the exit record, then end the ticker, the last thread: the
+ * process ends with status. */
+static void end_as_last_thread(int status)
+{
+	struct meter_time now;
+
+	if (lock_bounded(&tk.tick_lock, 2000)) {
+		now = now_both();
+		calibrate(now);
+		meter_exit_into(&sm_meter, now, &tk.out);
+		if (lock_bounded(&tk.write_lock, 2000)) {
+			pthread_mutex_unlock(&tk.tick_lock);
+			meter_flush(&sm_meter, &tk.out);
+			sm_durable_end(SM_END_EXIT);
+			pthread_mutex_unlock(&tk.write_lock);
+		} else {
+			pthread_mutex_unlock(&tk.tick_lock);
+		}
+	}
+	for (;;)
+		raw_syscall6(SYS_exit, status, 0, 0, 0, 0, 0);
+}
+
+/* When the next look is due, the ticker's sleep ends by then. */
+static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
+{
+	bool fast = __atomic_load_n(&main_ended, __ATOMIC_ACQUIRE);
+	int status;
+
+	if (fast && alone_next_ns > mono_ns + ALONE_FAST_NS)
+		alone_next_ns = mono_ns; /* woken by main_thread_ends */
+	if (mono_ns >= alone_next_ns) {
+		status = alone_status();
+		if (status >= 0)
+			end_as_last_thread(status);
+		if (status == -2) /* a raw exit of the main thread */
+			__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
+		fast = fast || status == -2;
+		alone_next_ns = mono_ns + (fast ? ALONE_FAST_NS : ALONE_CHECK_NS);
+	}
+	return next < alone_next_ns ? next : alone_next_ns;
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -205,6 +349,7 @@ static void *ticker_main(void *arg)
 			final_written(req);
 		pthread_mutex_unlock(&tk.write_lock);
 		sm_durable_chores(now.mono_ns);
+		next = check_alone(now.mono_ns, next);
 		/* Until the next tick, or until a busy closer asks for a
 		 * drain (closeq_push wakes us), or _exit or exec asks for the
 		 * final record (ask_ticker wakes us the same way). */
@@ -401,6 +546,9 @@ static void fork_child(void)
 	 * here). */
 	if (!tk_wiped)
 		memset(&tk, 0, sizeof(tk));
+	/* The child's main thread is the one that forked: not ended. */
+	if (main_ended)
+		main_ended = 0;
 	sm_durable_after_fork(raw_getpid(), raw_now_both());
 }
 
@@ -467,6 +615,9 @@ __attribute__((constructor)) static void sm_init(void)
 	clock_origin.ticks0 = sm_ticks();
 	sm_slow = sm_latency || sm_meter.acct != SM_ACCT_DEFAULT;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/* The constructor runs on the main thread. */
+	if (pthread_key_create(&main_key, main_thread_ends) == 0)
+		pthread_setspecific(main_key, &main_key);
 out:
 	errno = saved;
 }

@@ -1,0 +1,74 @@
+# A process whose last thread is not its main one.  glibc ends a process
+# with exit(0) when its last thread returns or calls pthread_exit; it
+# counts the ticker as one of its threads, so with the preload a program
+# whose main thread called pthread_exit (then whose workers ended), or
+# whose only thread ended with the raw exit system call, used to live on
+# with the ticker alone, for good.  Now the ticker sees it is the last
+# thread, writes the exit record and ends the process with the status it
+# would have had.  Its state file's recovery used to take a main thread
+# that ended while workers ran for a dead process ("end":"killed").
+. "$(dirname "$0")/lib.sh"
+need_prog lastthread
+
+mkdir -p "$T/logs"
+export SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
+
+run() { # NAME ARGS... - run lastthread, expecting it to end in time
+	local name=$1 t0 t1
+	shift
+	rm -f "$T/logs"/*
+	t0=$(date +%s%N)
+	SOCKMETER_LOG=$T/logs/%p.log timeout -k 2 10 env LD_PRELOAD="$LIB" \
+		"$PROGS/lastthread" "$@" >"$T/out" 2>"$T/err"
+	st=$?
+	t1=$(date +%s%N)
+	[ "$st" -ne 124 ] && [ "$st" -ne 137 ] ||
+		fail "$name: still running after 10 s (the ticker kept it alive)"
+	ms=$(((t1 - t0) / 1000000))
+	echo "$name: status $st after $ms ms"
+}
+
+check_log() { # NAME BYTES
+	expect_eq "$1: logs" "$(ls "$T/logs" | wc -l)" 1
+	expect_eq "$1: exit records" \
+		"$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit'])")" 1
+	expect_eq "$1: exit records said killed" \
+		"$(q "$T/logs/*.log" "len([r for r in R if r.get('end') == 'killed'])")" 0
+	expect_eq "$1: truth" "$(field sent "$T/out")" "$2"
+	expect_eq "$1: bytes_out" \
+		"$(q "$T/logs/*.log" "sum(r['totals']['bytes_out'] for r in R if r['type'] == 'exit')")" "$2"
+	expect_eq "$1: bytes_in" \
+		"$(q "$T/logs/*.log" "sum(r['totals']['bytes_in'] for r in R if r['type'] == 'exit')")" "$2"
+	expect_eq "$1: state files left" "$(ls "$T/state" 2>/dev/null | wc -l)" 0
+}
+
+# The worker outlives main by 1.5 s: past the ticker's first look, and
+# past a recovery pass that once took the process for dead.
+run "pthread_exit, worker for 1.5 s" pthread 1500 100000
+expect_eq "status" "$st" 0
+check_log "pthread 1.5 s" 100500
+# main's end is seen at once (a key destructor), the worker's within 20 ms.
+[ "$ms" -lt 3000 ] || fail "pthread 1.5 s: ended after $ms ms"
+
+run "pthread_exit, worker at once" pthread 0 4096
+expect_eq "status" "$st" 0
+check_log "pthread 0 s" 4596
+[ "$ms" -lt 1000 ] || fail "pthread 0 s: ended after $ms ms"
+
+# A raw exit: looked at once a second.
+run "raw exit 7" raw 7
+expect_eq "status" "$st" 7
+check_log "raw 7" 500
+[ "$ms" -lt 3000 ] || fail "raw 7: ended after $ms ms"
+
+run "raw exit 0" raw 0
+expect_eq "status" "$st" 0
+check_log "raw 0" 500
+
+# Without the preload the same endings take no time and give the same
+# status (the test's own check of its program).
+timeout 10 "$PROGS/lastthread" pthread 0 10 >/dev/null
+expect_eq "plain pthread status" "$?" 0
+timeout 10 "$PROGS/lastthread" raw 7 >/dev/null
+expect_eq "plain raw status" "$?" 7
+exit 0
