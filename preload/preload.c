@@ -624,10 +624,29 @@ out:
 
 static bool foreign_process(void);
 
+/*
+ * The final record's span: from its write to the end of the state file
+ * (removed, or marked final).  A fatal signal in between (a pool's
+ * SIGTERM to a worker already in _exit) left both the record in the log
+ * and a file that recovery wrote again ("end":"killed": seen once in
+ * t_pool_exit).  The calling thread blocks every signal for that span, and
+ * the ticker blocks them all: in a process with no other thread, a
+ * signal sent then waits until the span is over (an exec's or exit's
+ * caller gets its mask back; _exit's never returns).
+ */
+static void block_all(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
 __attribute__((destructor)) static void sm_fini(void)
 {
 	struct meter_time now;
 	struct sbuf out = { 0 };
+	sigset_t mask;
 	int saved = errno;
 
 	/* A child made by a raw clone (no fork handlers ran): the meter is
@@ -640,8 +659,13 @@ __attribute__((destructor)) static void sm_fini(void)
 		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap || !lock_bounded(&tk.tick_lock, 2000))
+	if (!sm_meter.tab.cap)
 		return;
+	block_all(&mask);
+	if (!lock_bounded(&tk.tick_lock, 2000)) {
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		return;
+	}
 	now = now_both();
 	calibrate(now);
 	meter_exit_into(&sm_meter, now, &out);
@@ -656,6 +680,7 @@ __attribute__((destructor)) static void sm_fini(void)
 		pthread_mutex_unlock(&tk.tick_lock);
 	}
 	sbuf_free(&out);
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
 }
 
@@ -831,6 +856,7 @@ SM_FORK_PATH
 void sm_final_record(bool exec)
 {
 	struct meter_time now;
+	sigset_t mask;
 	int saved;
 
 	/* A vfork child shares our memory: nothing of ours is its to end. */
@@ -847,6 +873,7 @@ void sm_final_record(bool exec)
 		return;
 	}
 	saved = errno;
+	block_all(&mask);
 	if (stderr_stuck())
 		goto out;
 	if (__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) {
@@ -870,6 +897,10 @@ void sm_final_record(bool exec)
 	pthread_mutex_unlock(&tk.write_lock);
 	pthread_mutex_unlock(&tk.tick_lock);
 out:
+	/* _exit follows: its signals may stay blocked (see block_all).  An
+	 * exec keeps the mask: the program's, then. */
+	if (exec)
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
 }
 
