@@ -177,8 +177,8 @@ static void final_written(uint32_t req)
  * ticker is one of its threads: a program whose main thread calls
  * pthread_exit and whose workers then end (a POSIX idiom), or whose only
  * thread ends with a raw exit system call, would live on with the ticker
- * alone, for good.  The ticker looks at /proc/self/stat once a second,
- * and every 20 ms once the main thread has ended (main_ended), and when
+ * alone, for good.  The ticker looks at /proc/PID/stat once a second,
+ * and from every 20 ms once the main thread has ended (main_ended), and when
  * the main thread is gone and it is the one thread left, it writes the
  * exit record and ends the process as its last thread would have: with
  * the main thread's exit status (what glibc's exit(0) gives after
@@ -188,9 +188,13 @@ static void final_written(uint32_t req)
  */
 #define ALONE_CHECK_NS 1000000000ull
 #define ALONE_FAST_NS 20000000ull
+#define ALONE_FAST_MAX_NS 320000000ull
 
 static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
-static uint64_t alone_next_ns; /* the ticker's */
+/* The ticker's: when to look next, and how often while the main thread
+ * is gone (20 ms, doubled at each look up to 320 ms: a daemon whose main
+ * thread ended long ago is not woken 50 times a second for it). */
+static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
 
 /* Run by glibc when the main thread ends through pthread_exit: the
  * ticker starts looking often. */
@@ -300,7 +304,7 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 	bool fast = __atomic_load_n(&main_ended, __ATOMIC_ACQUIRE);
 	int status;
 
-	if (fast && alone_next_ns > mono_ns + ALONE_FAST_NS)
+	if (fast && alone_next_ns > mono_ns + alone_fast_ns)
 		alone_next_ns = mono_ns; /* woken by main_thread_ends */
 	if (mono_ns >= alone_next_ns) {
 		status = alone_status();
@@ -309,7 +313,9 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 		if (status == -2) /* a raw exit of the main thread */
 			__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
 		fast = fast || status == -2;
-		alone_next_ns = mono_ns + (fast ? ALONE_FAST_NS : ALONE_CHECK_NS);
+		alone_next_ns = mono_ns + (fast ? alone_fast_ns : ALONE_CHECK_NS);
+		if (fast && alone_fast_ns < ALONE_FAST_MAX_NS)
+			alone_fast_ns *= 2;
 	}
 	return next < alone_next_ns ? next : alone_next_ns;
 }
