@@ -339,9 +339,7 @@ START_TEST(test_fd_addr_format_ipv4_reads_as_inet_ntop_writes_it)
 	a.len = sizeof(a.u.in4);
 	a.u.in4.sin_family = AF_INET;
 	for (i = 0; i < 20000; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		uu_rand(&x);
 		a.u.in4.sin_addr.s_addr = i == 0 ? 0 : i == 1 ? 0xffffffffu
 							       : (uint32_t)x;
 		a.u.in4.sin_port = (uint16_t)(i == 0 ? 0 : i == 1 ? 0xffff

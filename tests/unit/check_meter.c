@@ -608,10 +608,25 @@ END_TEST
  * fdtab_sweep) is in the next interval record's totals and in the exit
  * record's, once, even though its fd is never reopened.
  */
+/* Number key of the first record of type ("interval", "close"...) in the
+ * log, which must hold one. */
+static uint64_t first_record_u64(const char *type, const char *key)
+{
+	char needle[64], *log = log_text(), *line;
+	uint64_t v;
+
+	snprintf(needle, sizeof(needle), "\"type\":\"%s\"", type);
+	line = uu_line_with(log, needle);
+	ck_assert_msg(line != NULL, "no %s record", type);
+	v = uu_json_u64(line, key);
+	free(line);
+	free(log);
+	return v;
+}
+
 START_TEST(test_meter_call_finishing_after_close_is_in_totals_once)
 {
 	struct fd_slot *s;
-	char *log, *line;
 
 	start();
 	open_tcp(100, 0);
@@ -621,31 +636,16 @@ START_TEST(test_meter_call_finishing_after_close_is_in_totals_once)
 	meter_closed(&m, 100, at_s(1).real_ns);
 	fd_account(s, DIR_OUT, 24, 0, m.acct);
 	tick_seconds(2, 10);
-	log = log_text();
-	line = uu_line_with(log, "\"type\":\"interval\"");
-	ck_assert_ptr_nonnull(line);
-	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1024);
-	ck_assert_uint_eq(uu_json_u64(line, "calls_out"), 2);
-	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
-	free(line);
-	free(log);
+	ck_assert_uint_eq(first_record_u64("interval", "bytes_out"), 1024);
+	ck_assert_uint_eq(first_record_u64("interval", "calls_out"), 2);
+	ck_assert_uint_eq(first_record_u64("interval", "fds_closed"), 1);
 	/* The close record has the connection's own bytes only. */
-	log = log_text();
-	line = uu_line_with(log, "\"type\":\"close\"");
-	ck_assert_ptr_nonnull(line);
-	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1000);
-	free(line);
-	free(log);
+	ck_assert_uint_eq(first_record_u64("close", "bytes_out"), 1000);
 	fd_account(s, DIR_OUT, 6, 0, m.acct);
 	meter_exit(&m, at_s(11));
-	log = log_text();
-	line = uu_line_with(log, "\"type\":\"exit\"");
-	ck_assert_ptr_nonnull(line);
-	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1030);
-	ck_assert_uint_eq(uu_json_u64(line, "calls_out"), 3);
-	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
-	free(line);
-	free(log);
+	ck_assert_uint_eq(first_record_u64("exit", "bytes_out"), 1030);
+	ck_assert_uint_eq(first_record_u64("exit", "calls_out"), 3);
+	ck_assert_uint_eq(first_record_u64("exit", "fds_closed"), 1);
 }
 END_TEST
 

@@ -675,9 +675,7 @@ START_TEST(test_summary_fixed_point_numbers_read_as_printf_writes_them)
 	for (i = 0; i < 20000; i++) {
 		uint64_t life, busy, rwnd, snd, rate;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		uu_rand(&x);
 		life = fixed_value(i, x);
 		busy = fixed_value(i, x * 3) % 1000000000000000ull;
 		rwnd = fixed_value(i, x * 5) / 3 % 1000000000000ull;
@@ -753,9 +751,7 @@ START_TEST(test_summary_rates_without_printf_read_as_printf_writes_them)
 	for (i = 0; i < 20000; i++) {
 		double in, outr;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		uu_rand(&x);
 		in = rate_value(i, x);
 		outr = rate_value(i + 1, x * 0x9e3779b97f4a7c15ull);
 		fds[0].rate[0][DIR_IN] = in;
