@@ -234,8 +234,11 @@ static size_t put_double(char *p, double d, unsigned decimals)
 		if (num >> 64)
 			return 0;
 		q = (uint64_t)num;
-		if (rem > half || (rem == half && (q & 1)))
+		if (rem > half || (rem == half && (q & 1))) {
+			if (q == UINT64_MAX)
+				return 0;
 			q++;
+		}
 	}
 	n = put_dec(p, q / pow10_u64[decimals], 1);
 	if (decimals) {
