@@ -2,6 +2,7 @@
  * classify.c - fd kinds and socket addresses (contract in classify.h).
  */
 #include "classify.h"
+#include "decimal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -101,21 +102,6 @@ enum fd_kind classify_fd(int fd, struct fd_addr *local, struct fd_addr *peer)
 	return kind;
 }
 
-/* Decimal v at p; returns the digits written (at most 5 for a u16). */
-static size_t put_u16(char *p, unsigned v)
-{
-	char d[5];
-	size_t n = 0, i;
-
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = d[n - 1 - i];
-	return n;
-}
-
 /* "a.b.c.d:port" without printf (glibc's inet_ntop formats IPv4 with
  * sprintf): the ticker writes two per close record.  cap >= 22. */
 static size_t format_in4(const struct sockaddr_in *in, char *buf)
@@ -127,10 +113,10 @@ static size_t format_in4(const struct sockaddr_in *in, char *buf)
 	for (i = 0; i < 4; i++) {
 		if (i)
 			buf[n++] = '.';
-		n += put_u16(buf + n, o[i]);
+		n += put_dec(buf + n, o[i], 1);
 	}
 	buf[n++] = ':';
-	n += put_u16(buf + n, ntohs(in->sin_port));
+	n += put_dec(buf + n, ntohs(in->sin_port), 1);
 	buf[n] = '\0';
 	return n;
 }

@@ -4,6 +4,7 @@
 #include "summary.h"
 
 #include "classify.h"
+#include "decimal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -132,22 +133,6 @@ static void sbuf_adds(struct sbuf *b, const char *str)
 		return;
 	memcpy(b->p + b->len, str, n + 1);
 	b->len += n;
-}
-
-/* v in decimal at p, at least width digits (zero-padded, width <= 20);
- * returns how many were written (at most 20). */
-static size_t put_dec(char *p, uint64_t v, unsigned width)
-{
-	char d[20];
-	size_t n = 0, i;
-
-	do {
-		d[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v || n < width);
-	for (i = 0; i < n; i++)
-		p[i] = d[n - 1 - i];
-	return n;
 }
 
 static void sbuf_add_dec(struct sbuf *b, uint64_t v, unsigned width)

@@ -568,6 +568,22 @@ START_TEST(test_summary_text_timestamps_agree_with_gmtime)
 }
 END_TEST
 
+/* want must be in the record just formatted. */
+static void expect_in_out(const char *want)
+{
+	ck_assert_msg(strstr(out.p, want), "%s not in %s", want, out.p);
+}
+
+/* rec becomes the close record of fd 7, closed at closed_ns, with the
+ * tcp_info fields in have. */
+static void close_record(unsigned have, uint64_t closed_ns)
+{
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	fds[0].s.ti.have = have;
+	fds[0].closed_ns = closed_ns;
+}
+
 /* The numbers written without printf (summary.c's sbuf_kv, sbuf_add_ms3,
  * json_ts) read as printf writes them, edge values and random ones. */
 START_TEST(test_summary_numbers_without_printf_read_as_printf_writes_them)
@@ -578,10 +594,7 @@ START_TEST(test_summary_numbers_without_printf_read_as_printf_writes_them)
 	char want[160];
 	unsigned i;
 
-	rec.type = SUMMARY_CLOSE;
-	rec.nfds = 1;
-	fds[0].s.ti.have = TI_BASE | TI_MIN_RTT | TI_BYTES;
-	fds[0].closed_ns = 1700000009000000000ull;
+	close_record(TI_BASE | TI_MIN_RTT | TI_BYTES, 1700000009000000000ull);
 	for (i = 0; i < 3000; i++) {
 		uint64_t v;
 		uint32_t us;
@@ -668,10 +681,7 @@ START_TEST(test_summary_fixed_point_numbers_read_as_printf_writes_them)
 	char want[200], h[32];
 	unsigned i;
 
-	rec.type = SUMMARY_CLOSE;
-	rec.nfds = 1;
-	fds[0].s.ti.have = TI_BASE | TI_LIMITS | TI_DELIVERY;
-	fds[0].closed_ns = 18446744073709551615ull;
+	close_record(TI_BASE | TI_LIMITS | TI_DELIVERY, 18446744073709551615ull);
 	for (i = 0; i < 20000; i++) {
 		uint64_t life, busy, rwnd, snd, rate;
 
@@ -691,23 +701,21 @@ START_TEST(test_summary_fixed_point_numbers_read_as_printf_writes_them)
 		if (fds[0].s.opened_ns) {
 			snprintf(want, sizeof(want), " duration=%.3fs",
 				 (double)life / 1e9);
-			ck_assert_msg(strstr(out.p, want), "%s not in %s",
-				      want, out.p);
+			expect_in_out(want);
 		}
 		snprintf(want, sizeof(want),
 			 " busy=%.3fs rwnd_limited=%.3fs sndbuf_limited=%.3fs",
 			 busy / 1e6, rwnd / 1e6, snd / 1e6);
-		ck_assert_msg(strstr(out.p, want), "%s not in %s", want, out.p);
+		expect_in_out(want);
 		human_printf(h, sizeof(h), (double)rate);
 		snprintf(want, sizeof(want), " delivery=%s/s ", h);
-		ck_assert_msg(strstr(out.p, want), "%s not in %s", want, out.p);
+		expect_in_out(want);
 		cfg.format = FORMAT_JSON;
 		format();
 		if (fds[0].s.opened_ns) {
 			snprintf(want, sizeof(want), "\"duration\":%.6f",
 				 (double)life / 1e9);
-			ck_assert_msg(strstr(out.p, want), "%s not in %s",
-				      want, out.p);
+			expect_in_out(want);
 		}
 	}
 }
