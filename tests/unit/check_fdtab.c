@@ -805,7 +805,6 @@ struct reopener {
 	int fd;
 	int *stop;
 	struct fd_counters got;
-	unsigned long rounds;
 };
 
 static void *reopen_loop(void *arg)
@@ -818,7 +817,6 @@ static void *reopen_loop(void *arg)
 			fd_counters_add(&r->got, &snap.c);
 		if (fdtab_retire(&tab, r->fd, &snap) == 1)
 			fd_counters_add(&r->got, &snap.c);
-		r->rounds++;
 	}
 	return NULL;
 }
@@ -837,7 +835,7 @@ START_TEST(test_fdtab_retire_and_sweep_racing_with_adders_lose_nothing)
 	struct fd_counters got, c;
 	struct fd_snapshot snap;
 	uint64_t bytes = 0;
-	unsigned i, swept = 0;
+	unsigned i;
 	int done = 0, stop = 0;
 
 	memset(&got, 0, sizeof(got));
@@ -847,27 +845,27 @@ START_TEST(test_fdtab_retire_and_sweep_racing_with_adders_lose_nothing)
 	ck_assert_int_eq(pthread_create(&r.th, NULL, reopen_loop, &r), 0);
 	start_adders(a, fds, &done);
 	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < THREADS)
-		if (fdtab_sweep(&tab, 67, &c) == 1) {
+		if (fdtab_sweep(&tab, 67, &c) == 1)
 			fd_counters_add(&got, &c);
-			swept++;
-		}
 	join_adders(a);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	ck_assert_int_eq(pthread_join(r.th, NULL), 0);
 	fd_counters_add(&got, &r.got);
 	if (fdtab_retire(&tab, 67, &snap) == 1)
 		fd_counters_add(&got, &snap.c);
-	/* What landed after the last retirement is only a sweep's to find. */
-	if (fdtab_sweep(&tab, 67, &c) == 1)
-		fd_counters_add(&got, &c);
+	/* One more late call, then no race: what landed after the last
+	 * retirement is only a sweep's to find, and this one finds it.  (How
+	 * many of the racing sweeps got something depends on the
+	 * scheduler: under load, none did once.) */
+	fd_account(slot_of(67), DIR_IN, 5, 0, ACCT_ALL);
+	ck_assert_int_eq(fdtab_sweep(&tab, 67, &c), 1);
+	fd_counters_add(&got, &c);
 	ck_assert(hot_zero(&slot_of(67)->c));
 	for (i = 0; i < THREADS; i++)
 		bytes += a[i].bytes;
-	ck_assert_uint_gt(swept, 0);
-	ck_assert_uint_gt(r.rounds, 1);
-	ck_assert_uint_eq(got.bytes[DIR_IN], bytes);
+	ck_assert_uint_eq(got.bytes[DIR_IN], bytes + 5);
 	fd_derive_calls(&got);
-	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD);
+	ck_assert_uint_eq(got.calls[DIR_IN], THREADS * OKS_PER_THREAD + 1);
 	ck_assert_uint_eq(got.calls[DIR_OUT], THREADS * ERRS_PER_THREAD);
 	ck_assert_uint_eq(got.sizes[DIR_IN][4], THREADS * GROUPS);
 }
