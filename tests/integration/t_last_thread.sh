@@ -48,19 +48,20 @@ run "pthread_exit, worker for 1.5 s" pthread 1500 100000
 expect_eq "status" "$st" 0
 check_log "pthread 1.5 s" 100500
 # main's end is seen at once (a key destructor), the worker's within
-# 320 ms (looks from every 20 ms, doubling).
-[ "$ms" -lt 3000 ] || fail "pthread 1.5 s: ended after $ms ms"
+# 320 ms (looks from every 20 ms, doubling).  The bounds leave room for a
+# loaded machine: what they catch is a process that does not end.
+[ "$ms" -lt 6000 ] || fail "pthread 1.5 s: ended after $ms ms"
 
 run "pthread_exit, worker at once" pthread 0 4096
 expect_eq "status" "$st" 0
 check_log "pthread 0 s" 4596
-[ "$ms" -lt 1000 ] || fail "pthread 0 s: ended after $ms ms"
+[ "$ms" -lt 4000 ] || fail "pthread 0 s: ended after $ms ms"
 
 # A raw exit: looked at once a second.
 run "raw exit 7" raw 7
 expect_eq "status" "$st" 7
 check_log "raw 7" 500
-[ "$ms" -lt 3000 ] || fail "raw 7: ended after $ms ms"
+[ "$ms" -lt 5000 ] || fail "raw 7: ended after $ms ms"
 
 run "raw exit 0" raw 0
 expect_eq "status" "$st" 0
