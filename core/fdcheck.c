@@ -5,6 +5,7 @@
 #include "fdcheck.h"
 
 #include "progfd.h"
+#include "quiet.h"
 
 #include <errno.h>
 #include <string.h>
@@ -82,7 +83,7 @@ void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd)
 	const struct fd_slot *s = fdtab_slot(t, fd);
 	struct stat st;
 
-	if (!c->on || !s || (unsigned)fd >= c->cap ||
+	if (!c->on || !s || (unsigned)fd >= c->cap || sm_quiet() ||
 	    progfd_stat(fd, &st) != 0)
 		return;
 	id_store(&c->ids[fd], LOAD(&s->gen), &st);

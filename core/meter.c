@@ -8,6 +8,7 @@
 #include "rawsys.h"
 
 #include "enrich.h"
+#include "quiet.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -210,7 +211,7 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	/* The kernel's last word on a TCP connection, read before the slot
 	 * is retired so that every call it counted is in our counters. */
 	if (m->cfg.category[CAT_TCP_INFO] && slot &&
-	    fdtab_kind(slot) == KIND_TCP)
+	    fdtab_kind(slot) == KIND_TCP && !sm_quiet())
 		have_ti = tcpinfo_read_counted(
 			fd, &ti,
 			__atomic_load_n(&slot->c.bytes[DIR_IN],
@@ -642,15 +643,29 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	summary_format(&r, &m->cfg, out);
 }
 
+/* A forked child sets its log up at its first write. */
+static void sink_ready(struct meter *m)
+{
+	if (!m->sink_stale)
+		return;
+	m->sink_stale = false;
+	sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
+		  m->start.real_ns / 1000000000ull, m->report, m->ctx);
+	sink_set_rotation(&m->sink, m->cfg.log_max_size, m->cfg.log_keep);
+}
+
+int meter_pin_log(struct meter *m)
+{
+	if (m->prom)
+		return 0; /* replaced by name at each write: cannot be kept */
+	sink_ready(m);
+	return sink_pin(&m->sink);
+}
+
 void meter_flush(struct meter *m, struct sbuf *out)
 {
-	if (m->sink_stale && out->len) {
-		m->sink_stale = false;
-		sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
-			  m->start.real_ns / 1000000000ull, m->report, m->ctx);
-		sink_set_rotation(&m->sink, m->cfg.log_max_size,
-				  m->cfg.log_keep);
-	}
+	if (out->len)
+		sink_ready(m);
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len)

@@ -209,6 +209,14 @@ void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out);
 bool meter_more(const struct meter *m);
 
 /*
+ * meter_pin_log - open the log now and keep it open for the calling
+ * thread's later writes (sink_pin): before a chroot or a seccomp filter
+ * would keep it from being opened by name.  Returns 0 or a negative errno.
+ * Context: ticker only (holding the write lock).
+ */
+int meter_pin_log(struct meter *m);
+
+/*
  * meter_flush - write out (records made by meter_tick_into or
  * meter_exit_into) to the sink in one batch, then empty it, keeping some
  * of its memory for the next batch (sbuf_clear; sbuf_free releases it).

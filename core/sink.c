@@ -453,6 +453,33 @@ static int settle(struct sink *s, int r, int saved)
 	return r;
 }
 
+/* A batch to the file sink_pin opened: appended as a whole. */
+static int pinned_write(struct sink *s, const char *buf, size_t len)
+{
+	int fd = s->pin - 1;
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	return guarded_write(fd, buf, len, st.st_size);
+}
+
+int sink_pin(struct sink *s)
+{
+	int saved = errno, fd;
+
+	if (s->pin || s->to_stderr || s->path[0] == '\0')
+		return 0;
+	if (!progfd_detached())
+		return -EINVAL;
+	fd = open_append(s->path);
+	if (fd < 0)
+		return settle(s, -errno, saved);
+	s->pin = fd + 1;
+	errno = saved;
+	return 0;
+}
+
 int sink_write(struct sink *s, const char *buf, size_t len)
 {
 	struct batch b = { s->path, buf, len, s->max_size, s->keep };
@@ -464,6 +491,8 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 	if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
 		r = stderr_id_same(&s->err) ? write_stderr(buf, len) : -EBADF;
+	else if (s->pin && progfd_detached())
+		r = pinned_write(s, buf, len);
 	else
 		r = progfd_run(append_batch, &b);
 	return settle(s, r, saved);
@@ -492,8 +521,8 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 	char msg[CONFIG_PATH_MAX + 256];
 	struct stat st;
 
-	if (s->to_stderr)
-		return 0;
+	if (s->to_stderr || s->pin)
+		return 0; /* a pinned file stays writable: it is open */
 	if (strstr(tmpl, "%u"))
 		return sink_init(s, tmpl, pid, prog, start_s, s->report,
 				 s->ctx);

@@ -67,6 +67,7 @@ struct sink {
 	bool warned;    /* this run of failures was reported */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
+	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
 	config_report_fn report;
 	void *ctx;
 };
@@ -121,6 +122,18 @@ int sink_replace(struct sink *s, const char *buf, size_t len);
  * Context: ticker only (or the thread writing the exit record).
  */
 int sink_write(struct sink *s, const char *buf, size_t len);
+
+/*
+ * sink_pin - open the log now and keep it open, in the calling thread's
+ * private fd table (progfd_detached: the ticker's), for every later
+ * write of that thread: the records reach that file whatever becomes of
+ * its name afterwards (a chroot, a uid that could not open it again).
+ * The file is no longer rotated (rotating renames it by name).  stderr,
+ * Prometheus' sink_replace and a sink without a path are left as they are.
+ * Returns 0 or a negative errno (reported).
+ * Context: ticker only; serialized with sink writes.
+ */
+int sink_pin(struct sink *s);
 
 /*
  * sink_set_rotation - rotate the file before a batch would make it pass

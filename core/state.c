@@ -7,6 +7,7 @@
  */
 #include "state.h"
 
+#include "quiet.h"
 #include "rawsys.h"
 
 #include <errno.h>
@@ -267,6 +268,9 @@ static int populate(const struct state *st, char *addr, uint64_t off,
 {
 	long fd, r;
 
+	/* A sandboxed thread (quiet.h): the chunk stays private memory. */
+	if (sm_quiet())
+		return -EPERM;
 	if (syscall(SYS_madvise, addr, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
 	if (errno != EINVAL)

@@ -33,6 +33,9 @@
 	X(setresuid, int, (uid_t, uid_t, uid_t))                               \
 	X(setresgid, int, (gid_t, gid_t, gid_t))                               \
 	X(setgroups, int, (size_t, const gid_t *))                             \
+	X(chroot, int, (const char *))                                         \
+	X(prctl, int, (int, unsigned long, unsigned long, unsigned long,       \
+		       unsigned long))                                         \
 	SM_FUNCS_SYSCALL(X)
 
 /*
@@ -42,6 +45,19 @@
  * Context: any thread, not a signal handler (takes the write lock).
  */
 void sm_creds_changed(void);
+
+/*
+ * sm_confining - the calling thread is about to confine itself: a chroot
+ * (SM_CONFINE_ROOT), a seccomp filter or strict mode on itself
+ * (SM_CONFINE_THREAD) or on every thread (SM_CONFINE_ALL, TSYNC).  Before
+ * the real call: the program's open fds are classified, the ticker started
+ * and the log kept open for it (meter_pin_log), so that the records still
+ * reach the log; then, for seccomp, the thread (or every thread) is marked
+ * quiet (core/quiet.h).  errno kept.
+ * Context: any thread, not a signal handler.
+ */
+enum sm_confine { SM_CONFINE_ROOT, SM_CONFINE_THREAD, SM_CONFINE_ALL };
+void sm_confining(enum sm_confine how);
 
 /*
  * __wrap_syscall - what the library's own syscall() calls become (the link

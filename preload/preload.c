@@ -9,6 +9,7 @@
 #include "warn.h"
 #include "wrap_stdio.h"
 #include "../core/progfd.h"
+#include "../core/quiet.h"
 #include "../core/rawsys.h"
 
 #include <dlfcn.h>
@@ -61,6 +62,8 @@ static struct ticker_shared {
 	int started;
 	uint32_t alive;
 	uint32_t final_req;
+	uint32_t pin_req;  /* keep the log open: see pin_log */
+	uint32_t pin_done; /* futex word: grows when a pin_req is served */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 } tk __attribute__((aligned(4096)));
 static bool tk_wiped;
@@ -325,7 +328,7 @@ static void *ticker_main(void *arg)
 	(void)arg;
 	/* Named from inside: pthread_setname_np on another thread opens
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
-	prctl(PR_SET_NAME, "sockmeter", 0, 0, 0);
+	raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"sockmeter", 0, 0, 0, 0);
 	__atomic_store_n(&tk.alive, 1, __ATOMIC_RELEASE);
 	/* Our files live in an fd table of our own, out of the program's
 	 * way (core/progfd.h); else each batch is written from a child. */
@@ -353,6 +356,12 @@ static void *ticker_main(void *arg)
 		meter_flush(&sm_meter, &tk.out);
 		if (req)
 			final_written(req);
+		if (__atomic_load_n(&tk.pin_req, __ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&tk.pin_req, 0, __ATOMIC_RELEASE);
+			meter_pin_log(&sm_meter);
+			__atomic_fetch_add(&tk.pin_done, 1, __ATOMIC_ACQ_REL);
+			futex(&tk.pin_done, FUTEX_WAKE, INT32_MAX, NULL);
+		}
 		pthread_mutex_unlock(&tk.write_lock);
 		sm_durable_chores(now.mono_ns);
 		next = check_alone(now.mono_ns, next);
@@ -483,7 +492,8 @@ static void want_ticker(void)
 	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&sm_meter.ticker_wanted, true, __ATOMIC_RELEASE);
-	if (!maybe_in_handler())
+	/* A sandboxed thread starts no thread (quiet.h). */
+	if (!sm_quiet() && !maybe_in_handler())
 		ensure_ticker();
 }
 
@@ -555,6 +565,14 @@ static void fork_child(void)
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
+	/* A sandboxed thread's child (quiet.h) could not make a state file
+	 * or map fresh counters of its own without system calls its filter
+	 * may forbid, and the parent's counters are not its to count into:
+	 * it runs unmetered. */
+	if (sm_quiet()) {
+		__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
+		return;
+	}
 	sm_durable_after_fork(raw_getpid(), raw_now_both());
 }
 
@@ -667,6 +685,12 @@ __attribute__((destructor)) static void sm_fini(void)
 	 * host that cannot exit. */
 	if (!sm_meter.tab.cap)
 		return;
+	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
+	 * does, or the state file keeps the numbers. */
+	if (sm_quiet()) {
+		sm_final_record(false);
+		return;
+	}
 	block_all(&mask);
 	if (!lock_bounded(&tk.tick_lock, 2000)) {
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -700,7 +724,7 @@ __attribute__((destructor)) static void sm_fini(void)
 SM_FORK_PATH
 static bool foreign_process(void)
 {
-	return raw_getpid() != sm_meter.pid;
+	return !sm_quiet() && raw_getpid() != sm_meter.pid;
 }
 
 static bool peers_on(void)
@@ -834,7 +858,7 @@ static bool stderr_stuck(void)
 	struct pollfd p = { .fd = 2, .events = POLLOUT };
 	struct timespec zero = { 0, 0 };
 
-	return sm_meter.sink.to_stderr &&
+	return sm_meter.sink.to_stderr && !sm_quiet() &&
 	       (syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) != 1 ||
 		!(p.revents & POLLOUT));
 }
@@ -865,8 +889,11 @@ void sm_final_record(bool exec)
 	sigset_t mask;
 	int saved;
 
-	/* A vfork child shares our memory: nothing of ours is its to end. */
-	if (!sm_meter.tab.cap || foreign_process())
+	/* A vfork child shares our memory: nothing of ours is its to end.
+	 * A sandboxed thread's exec (quiet.h) writes no exec record: the
+	 * image that follows finds the state file live and has it
+	 * recovered. */
+	if (!sm_meter.tab.cap || foreign_process() || (exec && sm_quiet()))
 		return;
 	/* Nothing was ever tracked (a pre-fork server's worker that only
 	 * exits, a child that execs): no record would be written, so none is
@@ -886,8 +913,9 @@ void sm_final_record(bool exec)
 		ask_ticker(exec);
 		goto out;
 	}
-	/* No ticker ran: little to write, made here. */
-	if (!lock_bounded(&tk.tick_lock, 2000))
+	/* No ticker ran: little to write, made here.  Not on a sandboxed
+	 * thread (quiet.h): the state file keeps the numbers for recovery. */
+	if (sm_quiet() || !lock_bounded(&tk.tick_lock, 2000))
 		goto out;
 	if (!lock_bounded(&tk.write_lock, 2000)) {
 		pthread_mutex_unlock(&tk.tick_lock);
@@ -910,12 +938,129 @@ out:
 	errno = saved;
 }
 
+/* --- confinement: chroot and seccomp ------------------------------------- */
+
+/* One entry of getdents64. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+#define LISTED_FDS_MAX 4096
+
+struct fd_list {
+	int n;
+	int fd[LISTED_FDS_MAX];
+};
+
+/* The program's open fds from /proc/self/fd, read in progfd_run's child:
+ * a copy of the program's fd table (the directory's own fd is in it, and
+ * in it only).  Raw system calls only.  0, or -1 when /proc cannot say. */
+static int list_fds(void *arg)
+{
+	struct fd_list *l = arg;
+	char buf[2048];
+	long dir, n, off;
+
+	dir = raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/fd",
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (dir < 0)
+		return -1;
+	while ((n = raw_syscall6(SYS_getdents64, dir, (long)buf, sizeof(buf),
+				 0, 0, 0)) > 0)
+		for (off = 0; off < n;) {
+			const struct dirent64_raw *d = (const void *)(buf + off);
+			const char *c = d->name;
+			long fd = 0;
+
+			off += d->reclen;
+			if (*c < '0' || *c > '9')
+				continue;
+			while (*c >= '0' && *c <= '9' && fd < INT32_MAX / 10)
+				fd = fd * 10 + (*c++ - '0');
+			if (fd != dir && l->n < LISTED_FDS_MAX)
+				l->fd[l->n++] = (int)fd;
+		}
+	raw_syscall6(SYS_close, dir, 0, 0, 0, 0, 0);
+	return n < 0 ? -1 : 0;
+}
+
+/* Know every fd the program has open now, while fstat and getsockname
+ * are still allowed: a fork child forgets its fds' kinds and learns them
+ * again at their first use, which a sandbox may forbid.  Without /proc
+ * (already chrooted), the numbers below 1,024 are tried one by one. */
+static void classify_open_fds(void)
+{
+	struct fd_list *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i, n;
+
+	if (l == MAP_FAILED)
+		return;
+	l->n = 0;
+	if (progfd_run(list_fds, l) != 0) {
+		n = sm_meter.tab.cap < 1024 ? (int)sm_meter.tab.cap : 1024;
+		for (l->n = 0; l->n < n; l->n++)
+			l->fd[l->n] = l->n;
+	}
+	for (i = 0; i < l->n; i++) {
+		struct fd_slot *s = fdtab_slot(&sm_meter.tab, l->fd[i]);
+
+		if (s && fdtab_kind(s) == KIND_UNKNOWN)
+			sm_classify_slow(l->fd[i]);
+	}
+	munmap(l, sizeof(*l));
+}
+
+/* Have the ticker open the log and keep it open (meter_pin_log); wait
+ * for it, 1 s at most. */
+static void pin_log(void)
+{
+	uint32_t done = __atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE);
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 1;
+	__atomic_store_n(&tk.pin_req, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
+	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+	while (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) == done &&
+	       (futex(&tk.pin_done, FUTEX_WAIT_BITSET, done, &until) == 0 ||
+		errno != ETIMEDOUT))
+		;
+}
+
+void sm_confining(enum sm_confine how)
+{
+	int saved = errno;
+
+	if (!sm_meter.tab.cap || sm_quiet() || foreign_process() ||
+	    maybe_in_handler())
+		goto mark;
+	classify_open_fds();
+	/* Nothing tracked: no record to write, none to keep a log for. */
+	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+		goto mark;
+	ensure_ticker();
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
+		pin_log();
+mark:
+	if (how == SM_CONFINE_ALL)
+		__atomic_store_n(&sm_quiet_all, true, __ATOMIC_RELAXED);
+	if (how != SM_CONFINE_ROOT)
+		sm_quiet_thread = true;
+	errno = saved;
+}
+
 void sm_creds_changed(void)
 {
 	int saved = errno;
 
 	/* A vfork child's setuid before exec is not ours to follow. */
-	if (!sm_meter.tab.cap || foreign_process())
+	if (!sm_meter.tab.cap || sm_quiet() || foreign_process())
 		return;
 	if (lock_bounded(&tk.write_lock, 500)) {
 		/* A forked child sets its log up at its first write: now, so

@@ -3,6 +3,7 @@
  */
 #include "warn.h"
 
+#include "../core/quiet.h"
 #include "../core/sink.h"
 #include "../core/syslog.h"
 
@@ -36,6 +37,8 @@ void sm_warn(const char *msg)
 {
 	int saved = errno;
 
+	if (sm_quiet())
+		return; /* sandboxed: no system call of ours (quiet.h) */
 	if (!err_is_null && stderr_id_same(&err_at_start))
 		sink_warn(&err_at_start, msg);
 	else if (strcmp(syslog_path, "off") != 0)

@@ -13,6 +13,8 @@
 #include "preload.h"
 
 #include <grp.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +104,34 @@ SM_EXPORT int setgroups(size_t n, const gid_t *list)
 	return r;
 }
 
+/*
+ * Confinement (see sm_confining): before a chroot, the log is opened for
+ * good by the ticker; before a seccomp filter, the fds are classified too
+ * and the thread then makes no system call of ours.  prctl is variadic:
+ * its four further arguments are read as glibc's own prctl reads them.
+ */
+SM_EXPORT int chroot(const char *path)
+{
+	sm_confining(SM_CONFINE_ROOT);
+	return sm_real.chroot(path);
+}
+
+SM_EXPORT int prctl(int option, ...)
+{
+	unsigned long a2, a3, a4, a5;
+	va_list ap;
+
+	va_start(ap, option);
+	a2 = va_arg(ap, unsigned long);
+	a3 = va_arg(ap, unsigned long);
+	a4 = va_arg(ap, unsigned long);
+	a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		sm_confining(SM_CONFINE_THREAD);
+	return sm_real.prctl(option, a2, a3, a4, a5);
+}
+
 /* The stubs: bind and forward; while dlsym is re-entered, the raw system
  * call (which changes the calling thread only, as the kernel does). */
 
@@ -159,6 +189,21 @@ int unbound_setresgid(gid_t rg, gid_t eg, gid_t sg)
 	if (BOUND(setresgid))
 		return sm_real.setresgid(rg, eg, sg);
 	return (int)syscall(SYS_setresgid, rg, eg, sg);
+}
+
+int unbound_chroot(const char *path)
+{
+	if (BOUND(chroot))
+		return sm_real.chroot(path);
+	return (int)syscall(SYS_chroot, path);
+}
+
+int unbound_prctl(int option, unsigned long a2, unsigned long a3,
+		  unsigned long a4, unsigned long a5)
+{
+	if (BOUND(prctl))
+		return sm_real.prctl(option, a2, a3, a4, a5);
+	return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
 }
 
 int unbound_setgroups(size_t n, const gid_t *list)

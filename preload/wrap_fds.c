@@ -18,6 +18,8 @@
  */
 #include "preload.h"
 
+#include "../core/quiet.h"
+
 #include "../core/rawsys.h"
 #include "wrap_stdio.h"
 
@@ -53,7 +55,7 @@ static uint64_t real_now(void)
  * the ones our slots describe. */
 static bool foreign(void)
 {
-	return raw_getpid() != sm_meter.pid;
+	return !sm_quiet() && raw_getpid() != sm_meter.pid;
 }
 
 /* fd was just handed out by a call we do not otherwise follow: anything

@@ -24,6 +24,8 @@
 #if SM_WRAP_SYSCALL
 
 #include <linux/close_range.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 
 /* The numbers that get a named wrapper's treatment. */
 /* clang-format off */
@@ -39,6 +41,7 @@
 	X(SYS_socket, w) X(SYS_socketpair, w) X(SYS_accept, w)                 \
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
+	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w)                     \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -104,6 +107,23 @@ static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
 	return r;
 }
 
+/* A chroot or a seccomp filter about to go on (sm_confining). */
+static long confining(long n, long a1, long a2, long a3, long a4, long a5,
+		      long a6)
+{
+	if (n == SYS_chroot)
+		sm_confining(SM_CONFINE_ROOT);
+	else if (n == SYS_prctl && a1 == PR_SET_SECCOMP)
+		sm_confining(SM_CONFINE_THREAD);
+	else if (n == SYS_seccomp && (a1 == SECCOMP_SET_MODE_STRICT ||
+				      a1 == SECCOMP_SET_MODE_FILTER))
+		sm_confining(a1 == SECCOMP_SET_MODE_FILTER &&
+				     (a2 & SECCOMP_FILTER_FLAG_TSYNC)
+			     ? SM_CONFINE_ALL
+			     : SM_CONFINE_THREAD);
+	return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+}
+
 /* The named wrappers' lifecycle hooks, after (or for close, before) the
  * real call, on the same conditions. */
 static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
@@ -115,6 +135,8 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	if (n == SYS_close)
 		/* Retire first, as close() does. */
 		sm_closing((int)a1);
+	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot)
+		return confining(n, a1, a2, a3, a4, a5, a6);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
 	switch (n) {
