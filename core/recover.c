@@ -230,7 +230,8 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	    mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick : 1.0;
 	sum_closed(state_ticker_whole(mem.ticker), &m);
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
-	m.end = "killed";
+	m.end = img->hdr.status == STATE_UNWRITTEN ? "exit-recovered"
+						   : "killed";
 	if (!to_stderr && cfg.format != FORMAT_PROMETHEUS)
 		end_torn_line(img->hdr.log_path);
 	clock_gettime(CLOCK_REALTIME, &ts);

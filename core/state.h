@@ -56,6 +56,9 @@ enum state_status {
 			  * reader removes the file, writes nothing */
 	STATE_ORPHAN = 3, /* its image is gone (a later image of the same
 			   * pid found it live): recover it */
+	STATE_UNWRITTEN = 4, /* it exited, but its final record could not
+			      * be written (log unreachable): recover it,
+			      * marked "exit-recovered" */
 };
 
 /* What the ticker drained out of the close queue, as records show it. */

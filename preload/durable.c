@@ -119,7 +119,12 @@ void sm_durable_end(enum sm_end how)
 {
 	switch (how) {
 	case SM_END_EXIT:
-		state_remove(&sm_state);
+		/* The exit record did not reach the log (a chroot hid it,
+		 * RLIMIT_FSIZE, a full disk): recovery writes it later. */
+		if (!sm_meter.sink_stale && sm_meter.sink.failing)
+			state_set_status(&sm_state, STATE_UNWRITTEN);
+		else
+			state_remove(&sm_state);
 		break;
 	case SM_END_EXEC:
 		state_set_status(&sm_state, STATE_FINAL);

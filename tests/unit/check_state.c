@@ -370,6 +370,47 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
+/* A process that exited but could not write its exit record (no file
+ * could grow) marked its file so: recovery writes the record as an exit,
+ * not as a death. */
+START_TEST(test_recovery_marks_an_unwritten_exit)
+{
+	struct recover_opts o = {.report = quiet};
+	struct recover_stats rs;
+	char logp[400], sd[300], *text, *line;
+	pid_t pid;
+	int status;
+
+	snprintf(logp, sizeof(logp), "%s/unwritten.log", dir);
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", logp);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct state st;
+		struct meter m;
+
+		open_meter(&st, &m, 2048);
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, 777, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		state_set_status(&st, STATE_UNWRITTEN);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 1);
+	text = uu_slurp(logp);
+	ck_assert_uint_eq(uu_count(text, "\"type\":\"exit\""), 1);
+	ck_assert_uint_eq(uu_count(text, "\"end\":\"exit-recovered\""), 1);
+	ck_assert_uint_eq(uu_count(text, "killed"), 0);
+	line = uu_line_with(text, "\"exit\"");
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 777);
+	free(line);
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -384,6 +425,7 @@ int main(void)
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
+	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
