@@ -701,6 +701,59 @@ START_TEST(test_progfd_detached_thread_still_writes_to_the_program_stderr)
 }
 END_TEST
 
+struct pinned {
+	int pin_r, write_r;
+	pthread_barrier_t pinned, moved;
+};
+
+static void *pinned_main(void *p)
+{
+	struct pinned *d = p;
+
+	progfd_detach();
+	d->pin_r = sink_pin(&sk);
+	pthread_barrier_wait(&d->pinned);
+	pthread_barrier_wait(&d->moved);
+	d->write_r = sink_write(&sk, "after\n", 6);
+	return NULL;
+}
+
+/* A pinned log gets the records whatever becomes of its name (a chroot
+ * hides it, a uid change would forbid opening it again). */
+START_TEST(test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes)
+{
+	struct pinned d = { 0 };
+	char sub[128], tmpl[160], moved[160], *text;
+	pthread_t t;
+
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	snprintf(tmpl, sizeof(tmpl), "%s/log", sub);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep), 0);
+	ck_assert_int_eq(sink_write(&sk, "before\n", 7), 0);
+	/* Only a thread with a table of its own may hold the file. */
+	ck_assert_int_eq(sink_pin(&sk), -EINVAL);
+	pthread_barrier_init(&d.pinned, NULL, 2);
+	pthread_barrier_init(&d.moved, NULL, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, pinned_main, &d), 0);
+	pthread_barrier_wait(&d.pinned);
+	snprintf(moved, sizeof(moved), "%s/b", dir);
+	ck_assert_int_eq(rename(sub, moved), 0);
+	/* The name is out of reach, the file writable through the pin. */
+	ck_assert_int_eq(sink_reinit_for_uid(&sk, tmpl, 1, "p", 0), 0);
+	pthread_barrier_wait(&d.moved);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(d.pin_r, 0);
+	ck_assert_int_eq(d.write_r, 0);
+	ck_assert_int_ne(access(sub, F_OK), 0);
+	snprintf(moved, sizeof(moved), "%s/b/log", dir);
+	text = uu_slurp(moved);
+	ck_assert_str_eq(text, "before\nafter\n");
+	free(text);
+	ck_assert_uint_eq(rep.n, 0);
+}
+END_TEST
+
 static TCase *tc_fdtable(void)
 {
 	TCase *tc = tcase_create("own fd table");
@@ -709,6 +762,7 @@ static TCase *tc_fdtable(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_progfd_detached_thread_opens_outside_the_program_fd_table);
 	tcase_add_test(tc, test_progfd_detached_thread_still_writes_to_the_program_stderr);
+	tcase_add_test(tc, test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes);
 	return tc;
 }
 

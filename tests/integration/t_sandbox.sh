@@ -1,0 +1,56 @@
+# Programs that confine themselves keep their numbers, and live
+# (tests/progs/sandboxed: a fork child, as OpenSSH's pre-authentication
+# child, confines itself, then writes 1,000,000 bytes on a socket it
+# inherited; its filter kills the process for any system call but a few).
+#  - a seccomp filter through prctl (OpenSSH) or the seccomp system call
+#    through syscall() (libseccomp): the child ends with status 0 (the
+#    preload made no system call of its own on it: an fstat, a
+#    getsockopt would have killed it), and its exit record holds its
+#    exact bytes;
+#  - chroot into an empty directory and a uid change to nobody first (as
+#    root): the log opened before the chroot still gets the records;
+#  - OpenSSH's limits too (no file may grow: RLIMIT_FSIZE 0): the exit
+#    record cannot be written, so the state file keeps it, and recovery
+#    writes it, exact, marked "exit-recovered".
+. "$(dirname "$0")/lib.sh"
+
+need_prog sandboxed
+N=1000000
+launcher=$SM_TOP/scripts/sockmeter
+export SOCKMETER_STATE="$T/state"
+
+run() { # run HOW [ROOT]: the program's output in $T/HOW.out
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/$1.%p.log" \
+		sm "$PROGS/sandboxed" "$1" "$N" ${2:+"$2"} >"$T/$1.out" 2>"$T/$1.err" ||
+		fail "sandboxed $1 failed: $(cat "$T/$1.err")"
+	expect_eq "$1: the child's ending" "$(field status "$T/$1.out")" "exit:0"
+	expect_eq "$1: bytes received" "$(field got "$T/$1.out")" "$N"
+	child=$(field child "$T/$1.out")
+	parent=$(field pid "$T/$1.out")
+	check "$T/log/$1.$parent.log" "T['bytes_in'] == $N" "$1: the parent's log"
+}
+
+mkdir -m 1777 "$T/log"
+for how in prctl seccomp; do
+	run "$how"
+	check "$T/log/$how.$child.log" \
+		"T['bytes_out'] == $N and T['bytes_in'] == 1 and not E.get('end')" \
+		"$how: the confined child's exit record"
+done
+
+[ "$(id -u)" = 0 ] || { echo "t_sandbox: chroot cases skipped (not root)" >&2; exit 0; }
+mkdir -m 755 "$T/root"
+chmod 755 "$T"
+run chroot "$T/root"
+check "$T/log/chroot.$child.log" "T['bytes_out'] == $N and not E.get('end')" \
+	"chroot: the confined child's exit record"
+
+run sshd "$T/root"
+log=$T/log/sshd.$child.log
+check "$T/log/sshd.$parent.log" "T['bytes_in'] == $N" "sshd: the parent's log"
+[ ! -s "$log" ] || fail "sshd: the child wrote a log, though no file could grow: $(head -c 300 "$log")"
+"$launcher" recover "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
+grep -q ': 1 recovered' "$T/rec" || fail "recover: $(cat "$T/rec")"
+check "$log" "T['bytes_out'] == $N and E['end'] == 'exit-recovered'" \
+	"sshd: the recovered exit record"
+exit 0

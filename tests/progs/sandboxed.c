@@ -1,0 +1,188 @@
+/*
+ * sandboxed.c - a fork child that confines itself, as OpenSSH's
+ * pre-authentication child does, then moves bytes on a socket it
+ * inherited.
+ *
+ *   sandboxed HOW BYTES [ROOT]
+ *
+ * The parent makes a loopback TCP connection and forks.  The child
+ * confines itself:
+ *   prctl    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) (OpenSSH's way);
+ *   seccomp  syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) (libseccomp's);
+ *   chroot   chroot(ROOT), a uid change to nobody's when root (the log's
+ *            directory is then out of sight and its name out of reach),
+ *            then the prctl filter;
+ *   sshd     as chroot, and the limits OpenSSH sets before its filter:
+ *            RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_NPROC at 0, 1 and 0
+ *            (no file can grow, none be opened, no process be made: the
+ *            records can only be recovered from the state file later);
+ * with a filter that kills the process for any system call but read,
+ * write, close, exit, futex, signal masks, clocks and memory (a stricter
+ * list than OpenSSH's, which also fails open and stat with EACCES: here
+ * an fstat kills).  It then writes BYTES to its socket, reads a 1-byte
+ * acknowledgement, closes and returns from main (exit(), destructors).
+ * The parent reads the bytes, acknowledges, reaps the child and prints
+ * pid=, child=, got= (bytes read) and status= (the child's wait status:
+ * "exit:N" or "signal:N"), one a line.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+
+static void die(const char *what)
+{
+	fprintf(stderr, "sandboxed: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+#define ALLOW(nr)                                                              \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                       \
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static struct sock_filter rules[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	ALLOW(SYS_read),
+	ALLOW(SYS_write),
+	ALLOW(SYS_close),
+	ALLOW(SYS_exit),
+	ALLOW(SYS_exit_group),
+	ALLOW(SYS_futex),
+	ALLOW(SYS_rt_sigprocmask),
+	ALLOW(SYS_rt_sigreturn),
+	ALLOW(SYS_clock_gettime),
+	ALLOW(SYS_brk),
+	ALLOW(SYS_mmap),
+	ALLOW(SYS_munmap),
+	ALLOW(SYS_madvise),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+static void confine(const char *how, const char *root)
+{
+	struct sock_fprog prog = { sizeof(rules) / sizeof(rules[0]), rules };
+
+	if (strcmp(how, "chroot") == 0 || strcmp(how, "sshd") == 0) {
+		struct passwd *pw = getpwnam("nobody");
+
+		if (chroot(root) != 0 || chdir("/") != 0)
+			die("chroot");
+		if (getuid() == 0 && pw &&
+		    (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0))
+			die("setuid");
+	}
+	if (strcmp(how, "sshd") == 0) {
+		struct rlimit zero = { 0, 0 }, one = { 1, 1 };
+
+		if (setrlimit(RLIMIT_FSIZE, &zero) != 0 ||
+		    setrlimit(RLIMIT_NOFILE, &one) != 0 ||
+		    setrlimit(RLIMIT_NPROC, &zero) != 0)
+			die("setrlimit");
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die("PR_SET_NO_NEW_PRIVS");
+	if (strcmp(how, "seccomp") == 0) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+			die("seccomp");
+	} else if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) !=
+		   0) {
+		die("PR_SET_SECCOMP");
+	}
+}
+
+static void child(int fd, long bytes, const char *how, const char *root)
+{
+	static char buf[65536];
+	char ack;
+
+	confine(how, root);
+	memset(buf, 'x', sizeof(buf));
+	while (bytes > 0) {
+		ssize_t n = write(fd, buf,
+				  bytes < (long)sizeof(buf) ? (size_t)bytes
+							    : sizeof(buf));
+		if (n <= 0)
+			_exit(3);
+		bytes -= n;
+	}
+	if (read(fd, &ack, 1) != 1)
+		_exit(4);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	static char buf[65536];
+	long bytes, got = 0;
+	int lfd, cfd, sfd, status;
+	pid_t pid;
+	ssize_t n;
+
+	if (argc < 3 || (strcmp(argv[1], "chroot") == 0 && argc < 4) ||
+	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|chroot|sshd "
+				"BYTES [ROOT]\n");
+		return 2;
+	}
+	bytes = atol(argv[2]);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(lfd, 1) != 0 ||
+	    getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
+		die("listen");
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		die("connect");
+	sfd = accept(lfd, NULL, NULL);
+	if (sfd < 0)
+		die("accept");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(lfd);
+		close(sfd);
+		child(cfd, bytes, argv[1], argc > 3 ? argv[3] : NULL);
+		return 0;
+	}
+	close(cfd);
+	while (got < bytes && (n = read(sfd, buf, sizeof(buf))) > 0)
+		got += n;
+	if (write(sfd, "k", 1) != 1)
+		die("ack");
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid");
+	close(sfd);
+	close(lfd);
+	printf("pid=%ld\nchild=%ld\ngot=%ld\n", (long)getpid(), (long)pid,
+	       got);
+	if (WIFEXITED(status))
+		printf("status=exit:%d\n", WEXITSTATUS(status));
+	else
+		printf("status=signal:%d\n", WTERMSIG(status));
+	return 0;
+}
