@@ -7,6 +7,9 @@
 #    preload made no system call of its own on it: an fstat, a
 #    getsockopt would have killed it), and its exit record holds its
 #    exact bytes;
+#  - a child that meters nothing and confines itself exits cleanly (its
+#    state file is left, marked final, for recovery to remove: unlinking
+#    it would have killed it);
 #  - chroot into an empty directory and a uid change to nobody first (as
 #    root): the log opened before the chroot still gets the records;
 #  - OpenSSH's limits too (no file may grow: RLIMIT_FSIZE 0): the exit
@@ -37,6 +40,15 @@ for how in prctl seccomp; do
 		"T['bytes_out'] == $N and T['bytes_in'] == 1 and not E.get('end')" \
 		"$how: the confined child's exit record"
 done
+
+# A confined child that meters nothing: its exit leaves its state file
+# (marked final) to recovery rather than unlink it under the filter.
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/idle.%p.log" \
+	sm "$PROGS/sandboxed" idle 0 >"$T/idle.out" 2>"$T/idle.err" ||
+	fail "sandboxed idle failed: $(cat "$T/idle.err")"
+expect_eq "idle: the child's ending" "$(field status "$T/idle.out")" "exit:0"
+"$launcher" recover "$T/state" 2>"$T/rec-idle" || fail "recover: $(cat "$T/rec-idle")"
+grep -q ': 0 recovered, 1 removed' "$T/rec-idle" || fail "idle: recover: $(cat "$T/rec-idle")"
 
 [ "$(id -u)" = 0 ] || { echo "t_sandbox: chroot cases skipped (not root)" >&2; exit 0; }
 mkdir -m 755 "$T/root"

@@ -12,6 +12,9 @@
  *   chroot   chroot(ROOT), a uid change to nobody's when root (the log's
  *            directory is then out of sight and its name out of reach),
  *            then the prctl filter;
+ *   idle     the prctl filter, after closing the socket unused: the child
+ *            meters nothing, and its exit must not touch its state file
+ *            (BYTES must be 0);
  *   sshd     as chroot, and the limits OpenSSH sets before its filter:
  *            RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_NPROC at 0, 1 and 0
  *            (no file can grow, none be opened, no process be made: the
@@ -116,6 +119,11 @@ static void child(int fd, long bytes, const char *how, const char *root)
 	static char buf[65536];
 	char ack;
 
+	if (strcmp(how, "idle") == 0) {
+		close(fd);
+		confine(how, root);
+		return;
+	}
 	confine(how, root);
 	memset(buf, 'x', sizeof(buf));
 	while (bytes > 0) {
@@ -143,7 +151,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strcmp(argv[1], "chroot") == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|chroot|sshd "
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|idle|chroot|sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
@@ -172,7 +180,7 @@ int main(int argc, char **argv)
 	close(cfd);
 	while (got < bytes && (n = read(sfd, buf, sizeof(buf))) > 0)
 		got += n;
-	if (write(sfd, "k", 1) != 1)
+	if (bytes > 0 && write(sfd, "k", 1) != 1)
 		die("ack");
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid");
