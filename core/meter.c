@@ -830,5 +830,9 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	 * child that never writes (a pre-fork server's short-lived worker,
 	 * an exec) pays nothing for it. */
 	__atomic_store_n(&m->sink_stale, true, __ATOMIC_RELAXED);
+	/* The parent's pinned log is in its ticker's fd table, not ours
+	 * (read first: most children never write the sink's pages). */
+	if (m->sink.pin)
+		m->sink.pin = 0;
 	__atomic_store_n(&m->ticker_wanted, false, __ATOMIC_RELAXED);
 }

@@ -686,8 +686,10 @@ __attribute__((destructor)) static void sm_fini(void)
 	if (!sm_meter.tab.cap)
 		return;
 	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
-	 * does, or the state file keeps the numbers. */
-	if (sm_quiet()) {
+	 * does, or the state file keeps the numbers.  Nor does any thread
+	 * once the log is pinned (a chroot): only the ticker holds it. */
+	if (sm_quiet() || (sm_meter.sink.pin &&
+			   __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))) {
 		sm_final_record(false);
 		return;
 	}

@@ -11,7 +11,8 @@
 #    state file is left, marked final, for recovery to remove: unlinking
 #    it would have killed it);
 #  - chroot into an empty directory and a uid change to nobody first (as
-#    root): the log opened before the chroot still gets the records;
+#    root), with the filter or without: the log opened before the chroot
+#    still gets the records;
 #  - OpenSSH's limits too (no file may grow: RLIMIT_FSIZE 0): the exit
 #    record cannot be written, so the state file keeps it, and recovery
 #    writes it, exact, marked "exit-recovered".
@@ -56,6 +57,12 @@ chmod 755 "$T"
 run chroot "$T/root"
 check "$T/log/chroot.$child.log" "T['bytes_out'] == $N and not E.get('end')" \
 	"chroot: the confined child's exit record"
+
+# A chroot alone: the exiting thread leaves the exit record to the ticker,
+# which holds the log.
+run chrootonly "$T/root"
+check "$T/log/chrootonly.$child.log" "T['bytes_out'] == $N and not E.get('end')" \
+	"chroot alone: the child's exit record"
 
 run sshd "$T/root"
 log=$T/log/sshd.$child.log

@@ -12,6 +12,7 @@
  *   chroot   chroot(ROOT), a uid change to nobody's when root (the log's
  *            directory is then out of sight and its name out of reach),
  *            then the prctl filter;
+ *   chrootonly  chroot and the uid change, no filter;
  *   idle     the prctl filter, after closing the socket unused: the child
  *            meters nothing, and its exit must not touch its state file
  *            (BYTES must be 0);
@@ -86,7 +87,7 @@ static void confine(const char *how, const char *root)
 {
 	struct sock_fprog prog = { sizeof(rules) / sizeof(rules[0]), rules };
 
-	if (strcmp(how, "chroot") == 0 || strcmp(how, "sshd") == 0) {
+	if (strncmp(how, "chroot", 6) == 0 || strcmp(how, "sshd") == 0) {
 		struct passwd *pw = getpwnam("nobody");
 
 		if (chroot(root) != 0 || chdir("/") != 0)
@@ -95,6 +96,8 @@ static void confine(const char *how, const char *root)
 		    (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0))
 			die("setuid");
 	}
+	if (strcmp(how, "chrootonly") == 0)
+		return;
 	if (strcmp(how, "sshd") == 0) {
 		struct rlimit zero = { 0, 0 }, one = { 1, 1 };
 
@@ -149,9 +152,9 @@ int main(int argc, char **argv)
 	pid_t pid;
 	ssize_t n;
 
-	if (argc < 3 || (strcmp(argv[1], "chroot") == 0 && argc < 4) ||
+	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|idle|chroot|sshd "
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|idle|chroot|chrootonly|sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
