@@ -5,6 +5,7 @@
 #include "enrich.h"
 
 #include "progfd.h"
+#include "quiet.h"
 
 #include <string.h>
 
@@ -25,7 +26,8 @@ bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
 
 	memset(&f->s.ti, 0, sizeof(f->s.ti));
 	f->have_unseen = false;
-	if (f->s.kind != KIND_TCP)
+	/* Every thread sandboxed (quiet.h): the kernel is not asked. */
+	if (f->s.kind != KIND_TCP || sm_quiet())
 		return false;
 	/* The ticker's fd table is its own (progfd.h): the program's socket
 	 * is reached through a copy of its fd. */

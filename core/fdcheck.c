@@ -108,7 +108,7 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 	uint32_t fd, high = __atomic_load_n(&t->high, __ATOMIC_ACQUIRE);
 	uint32_t retired = 0;
 
-	if (!c->on)
+	if (!c->on || sm_quiet())
 		return 0;
 	for (fd = 0; fd < high && fd < c->cap; fd++) {
 		struct fdcheck_id *id = &c->ids[fd];

@@ -363,8 +363,12 @@ static void *ticker_main(void *arg)
 			futex(&tk.pin_done, FUTEX_WAKE, INT32_MAX, NULL);
 		}
 		pthread_mutex_unlock(&tk.write_lock);
-		sm_durable_chores(now.mono_ns);
-		next = check_alone(now.mono_ns, next);
+		/* Every thread sandboxed (quiet.h): no recovery scan, no
+		 * look at /proc. */
+		if (!sm_quiet()) {
+			sm_durable_chores(now.mono_ns);
+			next = check_alone(now.mono_ns, next);
+		}
 		/* Until the next tick, or until a busy closer asks for a
 		 * drain (closeq_push wakes us), or _exit or exec asks for the
 		 * final record (ask_ticker wakes us the same way). */

@@ -3,7 +3,8 @@
 # child, confines itself, then writes 1,000,000 bytes on a socket it
 # inherited; its filter kills the process for any system call but a few).
 #  - a seccomp filter through prctl (OpenSSH) or the seccomp system call
-#    through syscall() (libseccomp): the child ends with status 0 (the
+#    through syscall() (libseccomp), on the calling thread or on every
+#    thread (TSYNC: the ticker too): the child ends with status 0 (the
 #    preload made no system call of its own on it: an fstat, a
 #    getsockopt would have killed it), and its exit record holds its
 #    exact bytes;
@@ -35,12 +36,16 @@ run() { # run HOW [ROOT]: the program's output in $T/HOW.out
 }
 
 mkdir -m 1777 "$T/log"
-for how in prctl seccomp; do
+for how in prctl seccomp tsync; do
 	run "$how"
 	check "$T/log/$how.$child.log" \
 		"T['bytes_out'] == $N and T['bytes_in'] == 1 and not E.get('end')" \
 		"$how: the confined child's exit record"
 done
+# With TSYNC the ticker is filtered too: it wrote the record to the file
+# it holds, and left the state file, marked final, to recovery.
+"$launcher" recover "$T/state" 2>"$T/rec-tsync" || fail "recover: $(cat "$T/rec-tsync")"
+grep -q ': 0 recovered, 1 removed' "$T/rec-tsync" || fail "tsync: recover: $(cat "$T/rec-tsync")"
 
 # A confined child that meters nothing: its exit leaves its state file
 # (marked final) to recovery rather than unlink it under the filter.

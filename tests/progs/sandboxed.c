@@ -9,6 +9,8 @@
  * confines itself:
  *   prctl    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) (OpenSSH's way);
  *   seccomp  syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER) (libseccomp's);
+ *   tsync    the same with SECCOMP_FILTER_FLAG_TSYNC: every thread of the
+ *            process, the preload's ticker included, is filtered;
  *   chroot   chroot(ROOT), a uid change to nobody's when root (the log's
  *            directory is then out of sight and its name out of reach),
  *            then the prctl filter;
@@ -108,8 +110,11 @@ static void confine(const char *how, const char *root)
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS");
-	if (strcmp(how, "seccomp") == 0) {
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+	if (strcmp(how, "seccomp") == 0 || strcmp(how, "tsync") == 0) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    strcmp(how, "tsync") == 0 ? SECCOMP_FILTER_FLAG_TSYNC
+						      : 0,
+			    &prog) != 0)
 			die("seccomp");
 	} else if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) !=
 		   0) {
@@ -154,7 +159,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|idle|chroot|chrootonly|sshd "
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|idle|chroot|chrootonly|"
+				"sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
