@@ -23,10 +23,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The ticker recovers once, this long after it starts, and skips the
- * directory when another process scanned it less than RECOVER_AUTO_EVERY
- * ago; at most RECOVER_AUTO_MAX files per scan. */
+/* The ticker recovers this long after it starts, then every
+ * RECOVER_AUTO_PERIOD_NS (a long-lived daemon recovers its dead children's
+ * files without waiting for a new process), and skips the directory when
+ * another process scanned it less than RECOVER_AUTO_EVERY ago; at most
+ * RECOVER_AUTO_MAX files per scan. */
 #define RECOVER_AUTO_DELAY_NS 1000000000ull
+#ifndef RECOVER_AUTO_PERIOD_NS
+#define RECOVER_AUTO_PERIOD_NS 60000000000ull
+#endif
 #define RECOVER_AUTO_EVERY_S 10
 #define RECOVER_AUTO_MAX 64
 #define RECOVER_LOCK ".recover.lock"
@@ -55,7 +60,8 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		struct recover_stats *st);
 
 /*
- * recover_auto - the ticker's once-after-start recovery in cfg's state
+ * recover_auto - the ticker's recovery (after start, then once a minute) in
+ * cfg's state
  * directory: quiet, bounded, and skipped when another process holds the
  * directory's lock file or scanned it recently.
  * Context: ticker only (outside its lock).

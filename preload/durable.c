@@ -2,8 +2,8 @@
  * durable.c - the preload's side of the durable state (core/state.h): the
  * one struct state of this process, set up before metering starts, made
  * anew in a fork child, marked final and removed when the process ends
- * cleanly, and the ticker's once-after-start recovery of dead processes'
- * files.
+ * cleanly, and the ticker's recovery (after start, then once a minute) of
+ * dead processes' files.
  */
 #include "preload.h"
 #include "../core/rawsys.h"
@@ -145,6 +145,6 @@ void sm_durable_chores(uint64_t mono_ns)
 	}
 	if (mono_ns < chores_due)
 		return;
-	chores_due = UINT64_MAX;
+	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
 	recover_auto(&sm_meter.cfg);
 }
