@@ -602,7 +602,9 @@ static void back(struct state *st, struct state_region *r, uint64_t index)
 	sigset_t old;
 	int saved;
 
-	if (c >= r->nchunks || (!LOAD(&st->durable) && !make_file(st)))
+	/* A sandboxed thread (quiet.h) makes no file: private memory. */
+	if (c >= r->nchunks ||
+	    (!LOAD(&st->durable) && (sm_quiet() || !make_file(st))))
 		return;
 	cur = LOAD(&r->chunk_state[c]);
 	if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)

@@ -132,7 +132,23 @@ void sm_durable_end(enum sm_end how)
 	case SM_END_EXEC_FAILED:
 		state_set_status(&sm_state, STATE_LIVE);
 		break;
+	case SM_END_EXIT_UNWRITTEN:
+		state_set_status(&sm_state, STATE_UNWRITTEN);
+		break;
 	}
+}
+
+void sm_durable_before_sandbox(void)
+{
+	uint64_t head;
+
+	if (!sm_state.slots)
+		return;
+	state_back_slot(&sm_state, 0);
+	head = __atomic_load_n(&sm_meter.q.sh->head, __ATOMIC_ACQUIRE);
+	state_back_ring(&sm_state, (uint32_t)(head % CLOSEQ_CAP));
+	state_back_ring(&sm_state, (uint32_t)((head + sm_state.ring_region.chunk) %
+					      CLOSEQ_CAP));
 }
 
 void sm_durable_chores(uint64_t mono_ns)

@@ -920,8 +920,14 @@ void sm_final_record(bool exec)
 		goto out;
 	}
 	/* No ticker ran: little to write, made here.  Not on a sandboxed
-	 * thread (quiet.h): the state file keeps the numbers for recovery. */
-	if (sm_quiet() || !lock_bounded(&tk.tick_lock, 2000))
+	 * thread (quiet.h): the state file keeps the numbers, and recovery
+	 * writes them as this exit's. */
+	if (sm_quiet()) {
+		if (!exec)
+			sm_durable_end(SM_END_EXIT_UNWRITTEN);
+		goto out;
+	}
+	if (!lock_bounded(&tk.tick_lock, 2000))
 		goto out;
 	if (!lock_bounded(&tk.write_lock, 2000)) {
 		pthread_mutex_unlock(&tk.tick_lock);
@@ -1043,9 +1049,14 @@ void sm_confining(enum sm_confine how)
 {
 	int saved = errno;
 
-	if (!sm_meter.tab.cap || sm_quiet() || foreign_process() ||
-	    maybe_in_handler())
+	/* A vfork child's filter or root is its own (it execs next); its
+	 * thread-local flag is its parent's thread's memory. */
+	if (!sm_meter.tab.cap || foreign_process())
+		goto out;
+	if (sm_quiet() || maybe_in_handler())
 		goto mark;
+	if (how != SM_CONFINE_ROOT)
+		sm_durable_before_sandbox();
 	classify_open_fds();
 	/* Nothing tracked: no record to write, none to keep a log for. */
 	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
@@ -1058,6 +1069,7 @@ mark:
 		__atomic_store_n(&sm_quiet_all, true, __ATOMIC_RELAXED);
 	if (how != SM_CONFINE_ROOT)
 		sm_quiet_thread = true;
+out:
 	errno = saved;
 }
 

@@ -163,7 +163,12 @@ void sm_fds_received(const struct msghdr *msg);
 void sm_final_record(bool exec);
 
 /* The durable state (durable.c).  How an image ends, for sm_durable_end. */
-enum sm_end { SM_END_EXIT, SM_END_EXEC, SM_END_EXEC_FAILED };
+enum sm_end {
+	SM_END_EXIT,
+	SM_END_EXEC,
+	SM_END_EXEC_FAILED,
+	SM_END_EXIT_UNWRITTEN, /* exiting; the record is left to recovery */
+};
 
 /* sm_durable_init - the state file, then the meter in it (sm_meter); as
  * meter_init returns.  Context: start-up only. */
@@ -179,6 +184,11 @@ void sm_durable_after_fork(long pid, struct meter_time now);
  * marks it final, a failed exec marks it live again.
  * Context: the final record's caller (holds the ticker's lock). */
 void sm_durable_end(enum sm_end how);
+
+/* sm_durable_before_sandbox - back the state file's first slots (fds
+ * 0..511) and the close queue's next entries now: a sandboxed thread
+ * (core/quiet.h) may not.  Context: sm_confining. */
+void sm_durable_before_sandbox(void);
 
 /* sm_durable_log_moved - the sink's path changed (a uid change): the
  * header names the new one.  Context: the caller holds the write lock. */

@@ -8,6 +8,8 @@
 #    preload made no system call of its own on it: an fstat, a
 #    getsockopt would have killed it), and its exit record holds its
 #    exact bytes;
+#  - a socketpair made under the filter, with no ticker running: the
+#    numbers are recovered exact from the state file, as an exit;
 #  - a child that meters nothing and confines itself exits cleanly (its
 #    state file is left, marked final, for recovery to remove: unlinking
 #    it would have killed it);
@@ -46,6 +48,20 @@ done
 # it holds, and left the state file, marked final, to recovery.
 "$launcher" recover "$T/state" 2>"$T/rec-tsync" || fail "recover: $(cat "$T/rec-tsync")"
 grep -q ': 0 recovered, 1 removed' "$T/rec-tsync" || fail "tsync: recover: $(cat "$T/rec-tsync")"
+
+# A socket made under the filter, when no ticker runs: the child's exit
+# leaves the numbers in its state file, marked unwritten; recovery writes
+# them as this exit's.
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/late.%p.log" \
+	sm "$PROGS/sandboxed" late "$N" >"$T/late.out" 2>"$T/late.err" ||
+	fail "sandboxed late failed: $(cat "$T/late.err")"
+expect_eq "late: the child's ending" "$(field status "$T/late.out")" "exit:0"
+child=$(field child "$T/late.out")
+"$launcher" recover "$T/state" 2>"$T/rec-late" || fail "recover: $(cat "$T/rec-late")"
+grep -q ': 1 recovered, 0 removed' "$T/rec-late" || fail "late: recover: $(cat "$T/rec-late")"
+check "$T/log/late.$child.log" \
+	"T['bytes_out'] == T['bytes_in'] == $N and E['end'] == 'exit-recovered'" \
+	"late: the recovered exit record"
 
 # A confined child that meters nothing: its exit leaves its state file
 # (marked final) to recovery rather than unlink it under the filter.

@@ -15,6 +15,10 @@
  *            directory is then out of sight and its name out of reach),
  *            then the prctl filter;
  *   chrootonly  chroot and the uid change, no filter;
+ *   late     the prctl filter after closing the socket unused, then a
+ *            socketpair made under the filter carries BYTES each way: no
+ *            ticker ran when the child exits, so its state file keeps
+ *            the numbers for recovery;
  *   idle     the prctl filter, after closing the socket unused: the child
  *            meters nothing, and its exit must not touch its state file
  *            (BYTES must be 0);
@@ -82,6 +86,7 @@ static struct sock_filter rules[] = {
 	ALLOW(SYS_mmap),
 	ALLOW(SYS_munmap),
 	ALLOW(SYS_madvise),
+	ALLOW(SYS_socketpair),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
@@ -132,6 +137,35 @@ static void child(int fd, long bytes, const char *how, const char *root)
 		confine(how, root);
 		return;
 	}
+	if (strcmp(how, "late") == 0) {
+		int sv[2];
+
+		close(fd);
+		confine(how, root);
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+			_exit(5);
+		memset(buf, 'y', sizeof(buf));
+		while (bytes > 0) {
+			size_t chunk = bytes < (long)sizeof(buf) ? (size_t)bytes
+								 : sizeof(buf);
+			size_t got = 0;
+			ssize_t n = write(sv[0], buf, chunk);
+
+			if (n <= 0)
+				_exit(6);
+			while (got < (size_t)n) {
+				ssize_t r = read(sv[1], buf, (size_t)n - got);
+
+				if (r <= 0)
+					_exit(7);
+				got += (size_t)r;
+			}
+			bytes -= n;
+		}
+		close(sv[0]);
+		close(sv[1]);
+		return;
+	}
 	confine(how, root);
 	memset(buf, 'x', sizeof(buf));
 	while (bytes > 0) {
@@ -159,7 +193,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|idle|chroot|chrootonly|"
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|late|idle|chroot|chrootonly|"
 				"sshd "
 				"BYTES [ROOT]\n");
 		return 2;
@@ -189,7 +223,7 @@ int main(int argc, char **argv)
 	close(cfd);
 	while (got < bytes && (n = read(sfd, buf, sizeof(buf))) > 0)
 		got += n;
-	if (bytes > 0 && write(sfd, "k", 1) != 1)
+	if (got > 0 && write(sfd, "k", 1) != 1)
 		die("ack");
 	if (waitpid(pid, &status, 0) != pid)
 		die("waitpid");
