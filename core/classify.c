@@ -45,8 +45,8 @@ static void get_addr(int fd, struct fd_addr *a, bool peer)
 	a->len = (r == 0 && len <= sizeof(a->u)) ? len : 0;
 }
 
-__thread bool sm_quiet_thread;
-bool sm_quiet_all;
+uint8_t sm_quiet_level;
+__thread bool sm_ticker_thread;
 
 void classify_addrs(int fd, struct fd_addr *local, struct fd_addr *peer)
 {

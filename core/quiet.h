@@ -7,29 +7,54 @@
  * call, for the rest.  Before such a filter goes on (prctl(PR_SET_SECCOMP),
  * the seccomp system call through syscall()), the preload classifies the
  * program's open fds, starts the ticker and opens the log for it
- * (preload.c: sm_confining), and marks the calling thread quiet.  A
- * quiet thread's lifecycle hooks then make no system call the program did
- * not ask for: no fstat, getsockname, TCP_INFO or getpid, no thread
- * start, no warning; its data calls are counted as ever (counting takes no
- * system call).  A filter applied to every thread (SECCOMP_FILTER_FLAG_TSYNC)
- * makes every thread quiet, the ticker included: it then only drains,
- * formats and writes to the log it holds (write, futex, memory), without
- * reading the kernel's view, checking fds, scanning for recovery or
- * removing its state file (left marked final to the next recovery).
+ * (preload.c: sm_confining), and once the filter is on, every thread of
+ * the program is quiet (threads it creates later inherit the filter, and
+ * a thread-local mark would not follow them; the other threads lose only
+ * the kernel's view and the addresses).  A quiet thread's lifecycle hooks
+ * make no system call the program did not ask for: no fstat,
+ * getsockname, TCP_INFO or getpid, no thread start, no file, no warning;
+ * its data calls are counted as ever (counting takes no system call).
+ * The ticker, which the filter does not bind, writes the records.  A
+ * filter on every thread (SECCOMP_FILTER_FLAG_TSYNC) binds the ticker
+ * too, which is then quiet as well: it only drains, formats and writes to
+ * the log it holds (write, futex, memory), without reading the kernel's
+ * view, checking fds, scanning for recovery or removing its state file
+ * (left marked final to the next recovery).
  */
 #ifndef SOCKMETER_QUIET_H
 #define SOCKMETER_QUIET_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
-extern __thread bool sm_quiet_thread __attribute__((tls_model("initial-exec")));
-extern bool sm_quiet_all; /* atomic */
+enum sm_quiet_level {
+	SM_LOUD = 0,		/* no filter */
+	SM_QUIET_PROGRAM = 1,	/* the program's threads (not the ticker) */
+	SM_QUIET_ALL = 2,	/* every thread (TSYNC) */
+};
+
+extern uint8_t sm_quiet_level; /* atomic; only ever raised */
+/* Set by the ticker thread for itself. */
+extern __thread bool sm_ticker_thread __attribute__((tls_model("initial-exec")));
 
 /* True when the calling thread must make no system call of ours.
  * Context: any thread and signal handler. */
 static inline bool sm_quiet(void)
 {
-	return sm_quiet_thread || __atomic_load_n(&sm_quiet_all, __ATOMIC_RELAXED);
+	uint8_t l = __atomic_load_n(&sm_quiet_level, __ATOMIC_RELAXED);
+
+	return l != SM_LOUD && (l == SM_QUIET_ALL || !sm_ticker_thread);
+}
+
+/* sm_quiet_raise - at least level l from now on (never lowered). */
+static inline void sm_quiet_raise(uint8_t l)
+{
+	uint8_t cur = __atomic_load_n(&sm_quiet_level, __ATOMIC_RELAXED);
+
+	while (cur < l && !__atomic_compare_exchange_n(&sm_quiet_level, &cur, l,
+						      false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED))
+		;
 }
 
 #endif

@@ -464,6 +464,8 @@ static int pinned_write(struct sink *s, const char *buf, size_t len)
 	 * keeps every signal blocked). */
 	if (sm_quiet())
 		return write_all(fd, buf, len);
+	if (s->to_stderr)
+		return guarded_write(fd, buf, len, -1);
 	if (fstat(fd, &st) != 0)
 		return -errno;
 	return guarded_write(fd, buf, len, st.st_size);
@@ -473,10 +475,21 @@ int sink_pin(struct sink *s)
 {
 	int saved = errno, fd;
 
-	if (s->pin || s->to_stderr || s->path[0] == '\0')
+	if (s->pin || s->path[0] == '\0')
 		return 0;
 	if (!progfd_detached())
 		return -EINVAL;
+	if (s->to_stderr) {
+		/* A copy of the program's stderr, while it is the one we
+		 * were given. */
+		if (!stderr_id_same(&s->err))
+			return 0;
+		fd = progfd_get(2);
+		if (fd < 0)
+			return fd;
+		s->pin = fd + 1;
+		return 0;
+	}
 	fd = open_append(s->path);
 	if (fd < 0)
 		return settle(s, -errno, saved);
@@ -493,11 +506,11 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 	if (s->path[0] == '\0' || len == 0)
 		return 0;
-	if (s->to_stderr)
+	if (s->pin && progfd_detached())
+		r = pinned_write(s, buf, len);
+	else if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
 		r = stderr_id_same(&s->err) ? write_stderr(buf, len) : -EBADF;
-	else if (s->pin && progfd_detached())
-		r = pinned_write(s, buf, len);
 	else if (sm_quiet())
 		r = -EPERM; /* no file may be opened: the state file keeps it */
 	else

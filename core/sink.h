@@ -128,8 +128,10 @@ int sink_write(struct sink *s, const char *buf, size_t len);
  * private fd table (progfd_detached: the ticker's), for every later
  * write of that thread: the records reach that file whatever becomes of
  * its name afterwards (a chroot, a uid that could not open it again).
- * The file is no longer rotated (rotating renames it by name).  stderr,
- * Prometheus' sink_replace and a sink without a path are left as they are.
+ * The file is no longer rotated (rotating renames it by name).  stderr is
+ * kept as a copy of the program's fd 2 (while it is the one given at
+ * start); Prometheus' sink_replace and a sink without a path are left as
+ * they are.
  * Returns 0 or a negative errno (reported).
  * Context: ticker only; serialized with sink writes.
  */

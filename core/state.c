@@ -7,6 +7,7 @@
  */
 #include "state.h"
 
+#include "progfd.h"
 #include "quiet.h"
 #include "rawsys.h"
 
@@ -742,6 +743,7 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->file = NULL;
 	st->size = 0;
 	st->durable = false;
+	st->dir_pin = 0; /* the parent's ticker's fd */
 	/* The head, private zeroes again (the parent's file no more), and
 	 * nothing of the parent's slots or queue: the meter forgets every fd
 	 * and starts the queue empty.  One mapping call over the head and
@@ -784,8 +786,36 @@ void state_remove(struct state *st)
 	 * the next recovery to remove. */
 	if (sm_quiet())
 		return;
+	/* After a chroot, through the directory kept open before it. */
+	if (st->dir_pin && progfd_detached()) {
+		const char *base = strrchr(st->path, '/');
+
+		raw_syscall6(SYS_unlinkat, st->dir_pin - 1,
+			     (long)(base ? base + 1 : st->path), 0, 0, 0, 0);
+		return;
+	}
 	/* Inline: errno stays the caller's. */
 	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
+}
+
+void state_pin_dir(struct state *st)
+{
+	char dir[sizeof(st->path)], *slash;
+	long fd;
+
+	if (st->dir_pin || !LOAD(&st->durable) || !progfd_detached())
+		return;
+	snprintf(dir, sizeof(dir), "%s", st->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = slash == dir ? '/' : '\0';
+	if (slash == dir)
+		slash[1] = '\0';
+	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)dir,
+			  O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (fd >= 0)
+		st->dir_pin = (int)fd + 1;
 }
 
 void state_ticker_begin(struct state_ticker *t)

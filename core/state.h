@@ -150,6 +150,7 @@ struct state {
 	bool durable;        /* a file backs it (else private memory) */
 	bool file_dontfork;  /* file is MADV_DONTFORK (what moves out is not) */
 	uint32_t cap;
+	int dir_pin;         /* state_pin_dir's fd + 1 (0: none): the ticker's */
 	uint64_t proc_start; /* this process's, as in the file's name */
 	char *file;          /* the whole file mapped (regions move out) */
 	size_t size;
@@ -227,6 +228,14 @@ void state_after_fork(struct state *st, const struct config *cfg,
  */
 void state_set_status(struct state *st, enum state_status s);
 void state_remove(struct state *st);
+
+/*
+ * state_pin_dir - open the file's directory now and keep it, in the
+ * calling thread's private fd table (progfd_detached: the ticker's), so
+ * that state_remove on that thread still reaches the file after a chroot.
+ * Context: ticker only.
+ */
+void state_pin_dir(struct state *st);
 
 /*
  * The ticker's double buffer.  state_ticker_begin starts the next copy

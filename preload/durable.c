@@ -119,9 +119,11 @@ void sm_durable_end(enum sm_end how)
 {
 	switch (how) {
 	case SM_END_EXIT:
-		/* The exit record did not reach the log (a chroot hid it,
-		 * RLIMIT_FSIZE, a full disk): recovery writes it later. */
-		if (!sm_meter.sink_stale && sm_meter.sink.failing)
+		/* The exit record did not reach the log file (RLIMIT_FSIZE,
+		 * a full disk, out of reach): recovery writes it later.  Not
+		 * a stderr that is gone: recovery would print it elsewhere. */
+		if (!sm_meter.sink_stale && sm_meter.sink.failing &&
+		    !sm_meter.sink.to_stderr)
 			state_set_status(&sm_state, STATE_UNWRITTEN);
 		else
 			state_remove(&sm_state);
@@ -136,6 +138,11 @@ void sm_durable_end(enum sm_end how)
 		state_set_status(&sm_state, STATE_UNWRITTEN);
 		break;
 	}
+}
+
+void sm_durable_pin_dir(void)
+{
+	state_pin_dir(&sm_state);
 }
 
 void sm_durable_before_sandbox(void)

@@ -12,6 +12,7 @@
 #ifndef SOCKMETER_FUNCS_CREDS_H
 #define SOCKMETER_FUNCS_CREDS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
@@ -47,17 +48,21 @@
 void sm_creds_changed(void);
 
 /*
- * sm_confining - the calling thread is about to confine itself: a chroot
- * (SM_CONFINE_ROOT), a seccomp filter or strict mode on itself
- * (SM_CONFINE_THREAD) or on every thread (SM_CONFINE_ALL, TSYNC).  Before
- * the real call: the program's open fds are classified, the ticker started
- * and the log kept open for it (meter_pin_log), so that the records still
- * reach the log; then, for seccomp, the thread (or every thread) is marked
- * quiet (core/quiet.h).  errno kept.
+ * sm_confine_begin, sm_confine_end - around a call that confines the
+ * calling thread: a chroot (SM_CONFINE_ROOT), a seccomp filter or strict
+ * mode on itself (SM_CONFINE_THREAD) or on every thread (SM_CONFINE_ALL,
+ * TSYNC).  Before it: the program's open fds are classified, the ticker
+ * started and the log kept open for it (meter_pin_log), so that the
+ * records still reach the log (with TSYNC every thread, the ticker too, is
+ * quiet from then on).  After it, done telling whether the call did
+ * confine: the program's threads are quiet (core/quiet.h), or, for a
+ * probe or a refusal, nothing is.  begin returns what end needs.  errno
+ * kept.
  * Context: any thread, not a signal handler.
  */
 enum sm_confine { SM_CONFINE_ROOT, SM_CONFINE_THREAD, SM_CONFINE_ALL };
-void sm_confining(enum sm_confine how);
+int sm_confine_begin(enum sm_confine how);
+void sm_confine_end(enum sm_confine how, int before, bool done);
 
 /*
  * __wrap_syscall - what the library's own syscall() calls become (the link

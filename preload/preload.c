@@ -64,6 +64,7 @@ static struct ticker_shared {
 	uint32_t final_req;
 	uint32_t pin_req;  /* keep the log open: see pin_log */
 	uint32_t pin_done; /* futex word: grows when a pin_req is served */
+	uint32_t start_failed; /* no thread could be made */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 } tk __attribute__((aligned(4096)));
 static bool tk_wiped;
@@ -329,6 +330,7 @@ static void *ticker_main(void *arg)
 	/* Named from inside: pthread_setname_np on another thread opens
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
 	raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"sockmeter", 0, 0, 0, 0);
+	sm_ticker_thread = true;
 	__atomic_store_n(&tk.alive, 1, __ATOMIC_RELEASE);
 	/* Our files live in an fd table of our own, out of the program's
 	 * way (core/progfd.h); else each batch is written from a child. */
@@ -356,9 +358,9 @@ static void *ticker_main(void *arg)
 		meter_flush(&sm_meter, &tk.out);
 		if (req)
 			final_written(req);
-		if (__atomic_load_n(&tk.pin_req, __ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&tk.pin_req, 0, __ATOMIC_RELEASE);
+		if (__atomic_exchange_n(&tk.pin_req, 0, __ATOMIC_ACQ_REL)) {
 			meter_pin_log(&sm_meter);
+			sm_durable_pin_dir();
 			__atomic_fetch_add(&tk.pin_done, 1, __ATOMIC_ACQ_REL);
 			futex(&tk.pin_done, FUTEX_WAKE, INT32_MAX, NULL);
 		}
@@ -446,9 +448,11 @@ static void ensure_ticker(void)
 		munmap(stack - STACK_GUARD, STACK_GUARD + TICKER_STACK);
 		stack = NULL;
 	}
-	if (!stack && start_ticker(NULL) != 0)
+	if (!stack && start_ticker(NULL) != 0) {
+		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
 		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
 				    " records are written at exit only");
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }
@@ -1028,49 +1032,85 @@ static void classify_open_fds(void)
 }
 
 /* Have the ticker open the log and keep it open (meter_pin_log); wait
- * for it, 1 s at most. */
+ * for it, 1 s at most.  A request the ticker has not taken by then is
+ * taken back: served after the confinement, it would open files the
+ * sandbox forbids. */
 static void pin_log(void)
 {
 	uint32_t done = __atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE);
 	struct timespec until;
+	int round;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 1;
 	__atomic_store_n(&tk.pin_req, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
 	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
-	while (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) == done &&
-	       (futex(&tk.pin_done, FUTEX_WAIT_BITSET, done, &until) == 0 ||
-		errno != ETIMEDOUT))
-		;
+	for (round = 0; round < 2; round++) {
+		while (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) == done &&
+		       (futex(&tk.pin_done, FUTEX_WAIT_BITSET, done, &until) ==
+				0 ||
+			errno != ETIMEDOUT))
+			;
+		if (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) != done ||
+		    __atomic_exchange_n(&tk.pin_req, 0, __ATOMIC_ACQ_REL))
+			return; /* served, or taken back */
+		/* The ticker took it a moment ago: it is being served. */
+		until.tv_sec += 1;
+	}
 }
 
-void sm_confining(enum sm_confine how)
+/* A ticker runs, or is starting (its start did not fail). */
+static bool ticker_running(void)
 {
+	return __atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&tk.start_failed, __ATOMIC_ACQUIRE);
+}
+
+int sm_confine_begin(enum sm_confine how)
+{
+	uint8_t before = __atomic_load_n(&sm_quiet_level, __ATOMIC_ACQUIRE);
 	int saved = errno;
 
-	/* A vfork child's filter or root is its own (it execs next); its
-	 * thread-local flag is its parent's thread's memory. */
+	/* A vfork child's filter or root is its own (it execs next). */
 	if (!sm_meter.tab.cap || foreign_process())
-		goto out;
-	if (sm_quiet() || maybe_in_handler())
-		goto mark;
-	if (how != SM_CONFINE_ROOT)
-		sm_durable_before_sandbox();
-	classify_open_fds();
-	/* Nothing tracked: no record to write, none to keep a log for. */
-	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
-		goto mark;
-	ensure_ticker();
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
-		pin_log();
-mark:
+		return -1;
+	if (!sm_quiet() && !maybe_in_handler()) {
+		if (how != SM_CONFINE_ROOT)
+			sm_durable_before_sandbox();
+		classify_open_fds();
+		/* Nothing tracked: no record to write, no log to keep. */
+		if (__atomic_load_n(&sm_meter.ticker_wanted,
+				    __ATOMIC_ACQUIRE)) {
+			ensure_ticker();
+			/* A filter on every thread binds the ticker too: it
+			 * is quiet before it says the log is pinned, so that
+			 * nothing of its own follows the filter. */
+			if (how == SM_CONFINE_ALL)
+				sm_quiet_raise(SM_QUIET_ALL);
+			if (ticker_running())
+				pin_log();
+		}
+	}
 	if (how == SM_CONFINE_ALL)
-		__atomic_store_n(&sm_quiet_all, true, __ATOMIC_RELAXED);
-	if (how != SM_CONFINE_ROOT)
-		sm_quiet_thread = true;
-out:
+		sm_quiet_raise(SM_QUIET_ALL);
 	errno = saved;
+	return before;
+}
+
+void sm_confine_end(enum sm_confine how, int before, bool done)
+{
+	if (before < 0 || how == SM_CONFINE_ROOT)
+		return;
+	if (!done) {
+		/* A probe (libseccomp asks the kernel with invalid calls) or
+		 * a refusal: nothing is filtered. */
+		if (how == SM_CONFINE_ALL)
+			__atomic_store_n(&sm_quiet_level, (uint8_t)before,
+					 __ATOMIC_RELEASE);
+		return;
+	}
+	sm_quiet_raise(SM_QUIET_PROGRAM);
 }
 
 void sm_creds_changed(void)

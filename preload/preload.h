@@ -190,6 +190,10 @@ void sm_durable_end(enum sm_end how);
  * (core/quiet.h) may not.  Context: sm_confining. */
 void sm_durable_before_sandbox(void);
 
+/* sm_durable_pin_dir - the state file's directory kept open by the
+ * ticker (state_pin_dir), with the log (meter_pin_log).  Context: ticker. */
+void sm_durable_pin_dir(void);
+
 /* sm_durable_log_moved - the sink's path changed (a uid change): the
  * header names the new one.  Context: the caller holds the write lock. */
 void sm_durable_log_moved(void);

@@ -14,6 +14,7 @@
 
 #include <grp.h>
 #include <stdarg.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -112,8 +113,11 @@ SM_EXPORT int setgroups(size_t n, const gid_t *list)
  */
 SM_EXPORT int chroot(const char *path)
 {
-	sm_confining(SM_CONFINE_ROOT);
-	return sm_real.chroot(path);
+	int before = sm_confine_begin(SM_CONFINE_ROOT);
+	int r = sm_real.chroot(path);
+
+	sm_confine_end(SM_CONFINE_ROOT, before, r == 0);
+	return r;
 }
 
 SM_EXPORT int prctl(int option, ...)
@@ -127,8 +131,18 @@ SM_EXPORT int prctl(int option, ...)
 	a4 = va_arg(ap, unsigned long);
 	a5 = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP)
-		sm_confining(SM_CONFINE_THREAD);
+	/* Strict mode, or a filter (a NULL one is a probe: EFAULT). */
+	if (option == PR_SET_SECCOMP &&
+	    ((int)a2 == SECCOMP_MODE_STRICT ||
+	     ((int)a2 == SECCOMP_MODE_FILTER && a3 != 0))) {
+		int before = sm_confine_begin(SM_CONFINE_THREAD);
+		int r = sm_real.prctl(option, a2, a3, a4, a5);
+		int saved = errno;
+
+		sm_confine_end(SM_CONFINE_THREAD, before, r == 0);
+		errno = saved;
+		return r;
+	}
 	return sm_real.prctl(option, a2, a3, a4, a5);
 }
 

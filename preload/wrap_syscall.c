@@ -107,21 +107,43 @@ static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
 	return r;
 }
 
-/* A chroot or a seccomp filter about to go on (sm_confining). */
+/* A chroot or a seccomp filter about to go on (sm_confine_begin).  The
+ * kernel reads these arguments as int and unsigned int.  Calls that only
+ * probe the kernel (libseccomp's: strict mode with flags, a NULL filter)
+ * are passed on untouched. */
 static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 		      long a6)
 {
-	if (n == SYS_chroot)
-		sm_confining(SM_CONFINE_ROOT);
-	else if (n == SYS_prctl && a1 == PR_SET_SECCOMP)
-		sm_confining(SM_CONFINE_THREAD);
-	else if (n == SYS_seccomp && (a1 == SECCOMP_SET_MODE_STRICT ||
-				      a1 == SECCOMP_SET_MODE_FILTER))
-		sm_confining(a1 == SECCOMP_SET_MODE_FILTER &&
-				     (a2 & SECCOMP_FILTER_FLAG_TSYNC)
-			     ? SM_CONFINE_ALL
-			     : SM_CONFINE_THREAD);
-	return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	enum sm_confine how = SM_CONFINE_THREAD;
+	bool listener = false;
+	int before, saved;
+	long r;
+
+	if (n == SYS_chroot) {
+		how = SM_CONFINE_ROOT;
+	} else if (n == SYS_prctl) {
+		if ((int)a1 != PR_SET_SECCOMP ||
+		    ((int)a2 != SECCOMP_MODE_STRICT &&
+		     ((int)a2 != SECCOMP_MODE_FILTER || a3 == 0)))
+			return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	} else {
+		if (!(((unsigned)a1 == SECCOMP_SET_MODE_STRICT && a2 == 0 &&
+		       a3 == 0) ||
+		      ((unsigned)a1 == SECCOMP_SET_MODE_FILTER && a3 != 0)))
+			return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+		if ((unsigned)a1 == SECCOMP_SET_MODE_FILTER &&
+		    ((unsigned)a2 & SECCOMP_FILTER_FLAG_TSYNC))
+			how = SM_CONFINE_ALL;
+		/* With a listener, success is the listener's fd. */
+		listener = (unsigned)a1 == SECCOMP_SET_MODE_FILTER &&
+			   ((unsigned)a2 & SECCOMP_FILTER_FLAG_NEW_LISTENER);
+	}
+	before = sm_confine_begin(how);
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	saved = errno;
+	sm_confine_end(how, before, listener ? r >= 0 : r == 0);
+	errno = saved;
+	return r;
 }
 
 /* The named wrappers' lifecycle hooks, after (or for close, before) the

@@ -19,6 +19,13 @@
  *            socketpair made under the filter carries BYTES each way: no
  *            ticker ran when the child exits, so its state file keeps
  *            the numbers for recovery;
+ *   probe    no filter: before the fork, the parent makes the invalid
+ *            calls libseccomp and systemd make to probe the kernel
+ *            (strict mode with a flag, a NULL filter, with and without
+ *            TSYNC), which confine nothing; the child then writes BYTES
+ *            unconfined;
+ *   thread   the prctl filter, then a thread made under it (the filter
+ *            is inherited) moves BYTES each way on a socketpair it makes;
  *   idle     the prctl filter, after closing the socket unused: the child
  *            meters nothing, and its exit must not touch its state file
  *            (BYTES must be 0);
@@ -40,6 +47,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -87,6 +95,14 @@ static struct sock_filter rules[] = {
 	ALLOW(SYS_munmap),
 	ALLOW(SYS_madvise),
 	ALLOW(SYS_socketpair),
+	/* A thread made under the filter (mode "thread"). */
+	ALLOW(SYS_clone),
+	ALLOW(SYS_clone3),
+	ALLOW(SYS_mprotect),
+	ALLOW(SYS_set_robust_list),
+	ALLOW(SYS_rseq),
+	ALLOW(SYS_rt_sigaction),
+	ALLOW(SYS_getrandom),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
@@ -113,6 +129,8 @@ static void confine(const char *how, const char *root)
 		    setrlimit(RLIMIT_NPROC, &zero) != 0)
 			die("setrlimit");
 	}
+	if (strcmp(how, "probe") == 0)
+		return;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS");
 	if (strcmp(how, "seccomp") == 0 || strcmp(how, "tsync") == 0) {
@@ -127,6 +145,49 @@ static void confine(const char *how, const char *root)
 	}
 }
 
+/* BYTES each way through a socketpair of its own, in 64 KiB turns. */
+static void *pair_traffic(void *arg)
+{
+	static char buf[65536];
+	long bytes = *(long *)arg;
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		_exit(5);
+	memset(buf, 'y', sizeof(buf));
+	while (bytes > 0) {
+		size_t chunk = bytes < (long)sizeof(buf) ? (size_t)bytes
+							 : sizeof(buf);
+		size_t got = 0;
+		ssize_t n = write(sv[0], buf, chunk);
+
+		if (n <= 0)
+			_exit(6);
+		while (got < (size_t)n) {
+			ssize_t r = read(sv[1], buf, (size_t)n - got);
+
+			if (r <= 0)
+				_exit(7);
+			got += (size_t)r;
+		}
+		bytes -= n;
+	}
+	close(sv[0]);
+	close(sv[1]);
+	return NULL;
+}
+
+/* What libseccomp and systemd ask the kernel to learn what it offers:
+ * every one fails (EINVAL, EFAULT) and confines nothing. */
+static void probe(void)
+{
+	syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL);
+	syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		SECCOMP_FILTER_FLAG_TSYNC, NULL);
+	syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL);
+	prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NULL, 0, 0);
+}
+
 static void child(int fd, long bytes, const char *how, const char *root)
 {
 	static char buf[65536];
@@ -135,6 +196,16 @@ static void child(int fd, long bytes, const char *how, const char *root)
 	if (strcmp(how, "idle") == 0) {
 		close(fd);
 		confine(how, root);
+		return;
+	}
+	if (strcmp(how, "thread") == 0) {
+		pthread_t t;
+
+		close(fd);
+		confine(how, root);
+		if (pthread_create(&t, NULL, pair_traffic, &bytes) != 0 ||
+		    pthread_join(t, NULL) != 0)
+			_exit(8);
 		return;
 	}
 	if (strcmp(how, "late") == 0) {
@@ -193,7 +264,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|late|idle|chroot|chrootonly|"
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|probe|thread|late|idle|"
+				"chroot|chrootonly|"
 				"sshd "
 				"BYTES [ROOT]\n");
 		return 2;
@@ -211,6 +283,8 @@ int main(int argc, char **argv)
 	sfd = accept(lfd, NULL, NULL);
 	if (sfd < 0)
 		die("accept");
+	if (strcmp(argv[1], "probe") == 0)
+		probe();
 	pid = fork();
 	if (pid < 0)
 		die("fork");
