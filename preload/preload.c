@@ -384,16 +384,16 @@ static void *ticker_main(void *arg)
 #define STACK_GUARD 4096
 
 /*
- * The ticker's stack: a mapping of ours whose pages a fork child gets as
- * zeroes (MADV_WIPEONFORK).  libc's would be one more region of written
- * pages that every fork of the host copies the page tables of, and whose
- * pages the parent then faults again as the ticker runs; a child has no
- * ticker of the parent's.  Not MADV_DONTFORK: the thread's descriptor
- * sits at the top of this stack, on libc's list of threads with stacks of
- * their own next to the main thread's, and a fork child's libc unlinks
- * the forking thread from that list, writing to its neighbour (measured:
- * a child of a forking main thread died of SIGSEGV there).  Zeroes take
- * that write.  The lowest page is a guard.  NULL when it cannot be mapped.
+ * The ticker's stack: a mapping of ours, so that a host whose static TLS
+ * does not fit in it can be told apart (start_ticker falls back to one of
+ * libc's).  Not MADV_WIPEONFORK, nor MADV_DONTFORK: the thread's
+ * descriptor sits at the top of this stack, on libc's list of threads, and
+ * a child made without fork's handlers (a raw clone: vsftpd's isolated
+ * sessions) keeps that list as it was: wiped, its next setgroups walked
+ * into zeroes and died of SIGSEGV (glibc's setxid); unmapped, a fork
+ * child's libc unlinking the forking thread wrote into nothing.  A fork
+ * copies its written pages' tables, as it would libc's stack's.  The
+ * lowest page is a guard.  NULL when it cannot be mapped.
  */
 static void *ticker_stack(void)
 {
@@ -403,9 +403,6 @@ static void *ticker_stack(void)
 	if (p == MAP_FAILED)
 		return NULL;
 	mprotect(p, STACK_GUARD, PROT_NONE);
-	/* Without it (a kernel before 4.14) forks copy the stack, as they
-	 * would libc's. */
-	madvise(p + STACK_GUARD, TICKER_STACK, MADV_WIPEONFORK);
 	return p + STACK_GUARD;
 }
 
@@ -582,6 +579,38 @@ static void fork_child(void)
 		return;
 	}
 	sm_durable_after_fork(raw_getpid(), raw_now_both());
+}
+
+/*
+ * A child made by a raw clone without CLONE_VM (syscall(SYS_clone,
+ * SIGCHLD | CLONE_NEW*): vsftpd's isolated sessions) is a process of its
+ * own, as a fork child is, but libc runs no fork handlers for it: ours run
+ * here, in the order libc runs them (names last registered, so first to
+ * prepare).  The writes are waited for too (bounded): the ticker must not
+ * hold an allocator lock the child would inherit.
+ */
+static bool raw_write_locked;
+
+void sm_raw_fork(enum sm_raw_fork_phase phase)
+{
+	switch (phase) {
+	case SM_RAW_FORK_PREPARE:
+		sm_names_fork(SM_RAW_FORK_PREPARE);
+		fork_prepare();
+		raw_write_locked = tk.fork_locked &&
+				   lock_bounded(&tk.write_lock, 500);
+		break;
+	case SM_RAW_FORK_PARENT:
+		if (raw_write_locked)
+			pthread_mutex_unlock(&tk.write_lock);
+		fork_parent();
+		sm_names_fork(SM_RAW_FORK_PARENT);
+		break;
+	case SM_RAW_FORK_CHILD:
+		fork_child();
+		sm_names_fork(SM_RAW_FORK_CHILD);
+		break;
+	}
 }
 
 /* --- start-up and exit --------------------------------------------------- */

@@ -162,6 +162,21 @@ void sm_fds_received(const struct msghdr *msg);
  */
 void sm_final_record(bool exec);
 
+/*
+ * sm_raw_fork - around a raw clone that makes a process of its own (no
+ * CLONE_VM): our fork handlers, which libc does not run for it (prepare
+ * before, then parent or child after).  sm_names_fork - the name table's
+ * part of them (wrap_names.c; nothing before its first lookup).
+ * Context: the thread making the clone; the child.
+ */
+enum sm_raw_fork_phase {
+	SM_RAW_FORK_PREPARE,
+	SM_RAW_FORK_PARENT,
+	SM_RAW_FORK_CHILD,
+};
+void sm_raw_fork(enum sm_raw_fork_phase phase);
+void sm_names_fork(enum sm_raw_fork_phase phase);
+
 /* The durable state (durable.c).  How an image ends, for sm_durable_end. */
 enum sm_end {
 	SM_END_EXIT,

@@ -72,9 +72,24 @@ static void names_child(void)
 	names_after_fork(&sm_names);
 }
 
+static bool names_set_up;
+
 static void names_setup(void)
 {
 	pthread_atfork(names_prepare, names_parent, names_child);
+	__atomic_store_n(&names_set_up, true, __ATOMIC_RELEASE);
+}
+
+void sm_names_fork(enum sm_raw_fork_phase phase)
+{
+	if (!__atomic_load_n(&names_set_up, __ATOMIC_ACQUIRE))
+		return;
+	if (phase == SM_RAW_FORK_PREPARE)
+		names_prepare();
+	else if (phase == SM_RAW_FORK_PARENT)
+		names_parent();
+	else
+		names_child();
 }
 
 static bool names_on(void)

@@ -24,7 +24,9 @@
 #if SM_WRAP_SYSCALL
 
 #include <linux/close_range.h>
+#include <linux/sched.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 
 /* The numbers that get a named wrapper's treatment. */
@@ -42,6 +44,7 @@
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w)                     \
+	X(SYS_clone, w) X(SYS_clone3, w)                                       \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -146,6 +149,41 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 	return r;
 }
 
+/*
+ * A raw clone that makes a process of its own (no CLONE_VM, no
+ * CLONE_THREAD) and returns on the caller's stack: a fork without libc's
+ * handlers, so ours run around it (sm_raw_fork) and the child is metered
+ * as a fork child.  Anything else (a thread, a vfork-like child, a child
+ * on a stack of its own, which never returns here) passes on untouched.
+ */
+static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
+		    long a6)
+{
+	const struct clone_args *ca = (const struct clone_args *)a1;
+	unsigned long flags;
+	bool own_stack;
+	long r;
+	int saved;
+
+	if (n == SYS_clone) {
+		flags = (unsigned long)a1;
+		own_stack = a2 != 0;
+	} else {
+		if (!ca || (size_t)a2 < sizeof(ca->flags) + 6 * sizeof(uint64_t))
+			return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+		flags = (unsigned long)ca->flags;
+		own_stack = ca->stack != 0;
+	}
+	if ((flags & (CLONE_VM | CLONE_THREAD | CLONE_VFORK)) || own_stack)
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	sm_raw_fork(SM_RAW_FORK_PREPARE);
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	saved = errno;
+	sm_raw_fork(r == 0 ? SM_RAW_FORK_CHILD : SM_RAW_FORK_PARENT);
+	errno = saved;
+	return r;
+}
+
 /* The named wrappers' lifecycle hooks, after (or for close, before) the
  * real call, on the same conditions. */
 static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
@@ -159,6 +197,8 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		sm_closing((int)a1);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot)
 		return confining(n, a1, a2, a3, a4, a5, a6);
+	else if (n == SYS_clone || n == SYS_clone3)
+		return cloning(n, a1, a2, a3, a4, a5, a6);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
 	switch (n) {

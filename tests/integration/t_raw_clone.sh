@@ -1,0 +1,28 @@
+# A child made by a raw clone system call (no CLONE_VM), as vsftpd makes
+# its isolated sessions (syscall(SYS_clone, SIGCHLD | CLONE_NEW*)), or with
+# clone3 (tests/progs/rawclone): libc runs no fork handler for it.
+#  - it lives: as root its setgroups walks libc's list of threads, which
+#    holds the parent's ticker (a stack wiped for such a child made that
+#    a SIGSEGV);
+#  - it is metered as a fork child: its own log, with its exact bytes, and
+#    the parent's log untouched by the child's share.
+. "$(dirname "$0")/lib.sh"
+
+need_prog rawclone
+N=1000000
+mkdir -m 1777 "$T/log"
+for how in clone clone3; do
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/$how.%p.log" \
+		sm "$PROGS/rawclone" "$how" "$N" >"$T/$how.out" 2>"$T/$how.err" ||
+		fail "rawclone $how failed: $(cat "$T/$how.err")"
+	expect_eq "$how: the child's ending" "$(field status "$T/$how.out")" "exit:0"
+	expect_eq "$how: bytes received" "$(field got "$T/$how.out")" "$N"
+	child=$(field child "$T/$how.out")
+	parent=$(field pid "$T/$how.out")
+	check "$T/log/$how.$child.log" \
+		"T['bytes_out'] == $N and T['bytes_in'] == 1 and not E.get('end')" \
+		"$how: the child's exit record"
+	check "$T/log/$how.$parent.log" "T['bytes_in'] == $N and T['bytes_out'] == 1" \
+		"$how: the parent's exit record"
+done
+exit 0
