@@ -523,8 +523,15 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 	return pthread_mutex_timedlock(lock, &until) == 0;
 }
 
+/* Each handler may run twice in one fork (glibc did, in apache's daemon:
+ * see wrap_names.c); the forking thread knows whether it is in one. */
+static __thread bool in_fork;
+
 static void fork_prepare(void)
 {
+	if (in_fork)
+		return;
+	in_fork = true;
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
 	 * only to make a bounded batch of records, never while writing. */
@@ -533,6 +540,9 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	if (!in_fork)
+		return;
+	in_fork = false;
 	if (tk.fork_locked)
 		pthread_mutex_unlock(&tk.tick_lock);
 }
@@ -558,6 +568,10 @@ static struct meter_time raw_now_both(void)
 SM_FORK_PATH
 static void fork_child(void)
 {
+	/* Once per fork (see in_fork). */
+	if (!in_fork)
+		return;
+	in_fork = false;
 	/* Zeroes already where tk is wiped; else assigned, not
 	 * pthread_mutex_init'ed (a fork child's every page touched is a
 	 * fault, libc's text included).  The parent's ticker may have been

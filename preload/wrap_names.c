@@ -56,19 +56,31 @@ int unbound_gethostbyname_r(const char *name, struct hostent *ret, char *buf,
 }
 
 /* A fork while a lookup writes the table: the child's copy must not be
- * left locked, nor half written. */
+ * left locked, nor half written.  Each handler may run twice in one fork:
+ * glibc ran ours twice in apache's daemon (after its modules were
+ * unloaded and loaded again), and a second lock by the same thread waited
+ * for good.  The forking thread remembers that it holds the lock. */
+static __thread bool names_held;
+
 static void names_prepare(void)
 {
+	if (names_held)
+		return;
 	pthread_mutex_lock(&sm_names.lock);
+	names_held = true;
 }
 
 static void names_parent(void)
 {
+	if (!names_held)
+		return;
+	names_held = false;
 	pthread_mutex_unlock(&sm_names.lock);
 }
 
 static void names_child(void)
 {
+	names_held = false;
 	names_after_fork(&sm_names);
 }
 
