@@ -654,12 +654,12 @@ static void sink_ready(struct meter *m)
 	sink_set_rotation(&m->sink, m->cfg.log_max_size, m->cfg.log_keep);
 }
 
-int meter_pin_log(struct meter *m)
+int meter_pin_log(struct meter *m, bool on)
 {
 	if (m->prom)
 		return 0; /* replaced by name at each write: cannot be kept */
 	sink_ready(m);
-	return sink_pin(&m->sink);
+	return sink_pin(&m->sink, on);
 }
 
 void meter_flush(struct meter *m, struct sbuf *out)
@@ -832,7 +832,9 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	__atomic_store_n(&m->sink_stale, true, __ATOMIC_RELAXED);
 	/* The parent's pinned log is in its ticker's fd table, not ours
 	 * (read first: most children never write the sink's pages). */
-	if (m->sink.pin)
+	if (m->sink.pin) {
 		m->sink.pin = 0;
+		m->sink.pin_on = false;
+	}
 	__atomic_store_n(&m->ticker_wanted, false, __ATOMIC_RELAXED);
 }

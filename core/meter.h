@@ -211,10 +211,12 @@ bool meter_more(const struct meter *m);
 /*
  * meter_pin_log - open the log now and keep it open for the calling
  * thread's later writes (sink_pin): before a chroot or a seccomp filter
- * would keep it from being opened by name.  Returns 0 or a negative errno.
+ * would keep it from being opened by name (on), or a uid change from
+ * opening it again (not on yet: see sink_pin).  Returns 0 or a negative
+ * errno.
  * Context: ticker only (holding the write lock).
  */
-int meter_pin_log(struct meter *m);
+int meter_pin_log(struct meter *m, bool on);
 
 /*
  * meter_flush - write out (records made by meter_tick_into or

@@ -471,10 +471,12 @@ static int pinned_write(struct sink *s, const char *buf, size_t len)
 	return guarded_write(fd, buf, len, st.st_size);
 }
 
-int sink_pin(struct sink *s)
+int sink_pin(struct sink *s, bool on)
 {
 	int saved = errno, fd;
 
+	if (s->pin && on)
+		s->pin_on = true;
 	if (s->pin || s->path[0] == '\0')
 		return 0;
 	if (!progfd_detached())
@@ -488,12 +490,14 @@ int sink_pin(struct sink *s)
 		if (fd < 0)
 			return fd;
 		s->pin = fd + 1;
+		s->pin_on = on;
 		return 0;
 	}
 	fd = open_append(s->path);
 	if (fd < 0)
 		return settle(s, -errno, saved);
 	s->pin = fd + 1;
+	s->pin_on = on;
 	errno = saved;
 	return 0;
 }
@@ -506,7 +510,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 	if (s->path[0] == '\0' || len == 0)
 		return 0;
-	if (s->pin && progfd_detached())
+	if (s->pin_on && progfd_detached())
 		r = pinned_write(s, buf, len);
 	else if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
@@ -543,7 +547,7 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 	char msg[CONFIG_PATH_MAX + 256];
 	struct stat st;
 
-	if (s->to_stderr || s->pin)
+	if (s->to_stderr || s->pin_on)
 		return 0; /* a pinned file stays writable: it is open */
 	if (strstr(tmpl, "%u"))
 		return sink_init(s, tmpl, pid, prog, start_s, s->report,
@@ -559,6 +563,12 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 		    ? faccessat(AT_FDCWD, s->path, W_OK, AT_EACCESS) == 0
 		    : faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0)
 		return 0;
+	/* Opened before the change (sm_creds_changing): it stays
+	 * writable through that fd. */
+	if (s->pin) {
+		s->pin_on = true;
+		return 0;
+	}
 	if (s->report) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: log %s: not writable by uid %u, which the "

@@ -68,6 +68,7 @@ struct sink {
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
+	bool pin_on;       /* writes go to it (else it waits, opened) */
 	config_report_fn report;
 	void *ctx;
 };
@@ -132,10 +133,13 @@ int sink_write(struct sink *s, const char *buf, size_t len);
  * kept as a copy of the program's fd 2 (while it is the one given at
  * start); Prometheus' sink_replace and a sink without a path are left as
  * they are.
+ * With on false the file is only opened, for later: writes keep going by
+ * name until sink_reinit_for_uid finds the name no longer writable by the
+ * new uid (a daemon dropping root), and turns the pin on.
  * Returns 0 or a negative errno (reported).
  * Context: ticker only; serialized with sink writes.
  */
-int sink_pin(struct sink *s);
+int sink_pin(struct sink *s, bool on);
 
 /*
  * sink_set_rotation - rotate the file before a batch would make it pass

@@ -48,6 +48,15 @@
 void sm_creds_changed(void);
 
 /*
+ * sm_creds_changing - before such a call: with an explicit log path, the
+ * ticker opens the log with the credentials of now and keeps it, so that
+ * the records still reach it when the new uid could not open it
+ * (sink_reinit_for_uid).  errno kept.
+ * Context: any thread, not a signal handler.
+ */
+void sm_creds_changing(void);
+
+/*
  * sm_confine_begin, sm_confine_end - around a call that confines the
  * calling thread: a chroot (SM_CONFINE_ROOT), a seccomp filter or strict
  * mode on itself (SM_CONFINE_THREAD) or on every thread (SM_CONFINE_ALL,

@@ -55,6 +55,8 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
  * The parent writes it around every fork (fork_prepare, fork_parent): a
  * page a fork does not write-protect takes no fault for it.
  */
+enum { PIN_NOW = 1, PIN_LATER = 2 }; /* tk.pin_req: sink_pin's on, or not */
+
 static struct ticker_shared {
 	pthread_mutex_t tick_lock;
 	pthread_mutex_t write_lock;
@@ -62,7 +64,7 @@ static struct ticker_shared {
 	int started;
 	uint32_t alive;
 	uint32_t final_req;
-	uint32_t pin_req;  /* keep the log open: see pin_log */
+	uint32_t pin_req;  /* keep the log open (PIN_*): see pin_log */
 	uint32_t pin_done; /* futex word: grows when a pin_req is served */
 	uint32_t start_failed; /* no thread could be made */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
@@ -338,7 +340,7 @@ static void *ticker_main(void *arg)
 	for (;;) {
 		struct meter_time now;
 		uint64_t next;
-		uint32_t req;
+		uint32_t req, pin;
 		bool more;
 
 		pthread_mutex_lock(&tk.tick_lock);
@@ -358,8 +360,9 @@ static void *ticker_main(void *arg)
 		meter_flush(&sm_meter, &tk.out);
 		if (req)
 			final_written(req);
-		if (__atomic_exchange_n(&tk.pin_req, 0, __ATOMIC_ACQ_REL)) {
-			meter_pin_log(&sm_meter);
+		if ((pin = __atomic_exchange_n(&tk.pin_req, 0,
+					       __ATOMIC_ACQ_REL))) {
+			meter_pin_log(&sm_meter, pin == PIN_NOW);
 			sm_durable_pin_dir();
 			__atomic_fetch_add(&tk.pin_done, 1, __ATOMIC_ACQ_REL);
 			futex(&tk.pin_done, FUTEX_WAKE, INT32_MAX, NULL);
@@ -1078,7 +1081,7 @@ static void classify_open_fds(void)
  * for it, 1 s at most.  A request the ticker has not taken by then is
  * taken back: served after the confinement, it would open files the
  * sandbox forbids. */
-static void pin_log(void)
+static void pin_log(uint32_t how)
 {
 	uint32_t done = __atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE);
 	struct timespec until;
@@ -1086,7 +1089,7 @@ static void pin_log(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 1;
-	__atomic_store_n(&tk.pin_req, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&tk.pin_req, how, __ATOMIC_RELEASE);
 	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
 	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
 	for (round = 0; round < 2; round++) {
@@ -1132,7 +1135,7 @@ int sm_confine_begin(enum sm_confine how)
 			if (how == SM_CONFINE_ALL)
 				sm_quiet_raise(SM_QUIET_ALL);
 			if (ticker_running())
-				pin_log();
+				pin_log(PIN_NOW);
 		}
 	}
 	if (how == SM_CONFINE_ALL)
@@ -1154,6 +1157,27 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 		return;
 	}
 	sm_quiet_raise(SM_QUIET_PROGRAM);
+}
+
+void sm_creds_changing(void)
+{
+	int saved = errno;
+
+	/* Only an explicit path (a template with %u follows the uid), and
+	 * only when a ticker is wanted: it opens the file, with the
+	 * credentials of now, for the records the new ones could not write
+	 * (sink_reinit_for_uid turns it on then). */
+	if (!sm_meter.tab.cap || sm_quiet() || foreign_process() ||
+	    sm_meter.prom || sm_meter.sink.pin || sm_meter.sink.to_stderr ||
+	    strstr(sm_meter.cfg.log_path, "%u") ||
+	    !__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) ||
+	    maybe_in_handler())
+		goto out;
+	ensure_ticker();
+	if (ticker_running())
+		pin_log(PIN_LATER);
+out:
+	errno = saved;
 }
 
 void sm_creds_changed(void)

@@ -22,11 +22,15 @@
 /* True when sm_real.name is now the real function. */
 #define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
 
-/* Every wrapper: the real call, then, on success, the hook (errno kept). */
+/* Every wrapper: the log kept open first (explicit paths), the real call,
+ * then, on success, the hook (errno kept). */
 
 SM_EXPORT int setuid(uid_t u)
 {
-	int r = sm_real.setuid(u);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setuid(u);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -35,7 +39,10 @@ SM_EXPORT int setuid(uid_t u)
 
 SM_EXPORT int setgid(gid_t g)
 {
-	int r = sm_real.setgid(g);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setgid(g);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -44,7 +51,10 @@ SM_EXPORT int setgid(gid_t g)
 
 SM_EXPORT int seteuid(uid_t u)
 {
-	int r = sm_real.seteuid(u);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.seteuid(u);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -53,7 +63,10 @@ SM_EXPORT int seteuid(uid_t u)
 
 SM_EXPORT int setegid(gid_t g)
 {
-	int r = sm_real.setegid(g);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setegid(g);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -62,7 +75,10 @@ SM_EXPORT int setegid(gid_t g)
 
 SM_EXPORT int setreuid(uid_t ru, uid_t eu)
 {
-	int r = sm_real.setreuid(ru, eu);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setreuid(ru, eu);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -71,7 +87,10 @@ SM_EXPORT int setreuid(uid_t ru, uid_t eu)
 
 SM_EXPORT int setregid(gid_t rg, gid_t eg)
 {
-	int r = sm_real.setregid(rg, eg);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setregid(rg, eg);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -80,7 +99,10 @@ SM_EXPORT int setregid(gid_t rg, gid_t eg)
 
 SM_EXPORT int setresuid(uid_t ru, uid_t eu, uid_t su)
 {
-	int r = sm_real.setresuid(ru, eu, su);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setresuid(ru, eu, su);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -89,7 +111,10 @@ SM_EXPORT int setresuid(uid_t ru, uid_t eu, uid_t su)
 
 SM_EXPORT int setresgid(gid_t rg, gid_t eg, gid_t sg)
 {
-	int r = sm_real.setresgid(rg, eg, sg);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setresgid(rg, eg, sg);
 
 	if (r == 0)
 		sm_creds_changed();
@@ -98,7 +123,10 @@ SM_EXPORT int setresgid(gid_t rg, gid_t eg, gid_t sg)
 
 SM_EXPORT int setgroups(size_t n, const gid_t *list)
 {
-	int r = sm_real.setgroups(n, list);
+	int r;
+
+	sm_creds_changing();
+	r = sm_real.setgroups(n, list);
 
 	if (r == 0)
 		sm_creds_changed();

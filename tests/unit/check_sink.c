@@ -702,7 +702,8 @@ START_TEST(test_progfd_detached_thread_still_writes_to_the_program_stderr)
 END_TEST
 
 struct pinned {
-	int pin_r, write_r;
+	bool on;
+	int pin_r, write_r, before_r;
 	pthread_barrier_t pinned, moved;
 };
 
@@ -711,7 +712,9 @@ static void *pinned_main(void *p)
 	struct pinned *d = p;
 
 	progfd_detach();
-	d->pin_r = sink_pin(&sk);
+	d->pin_r = sink_pin(&sk, d->on);
+	/* Pinned for later: still written by name until the name fails. */
+	d->before_r = sink_write(&sk, "pinned\n", 7);
 	pthread_barrier_wait(&d->pinned);
 	pthread_barrier_wait(&d->moved);
 	d->write_r = sink_write(&sk, "after\n", 6);
@@ -722,7 +725,7 @@ static void *pinned_main(void *p)
  * hides it, a uid change would forbid opening it again). */
 START_TEST(test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes)
 {
-	struct pinned d = { 0 };
+	struct pinned d = { .on = _i == 0 };
 	char sub[128], tmpl[160], moved[160], *text;
 	pthread_t t;
 
@@ -732,7 +735,7 @@ START_TEST(test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes)
 	ck_assert_int_eq(sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep), 0);
 	ck_assert_int_eq(sink_write(&sk, "before\n", 7), 0);
 	/* Only a thread with a table of its own may hold the file. */
-	ck_assert_int_eq(sink_pin(&sk), -EINVAL);
+	ck_assert_int_eq(sink_pin(&sk, true), -EINVAL);
 	pthread_barrier_init(&d.pinned, NULL, 2);
 	pthread_barrier_init(&d.moved, NULL, 2);
 	ck_assert_int_eq(pthread_create(&t, NULL, pinned_main, &d), 0);
@@ -744,11 +747,12 @@ START_TEST(test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes)
 	pthread_barrier_wait(&d.moved);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(d.pin_r, 0);
+	ck_assert_int_eq(d.before_r, 0);
 	ck_assert_int_eq(d.write_r, 0);
 	ck_assert_int_ne(access(sub, F_OK), 0);
 	snprintf(moved, sizeof(moved), "%s/b/log", dir);
 	text = uu_slurp(moved);
-	ck_assert_str_eq(text, "before\nafter\n");
+	ck_assert_str_eq(text, "before\npinned\nafter\n");
 	free(text);
 	ck_assert_uint_eq(rep.n, 0);
 }
@@ -762,7 +766,9 @@ static TCase *tc_fdtable(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_progfd_detached_thread_opens_outside_the_program_fd_table);
 	tcase_add_test(tc, test_progfd_detached_thread_still_writes_to_the_program_stderr);
-	tcase_add_test(tc, test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes);
+	/* 0: pinned now (a chroot); 1: for later (a uid change), turned on
+	 * when the name is found unwritable. */
+	tcase_add_loop_test(tc, test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes, 0, 2);
 	return tc;
 }
 
