@@ -11,6 +11,7 @@
 #define SOCKMETER_RAWSYS_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -61,6 +62,15 @@ static inline long raw_syscall6(long n, long a, long b, long c, long d,
 	return r == -1 ? -(long)errno : r;
 #endif
 }
+
+/* One entry of getdents64. */
+struct dirent64_raw {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
 
 static inline long raw_getpid(void)
 {

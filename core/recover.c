@@ -7,6 +7,7 @@
 #include "recover.h"
 
 #include "meter.h"
+#include "rawsys.h"
 #include "state.h"
 
 #include <errno.h>
@@ -369,15 +370,6 @@ static void recover_one(const char *dir, const char *name,
 	munmap(img.p, img.size);
 	syscall(SYS_unlinkat, AT_FDCWD, claim, 0);
 }
-
-/* One entry of getdents64. */
-struct dirent64_raw {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
 
 /*
  * The directory is read with getdents64 into the stack, not opendir: the

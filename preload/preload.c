@@ -1002,15 +1002,6 @@ out:
 
 /* --- confinement: chroot and seccomp ------------------------------------- */
 
-/* One entry of getdents64. */
-struct dirent64_raw {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
 #define LISTED_FDS_MAX 4096
 
 struct fd_list {

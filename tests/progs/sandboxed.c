@@ -209,32 +209,9 @@ static void child(int fd, long bytes, const char *how, const char *root)
 		return;
 	}
 	if (strcmp(how, "late") == 0) {
-		int sv[2];
-
 		close(fd);
 		confine(how, root);
-		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-			_exit(5);
-		memset(buf, 'y', sizeof(buf));
-		while (bytes > 0) {
-			size_t chunk = bytes < (long)sizeof(buf) ? (size_t)bytes
-								 : sizeof(buf);
-			size_t got = 0;
-			ssize_t n = write(sv[0], buf, chunk);
-
-			if (n <= 0)
-				_exit(6);
-			while (got < (size_t)n) {
-				ssize_t r = read(sv[1], buf, (size_t)n - got);
-
-				if (r <= 0)
-					_exit(7);
-				got += (size_t)r;
-			}
-			bytes -= n;
-		}
-		close(sv[0]);
-		close(sv[1]);
+		pair_traffic(&bytes);
 		return;
 	}
 	confine(how, root);
