@@ -67,29 +67,21 @@ grep "\"pid\":$child," "$T/tsync-err.log" >"$T/tsync-child.log" || true
 check "$T/tsync-child.log" "T['bytes_out'] == $N" "tsync, stderr: the child's exit record"
 recover_all tsync-stderr
 
-# A socket made under the filter, when no ticker runs: the child's exit
-# leaves the numbers in its state file, marked unwritten; recovery writes
-# them as this exit's.
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/late.%p.log" \
-	sm "$PROGS/sandboxed" late "$N" >"$T/late.out" 2>"$T/late.err" ||
-	fail "sandboxed late failed: $(cat "$T/late.err")"
-expect_eq "late: the child's ending" "$(field status "$T/late.out")" "exit:0"
-child=$(field child "$T/late.out")
-recover_all late
-check "$T/log/late.$child.log" \
-	"T['bytes_out'] == T['bytes_in'] == $N and E['end'] == 'exit-recovered'" \
-	"late: the recovered exit record"
-
-# A thread made under the filter inherits it: it must be quiet too.
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/thread.%p.log" \
-	sm "$PROGS/sandboxed" thread "$N" >"$T/thread.out" 2>"$T/thread.err" ||
-	fail "sandboxed thread failed: $(cat "$T/thread.err")"
-expect_eq "thread: the child's ending" "$(field status "$T/thread.out")" "exit:0"
-child=$(field child "$T/thread.out")
-recover_all thread
-check "$T/log/thread.$child.log" \
-	"T['bytes_out'] == T['bytes_in'] == $N and E['end'] == 'exit-recovered'" \
-	"thread: the recovered exit record"
+# A socket made under the filter when no ticker runs (late), or by a
+# thread made under it, which inherits the filter and must be quiet too
+# (thread): the child's exit leaves the numbers in its state file, marked
+# unwritten; recovery writes them as this exit's.
+for how in late thread; do
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/$how.%p.log" \
+		sm "$PROGS/sandboxed" "$how" "$N" >"$T/$how.out" 2>"$T/$how.err" ||
+		fail "sandboxed $how failed: $(cat "$T/$how.err")"
+	expect_eq "$how: the child's ending" "$(field status "$T/$how.out")" "exit:0"
+	child=$(field child "$T/$how.out")
+	recover_all "$how"
+	check "$T/log/$how.$child.log" \
+		"T['bytes_out'] == T['bytes_in'] == $N and E['end'] == 'exit-recovered'" \
+		"$how: the recovered exit record"
+done
 
 # Probes confine nothing: the parent and its child are metered as ever
 # (their own exit records, written by themselves).
