@@ -45,6 +45,7 @@ static void get_addr(int fd, struct fd_addr *a, bool peer)
 	a->len = (r == 0 && len <= sizeof(a->u)) ? len : 0;
 }
 
+/* quiet.h's state, here because every build of core links this file. */
 uint8_t sm_quiet_level;
 __thread bool sm_ticker_thread;
 

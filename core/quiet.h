@@ -33,7 +33,9 @@ enum sm_quiet_level {
 	SM_QUIET_ALL = 2,	/* every thread (TSYNC) */
 };
 
-extern uint8_t sm_quiet_level; /* atomic; only ever raised */
+/* Atomic.  Raised by sm_quiet_raise; lowered only by sm_confine_end,
+ * back to what it was, when a TSYNC filter did not go on after all. */
+extern uint8_t sm_quiet_level;
 /* Set by the ticker thread for itself. */
 extern __thread bool sm_ticker_thread __attribute__((tls_model("initial-exec")));
 
@@ -46,7 +48,7 @@ static inline bool sm_quiet(void)
 	return l != SM_LOUD && (l == SM_QUIET_ALL || !sm_ticker_thread);
 }
 
-/* sm_quiet_raise - at least level l from now on (never lowered). */
+/* sm_quiet_raise - at least level l from now on. */
 static inline void sm_quiet_raise(uint8_t l)
 {
 	uint8_t cur = __atomic_load_n(&sm_quiet_level, __ATOMIC_RELAXED);

@@ -741,7 +741,7 @@ __attribute__((destructor)) static void sm_fini(void)
 		return;
 	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
 	 * does, or the state file keeps the numbers.  Nor does any thread
-	 * once the log is pinned (a chroot): only the ticker holds it. */
+	 * once the ticker holds the log open (a chroot, a uid change). */
 	if (sm_quiet() || (sm_meter.sink.pin &&
 			   __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))) {
 		sm_final_record(false);
@@ -1108,29 +1108,29 @@ int sm_confine_begin(enum sm_confine how)
 {
 	uint8_t before = __atomic_load_n(&sm_quiet_level, __ATOMIC_ACQUIRE);
 	int saved = errno;
+	bool prepare;
 
 	/* A vfork child's filter or root is its own (it execs next). */
 	if (!sm_meter.tab.cap || foreign_process())
 		return -1;
-	if (!sm_quiet() && !maybe_in_handler()) {
+	prepare = !sm_quiet() && !maybe_in_handler();
+	if (prepare) {
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
 		classify_open_fds();
-		/* Nothing tracked: no record to write, no log to keep. */
-		if (__atomic_load_n(&sm_meter.ticker_wanted,
-				    __ATOMIC_ACQUIRE)) {
-			ensure_ticker();
-			/* A filter on every thread binds the ticker too: it
-			 * is quiet before it says the log is pinned, so that
-			 * nothing of its own follows the filter. */
-			if (how == SM_CONFINE_ALL)
-				sm_quiet_raise(SM_QUIET_ALL);
-			if (ticker_running())
-				pin_log(PIN_NOW);
-		}
 	}
+	/* A filter on every thread binds the ticker too: it is quiet before
+	 * it says the log is pinned, so that nothing of its own follows the
+	 * filter.  (After the classification, which asks the kernel.) */
 	if (how == SM_CONFINE_ALL)
 		sm_quiet_raise(SM_QUIET_ALL);
+	/* Nothing tracked: no record to write, no log to keep. */
+	if (prepare &&
+	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE)) {
+		ensure_ticker();
+		if (ticker_running())
+			pin_log(PIN_NOW);
+	}
 	errno = saved;
 	return before;
 }

@@ -16,25 +16,14 @@
  * parent reads the bytes, acknowledges, reaps the child and prints pid=,
  * child=, got= and status= ("exit:N" or "signal:N"), one a line.
  */
-#include <errno.h>
+#define PROG "rawclone"
+#include "childxfer.h"
+
 #include <grp.h>
 #include <linux/sched.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-static void die(const char *what)
-{
-	fprintf(stderr, "rawclone: %s: %s\n", what, strerror(errno));
-	exit(2);
-}
 
 static long raw_clone(const char *how)
 {
@@ -50,55 +39,26 @@ static long raw_clone(const char *how)
 
 static void child(int fd, long bytes)
 {
-	static char buf[65536];
-	char ack;
-
 	if (getuid() == 0) {
 		gid_t g = getgid();
 
 		if (setgroups(1, &g) != 0)
-			_exit(3);
+			_exit(5);
 	}
-	memset(buf, 'x', sizeof(buf));
-	while (bytes > 0) {
-		ssize_t n = write(fd, buf,
-				  bytes < (long)sizeof(buf) ? (size_t)bytes
-							    : sizeof(buf));
-		if (n <= 0)
-			_exit(4);
-		bytes -= n;
-	}
-	if (read(fd, &ack, 1) != 1)
-		_exit(5);
-	close(fd);
+	xfer_send(fd, bytes);
 }
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	static char buf[65536];
-	long bytes, got = 0, pid;
-	int lfd, cfd, sfd, status;
-	ssize_t n;
+	long bytes, pid;
+	int lfd, cfd, sfd;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: rawclone clone|clone3 BYTES\n");
 		return 2;
 	}
 	bytes = atol(argv[2]);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    listen(lfd, 1) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
-		die("listen");
-	cfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		die("connect");
-	sfd = accept(lfd, NULL, NULL);
-	if (sfd < 0)
-		die("accept");
+	xfer_connect(&lfd, &cfd, &sfd);
 	/* Give a preload's thread time to start and run. */
 	usleep(100000);
 	pid = raw_clone(argv[1]);
@@ -111,18 +71,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	close(cfd);
-	while (got < bytes && (n = read(sfd, buf, sizeof(buf))) > 0)
-		got += n;
-	if (got > 0 && write(sfd, "k", 1) != 1)
-		die("ack");
-	if (waitpid((pid_t)pid, &status, 0) != (pid_t)pid)
-		die("waitpid");
-	close(sfd);
-	close(lfd);
-	printf("pid=%ld\nchild=%ld\ngot=%ld\n", (long)getpid(), pid, got);
-	if (WIFEXITED(status))
-		printf("status=exit:%d\n", WEXITSTATUS(status));
-	else
-		printf("status=signal:%d\n", WTERMSIG(status));
-	return 0;
+	return xfer_receive(lfd, sfd, bytes, (pid_t)pid);
 }

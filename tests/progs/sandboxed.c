@@ -42,35 +42,24 @@
  * pid=, child=, got= (bytes read) and status= (the child's wait status:
  * "exit:N" or "signal:N"), one a line.
  */
-#include <errno.h>
+#define PROG "sandboxed"
+#include "childxfer.h"
+
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #if defined(__x86_64__)
 #define ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
 #define ARCH AUDIT_ARCH_AARCH64
 #endif
-
-static void die(const char *what)
-{
-	fprintf(stderr, "sandboxed: %s: %s\n", what, strerror(errno));
-	exit(2);
-}
 
 #define ALLOW(nr)                                                              \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                       \
@@ -190,9 +179,6 @@ static void probe(void)
 
 static void child(int fd, long bytes, const char *how, const char *root)
 {
-	static char buf[65536];
-	char ack;
-
 	if (strcmp(how, "idle") == 0) {
 		close(fd);
 		confine(how, root);
@@ -215,51 +201,24 @@ static void child(int fd, long bytes, const char *how, const char *root)
 		return;
 	}
 	confine(how, root);
-	memset(buf, 'x', sizeof(buf));
-	while (bytes > 0) {
-		ssize_t n = write(fd, buf,
-				  bytes < (long)sizeof(buf) ? (size_t)bytes
-							    : sizeof(buf));
-		if (n <= 0)
-			_exit(3);
-		bytes -= n;
-	}
-	if (read(fd, &ack, 1) != 1)
-		_exit(4);
-	close(fd);
+	xfer_send(fd, bytes);
 }
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	static char buf[65536];
-	long bytes, got = 0;
-	int lfd, cfd, sfd, status;
+	long bytes;
+	int lfd, cfd, sfd;
 	pid_t pid;
-	ssize_t n;
 
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|probe|thread|late|idle|"
-				"chroot|chrootonly|"
-				"sshd "
+		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|probe|"
+				"thread|late|idle|chroot|chrootonly|sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
 	bytes = atol(argv[2]);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
-	    listen(lfd, 1) != 0 ||
-	    getsockname(lfd, (struct sockaddr *)&a, &len) != 0)
-		die("listen");
-	cfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (cfd < 0 || connect(cfd, (struct sockaddr *)&a, sizeof(a)) != 0)
-		die("connect");
-	sfd = accept(lfd, NULL, NULL);
-	if (sfd < 0)
-		die("accept");
+	xfer_connect(&lfd, &cfd, &sfd);
 	if (strcmp(argv[1], "probe") == 0)
 		probe();
 	pid = fork();
@@ -272,19 +231,5 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	close(cfd);
-	while (got < bytes && (n = read(sfd, buf, sizeof(buf))) > 0)
-		got += n;
-	if (got > 0 && write(sfd, "k", 1) != 1)
-		die("ack");
-	if (waitpid(pid, &status, 0) != pid)
-		die("waitpid");
-	close(sfd);
-	close(lfd);
-	printf("pid=%ld\nchild=%ld\ngot=%ld\n", (long)getpid(), (long)pid,
-	       got);
-	if (WIFEXITED(status))
-		printf("status=exit:%d\n", WEXITSTATUS(status));
-	else
-		printf("status=signal:%d\n", WTERMSIG(status));
-	return 0;
+	return xfer_receive(lfd, sfd, bytes, pid);
 }
