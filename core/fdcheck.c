@@ -8,6 +8,7 @@
 #include "quiet.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -43,50 +44,90 @@ void fdcheck_destroy(struct fdcheck *c)
 	c->cap = 0;
 }
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-
-/* Write id (unless someone else is writing it right now). */
+/* Only fdcheck_run reads and writes ids, one call at a time (its callers
+ * hold the tick lock): plain memory. */
 static void id_store(struct fdcheck_id *id, uint32_t gen,
 		     const struct stat *st)
 {
-	uint32_t seq = LOAD(&id->seq);
-
-	if ((seq & 1) ||
-	    !__atomic_compare_exchange_n(&id->seq, &seq, seq + 1, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	__atomic_store_n(&id->gen, gen, __ATOMIC_RELAXED);
-	__atomic_store_n(&id->dev, (uint64_t)st->st_dev, __ATOMIC_RELAXED);
-	__atomic_store_n(&id->ino, (uint64_t)st->st_ino, __ATOMIC_RELAXED);
-	__atomic_store_n(&id->known, 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&id->seq, seq + 2, __ATOMIC_RELEASE);
+	id->gen = gen;
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+	id->known = 1;
 }
 
-/* A consistent copy of id; false while it is being written. */
-static bool id_load(const struct fdcheck_id *id, struct fdcheck_id *out)
+/* The kind of object a connection of kind k is (classify_fd's split). */
+static bool kind_fits(enum fd_kind k, mode_t mode)
 {
-	uint32_t seq = LOAD(&id->seq);
+	switch (k) {
+	case KIND_TCP:
+	case KIND_UDP:
+	case KIND_UNIX_STREAM:
+	case KIND_UNIX_DGRAM:
+	case KIND_OTHER_SOCKET:
+		return S_ISSOCK(mode);
+	case KIND_PIPE:
+		return S_ISFIFO(mode);
+	case KIND_TTY:
+		return S_ISCHR(mode);
+	case KIND_FILE:
+		return !S_ISSOCK(mode) && !S_ISFIFO(mode) && !S_ISCHR(mode);
+	default:
+		return true;
+	}
+}
 
-	if (seq & 1)
+/* An inet address's port, or 0 (none, or not inet). */
+static in_port_t inet_port(const void *sa, socklen_t len)
+{
+	const struct sockaddr_in *in4 = sa;
+	const struct sockaddr_in6 *in6 = sa;
+
+	if (len >= sizeof(*in4) && in4->sin_family == AF_INET)
+		return in4->sin_port;
+	if (len >= sizeof(*in6) && in6->sin6_family == AF_INET6)
+		return in6->sin6_port;
+	return 0;
+}
+
+/* Whether two bound inet addresses (ports not 0) are the same. */
+static bool same_inet(const void *a, const void *b)
+{
+	const struct sockaddr_in *a4 = a, *b4 = b;
+	const struct sockaddr_in6 *a6 = a, *b6 = b;
+
+	if (a4->sin_family != b4->sin_family)
 		return false;
-	out->gen = RELAXED(&id->gen);
-	out->dev = RELAXED(&id->dev);
-	out->ino = RELAXED(&id->ino);
-	out->known = RELAXED(&id->known);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return LOAD(&id->seq) == seq;
+	if (a4->sin_family == AF_INET)
+		return a4->sin_port == b4->sin_port &&
+		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	return a6->sin6_port == b6->sin6_port &&
+	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
 }
 
-void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd)
+/*
+ * First sight of a connection the wrappers opened: is fd still its
+ * object?  The kind of object must fit, and a TCP socket's addresses must
+ * be the ones recorded: the local one exactly (it was read from the
+ * kernel), the peer's port (the address was the one asked for, and
+ * connecting to 0.0.0.0 reaches 127.0.0.1).  What is unknown on either
+ * side is not held against it.
+ */
+static bool still_it(const struct fd_snapshot *s, const struct stat *st,
+		     const struct progfd_addrs *a)
 {
-	const struct fd_slot *s = fdtab_slot(t, fd);
-	struct stat st;
+	in_port_t was, now;
 
-	if (!c->on || !s || (unsigned)fd >= c->cap || sm_quiet() ||
-	    progfd_stat(fd, &st) != 0)
-		return;
-	id_store(&c->ids[fd], LOAD(&s->gen), &st);
+	if (!kind_fits(s->kind, st->st_mode))
+		return false;
+	if (s->kind != KIND_TCP)
+		return true;
+	was = inet_port(&s->local.u, s->local.len);
+	now = inet_port(&a->local, a->local_len);
+	if (was && now && !same_inet(&s->local.u, &a->local))
+		return false;
+	was = inet_port(&s->peer.u, s->peer.len);
+	now = inet_port(&a->peer, a->peer_len);
+	return !was || !now || was == now;
 }
 
 /* Retire fd's connection of generation gen: its close was not seen. */
@@ -112,10 +153,11 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 		return 0;
 	for (fd = 0; fd < high && fd < c->cap; fd++) {
 		struct fdcheck_id *id = &c->ids[fd];
-		struct fdcheck_id was;
 		struct fd_snapshot snap;
+		struct progfd_addrs addrs;
 		struct stat st;
 		uint32_t gen;
+		bool first;
 		int r;
 
 		if (!fdtab_snapshot(t, (int)fd, &snap))
@@ -123,19 +165,25 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 		gen = snap.gen;
 		/* Should the slot change hands meanwhile, fdtab_retire_gen
 		 * leaves the new connection alone. */
-		r = progfd_stat((int)fd, &st);
+		first = !id->known || id->gen != gen;
+		r = progfd_stat_addrs((int)fd, &st,
+				      first && snap.kind == KIND_TCP ? &addrs
+								     : NULL);
 		if (r == -EBADF) {
 			retired += retire(t, q, (int)fd, gen, real_ns);
 			continue;
 		}
-		if (r || !id_load(id, &was))
+		if (r)
 			continue; /* cannot tell now */
-		if (!was.known || was.gen != gen) {
-			id_store(id, gen, &st); /* first sight: inherited */
+		if (first) {
+			if (still_it(&snap, &st, &addrs))
+				id_store(id, gen, &st);
+			else
+				retired += retire(t, q, (int)fd, gen, real_ns);
 			continue;
 		}
-		if (was.dev == (uint64_t)st.st_dev &&
-		    was.ino == (uint64_t)st.st_ino)
+		if (id->dev == (uint64_t)st.st_dev &&
+		    id->ino == (uint64_t)st.st_ino)
 			continue;
 		retired += retire(t, q, (int)fd, gen, real_ns);
 	}

@@ -6,11 +6,20 @@
  * system call, a close inside a library we do not wrap.  If the number is
  * then reused by a call we do not wrap either, bytes on the new object
  * would land in the old connection's record.  Once per interval the ticker
- * stats each live tracked fd and compares it with the device and inode
- * remembered when the connection was opened (socket, accept, dup...; for
- * an fd inherited, when the ticker first saw it); it retires the
+ * stats each live tracked fd and compares it with the device and inode it
+ * remembered the first time it saw the connection; it retires the
  * connection when the fd is gone or names another object, and its close
  * record says the close went unseen.
+ *
+ * The first sight is the ticker's, not the opening call's: a stat there
+ * was one system call more on every connection, which a busy server's
+ * short connections paid in full (docs/performance.md#churn).  At first
+ * sight, the object must still fit the connection: the kind of object
+ * (socket, pipe, character device, other), and for TCP the local address
+ * and the peer's port recorded when it was opened.  What that cannot
+ * tell apart (an unseen close, then the number taken by another socket of
+ * the same kind with unknown or equal addresses, both before the first
+ * check) is counted as the first connection's.
  */
 #ifndef SOCKMETER_FDCHECK_H
 #define SOCKMETER_FDCHECK_H
@@ -22,11 +31,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* What the fd of connection generation gen was when it was opened (or,
- * for an inherited fd, when the ticker first saw it).  seq is odd while
- * someone writes it; known is 0 until it is written. */
+/* What the fd of connection generation gen was when the ticker first saw
+ * it; known is 0 until then.  fdcheck_run's alone. */
 struct fdcheck_id {
-	uint32_t seq;
 	uint32_t gen;
 	uint32_t known;
 	uint64_t dev;
@@ -47,13 +54,6 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap);
  * Context: start-up only. */
 void fdcheck_enable(struct fdcheck *c);
 
-/*
- * fdcheck_opened - remember what fd is now (one fstat), for the connection
- * the slot of fd holds.  Does nothing until fdcheck_enable.
- * Context: any thread and signal handler (lifecycle calls only).
- */
-void fdcheck_opened(struct fdcheck *c, const struct fdtab *t, int fd);
-
 /* fdcheck_destroy - unmap.  Context: tests, never at exit. */
 void fdcheck_destroy(struct fdcheck *c);
 
@@ -61,9 +61,11 @@ void fdcheck_destroy(struct fdcheck *c);
  * fdcheck_run - check every live tracked fd of t below its high mark;
  * retire (closed at real_ns, marked unseen, queued on q) those whose fd is
  * closed or names another object.  A connection seen for the first time
- * has its identity remembered.  An fd that cannot be looked at (no /proc)
- * is left alone.  Returns how many were retired.
- * Context: ticker only.
+ * has its identity remembered, if the object fits it (above).  An fd that
+ * cannot be looked at (no /proc) is left alone.  Returns how many were
+ * retired.
+ * Context: one thread at a time (the ticker, or the exit record's maker,
+ * under the tick lock).
  */
 uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 		     uint64_t real_ns);

@@ -191,8 +191,6 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		stale.unseen = true;
 		closeq_push(&m->q, &stale, real_ns);
 	}
-	if (meter_track_kind(m, kind) >= KIND_FIRST_TRACKED)
-		fdcheck_opened(&m->check, &m->tab, fd);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,13 +126,33 @@ static int getfd(int n)
 	return fd < 0 ? -errno : fd;
 }
 
-int progfd_stat(int fd, struct stat *st)
+/* A socket's own addresses (len 0: unknown). */
+static void sock_addrs(int fd, struct sockaddr_storage *local,
+		       socklen_t *local_len, struct sockaddr_storage *peer,
+		       socklen_t *peer_len)
+{
+	*local_len = sizeof(*local);
+	if (getsockname(fd, (struct sockaddr *)local, local_len) != 0 ||
+	    *local_len > sizeof(*local))
+		*local_len = 0;
+	*peer_len = sizeof(*peer);
+	if (getpeername(fd, (struct sockaddr *)peer, peer_len) != 0 ||
+	    *peer_len > sizeof(*peer))
+		*peer_len = 0;
+}
+
+int progfd_stat_addrs(int fd, struct stat *st, struct progfd_addrs *a)
 {
 	char path[64];
 	int saved = errno, r = 0, got;
 
+	if (a)
+		a->local_len = a->peer_len = 0;
 	if (!me.on) {
 		r = fstat(fd, st) == 0 ? 0 : -errno;
+		if (!r && a && S_ISSOCK(st->st_mode))
+			sock_addrs(fd, &a->local, &a->local_len, &a->peer,
+				   &a->peer_len);
 		errno = saved;
 		return r;
 	}
@@ -140,17 +161,26 @@ int progfd_stat(int fd, struct stat *st)
 	got = getfd(fd);
 	if (got >= 0) {
 		r = fstat(got, st) == 0 ? 0 : -errno;
+		if (!r && a && S_ISSOCK(st->st_mode))
+			sock_addrs(got, &a->local, &a->local_len, &a->peer,
+				   &a->peer_len);
 		syscall(SYS_close, got);
 	} else if (got == -EBADF) {
 		r = -EBADF;
 	} else {
 		/* No pidfd: /proc, where ENOENT cannot tell "not open" from
-		 * "no table to look at" (the main thread exited). */
+		 * "no table to look at" (the main thread exited), and where
+		 * a socket's addresses cannot be read. */
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", me.pid, fd);
 		r = stat(path, st) == 0 ? 0 : errno == ENOENT ? -EIO : -errno;
 	}
 	errno = saved;
 	return r;
+}
+
+int progfd_stat(int fd, struct stat *st)
+{
+	return progfd_stat_addrs(fd, st, NULL);
 }
 
 int progfd_get(int fd)

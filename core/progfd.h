@@ -28,6 +28,7 @@
 #define SOCKMETER_PROGFD_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 /*
@@ -61,6 +62,20 @@ int progfd_run(int (*fn)(void *), void *arg);
  * Context: any thread.
  */
 int progfd_stat(int fd, struct stat *st);
+
+/* A socket's addresses, as getsockname and getpeername give them (len 0:
+ * unknown, unconnected, or not a socket). */
+struct progfd_addrs {
+	struct sockaddr_storage local, peer;
+	socklen_t local_len, peer_len;
+};
+
+/*
+ * progfd_stat_addrs - progfd_stat, and when the fd is a socket and a is not
+ * NULL, its addresses into *a (unknown where only /proc can be used).
+ * Context: any thread.
+ */
+int progfd_stat_addrs(int fd, struct stat *st, struct progfd_addrs *a);
 
 /*
  * progfd_get - an fd of the calling thread's table that refers to the

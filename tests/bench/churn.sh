@@ -52,6 +52,8 @@ ini off '[sockmeter]' 'enabled = false'
 ini defaults
 ini json 'format = json'
 ini records-off 'close_records = off'
+# The fewest system calls a metered connection can add (docs/performance.md).
+ini lean '[stats]' 'tcp_info = false' 'peers = false'
 
 # envs CONFIG: the environment of one configuration.
 envs() {
@@ -140,7 +142,7 @@ for ((r = 0; r <= ROUNDS; r++)); do
 	printf '.' >&2
 	for cfg in none defaults; do run_gen "$r" forks "$cfg"; done
 	printf '.' >&2
-	for cfg in json records-off; do run_gen "$r" churn "$cfg"; done
+	for cfg in json records-off lean; do run_gen "$r" churn "$cfg"; done
 	printf '.' >&2
 	if [ "$have_nginx" = 1 ]; then
 		for cfg in none defaults; do run_nginx "$r" "$cfg"; done

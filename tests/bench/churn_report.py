@@ -80,7 +80,8 @@ def main():
     for cfg, label in (("none", "no preload"), ("off", "enabled = false"),
                        ("defaults", "defaults (text records)"),
                        ("json", "format = json"),
-                       ("records-off", "close_records = off")):
+                       ("records-off", "close_records = off"),
+                       ("lean", "tcp_info = false, peers = false")):
         if not pick(runs, "churn", cfg):
             continue
         cell, m = ratio_cell(runs, "churn", cfg, "conns_per_s")

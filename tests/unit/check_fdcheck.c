@@ -8,7 +8,9 @@
 #include "unit_util.h"
 
 #include <check.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,7 +48,6 @@ static void open_tracked(void)
 	ck_assert_int_eq(fdtab_open(&tab, sv[0], KIND_UNIX_STREAM, 1, NULL,
 				    NULL, &stale),
 			 0);
-	fdcheck_opened(&chk, &tab, sv[0]);
 	fd_account(&tab.slots[sv[0]], DIR_IN, 123, 0, ACCT_BYTES);
 }
 
@@ -62,12 +63,32 @@ START_TEST(test_fdcheck_leaves_a_live_fd_alone)
 }
 END_TEST
 
+/* Reused before the ticker's first look: the kind of object tells. */
+START_TEST(test_fdcheck_retires_an_fd_reused_before_first_sight)
+{
+	struct closeq_entry e;
+	int fd;
+
+	open_tracked();
+	syscall(SYS_close, sv[0]);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
+	ck_assert_int_eq(fd, sv[0]);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 7), 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert(e.s.unseen);
+	ck_assert_uint_eq(e.s.c.bytes[DIR_IN], 123);
+	ck_assert_int_eq(fdtab_kind(&tab.slots[fd]), KIND_UNKNOWN);
+}
+END_TEST
+
+/* Reused after the first look: device and inode tell. */
 START_TEST(test_fdcheck_retires_an_fd_reused_behind_our_back_as_unseen)
 {
 	struct closeq_entry e;
 	int fd;
 
 	open_tracked();
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 6), 0);
 	syscall(SYS_close, sv[0]);
 	fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY);
 	ck_assert_int_eq(fd, sv[0]);
@@ -111,6 +132,89 @@ START_TEST(test_fdcheck_remembers_an_inherited_fd_at_first_sight)
 }
 END_TEST
 
+/* A loopback TCP connection: *cli connected to *srv (accepted). */
+static void tcp_pair(int *cli, int *srv, struct fd_addr *cli_local,
+		     struct fd_addr *cli_peer)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l, 4), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	*cli = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(*cli, (struct sockaddr *)&a, sizeof(a)), 0);
+	*srv = accept(l, NULL, NULL);
+	ck_assert_int_ge(*srv, 0);
+	close(l);
+	cli_local->len = sizeof(cli_local->u);
+	ck_assert_int_eq(getsockname(*cli, &cli_local->u.sa, &cli_local->len),
+			 0);
+	cli_peer->len = sizeof(a);
+	cli_peer->u.in4 = a;
+}
+
+/* A TCP connection whose number another TCP socket took before the first
+ * look (its local address differs) is retired; the live one is not. */
+START_TEST(test_fdcheck_first_sight_compares_tcp_addresses)
+{
+	struct fd_snapshot stale;
+	struct fd_addr local, peer;
+	struct closeq_entry e;
+	int c1, s1, c2, s2;
+
+	tcp_pair(&c1, &s1, &local, &peer);
+	ck_assert_int_eq(fdtab_open(&tab, c1, KIND_TCP, 1, &local, &peer,
+				    &stale),
+			 0);
+	/* Live and unchanged: remembered, not retired. */
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 2), 0);
+	ck_assert(!closeq_pop(&q, &e));
+	/* A second connection opened, checked at first sight after the
+	 * first's number went to another TCP socket behind our back. */
+	tcp_pair(&c2, &s2, &local, &peer);
+	ck_assert_int_eq(fdtab_open(&tab, c2, KIND_TCP, 3, &local, &peer,
+				    &stale),
+			 0);
+	ck_assert_int_eq(dup2(c1, c2), c2); /* c2 is now c1's socket */
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 4), 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert(e.s.unseen);
+	ck_assert_int_eq(e.s.fd, c2);
+	ck_assert_uint_eq(e.closed_ns, 4);
+	close(c1);
+	close(s1);
+	close(c2);
+	close(s2);
+}
+END_TEST
+
+/* What the kind and addresses cannot tell (unknown addresses) is not held
+ * against a connection. */
+START_TEST(test_fdcheck_first_sight_unknown_addresses_pass)
+{
+	struct fd_snapshot stale;
+	struct fd_addr local, peer;
+	struct closeq_entry e;
+	int c1, s1, c2, s2;
+
+	tcp_pair(&c1, &s1, &local, &peer);
+	tcp_pair(&c2, &s2, &local, &peer);
+	ck_assert_int_eq(fdtab_open(&tab, c2, KIND_TCP, 1, NULL, NULL,
+				    &stale),
+			 0);
+	ck_assert_int_eq(dup2(c1, c2), c2);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 2), 0);
+	ck_assert(!closeq_pop(&q, &e));
+	close(c1);
+	close(s1);
+	close(c2);
+	close(s2);
+}
+END_TEST
+
 START_TEST(test_fdcheck_does_nothing_until_enabled)
 {
 	struct fdcheck off;
@@ -131,7 +235,10 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_fdcheck_leaves_a_live_fd_alone);
+	tcase_add_test(tc, test_fdcheck_retires_an_fd_reused_before_first_sight);
 	tcase_add_test(tc, test_fdcheck_retires_an_fd_reused_behind_our_back_as_unseen);
+	tcase_add_test(tc, test_fdcheck_first_sight_compares_tcp_addresses);
+	tcase_add_test(tc, test_fdcheck_first_sight_unknown_addresses_pass);
 	tcase_add_test(tc, test_fdcheck_retires_an_fd_closed_behind_our_back);
 	tcase_add_test(tc, test_fdcheck_remembers_an_inherited_fd_at_first_sight);
 	tcase_add_test(tc, test_fdcheck_does_nothing_until_enabled);
