@@ -11,7 +11,7 @@
 
 bool enrich_unseen(struct summary_fd *f)
 {
-	f->have_unseen = f->s.kind == KIND_TCP &&
+	f->have_unseen = f->s.kind == KIND_TCP && !f->s.shared &&
 			 tcpinfo_unseen(&f->s.ti, f->s.c.bytes[DIR_IN],
 					f->s.c.bytes[DIR_OUT], f->unseen);
 	return f->have_unseen;

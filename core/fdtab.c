@@ -256,6 +256,7 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	out->opened_ns = __atomic_load_n(&s->opened_ns, __ATOMIC_RELAXED);
 	out->unseen = false;
+	out->shared = __atomic_load_n(&s->shared, __ATOMIC_RELAXED);
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
 	memset(&out->ti, 0, sizeof(out->ti));
@@ -284,6 +285,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 	 * race; the store is atomic for fdtab_snapshot's sake. */
 	__atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->opened_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
 	clear_addr(&s->local);
 	clear_addr(&s->peer);
 	seq_end(s);
@@ -388,6 +390,15 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	publish(t, s, fd, now_ns, local, peer);
 	release(s, kind, prev);
 	return had;
+}
+
+void fdtab_mark_shared(struct fdtab *t, int fd)
+{
+	struct fd_slot *s = fdtab_slot(t, fd);
+
+	if (s && fd_kind_tracked(fdtab_kind(s)) &&
+	    !__atomic_load_n(&s->shared, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
 }
 
 void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,

@@ -140,6 +140,7 @@ struct fd_unix_paths {
 struct fd_slot {
 	uint8_t kind;        /* enum fd_kind; atomic */
 	uint8_t recheck;     /* a lifecycle call gave up: see fdtab_reap */
+	uint8_t shared;      /* another fd has the same socket (dup); atomic */
 	uint32_t seq;        /* odd while identity is being written */
 	uint32_t gen;        /* bumped at every retirement */
 	uint64_t opened_ns;  /* CLOCK_REALTIME, 0 when inherited/unknown */
@@ -169,6 +170,10 @@ struct fd_snapshot {
 	uint32_t gen;
 	uint64_t opened_ns;
 	bool unseen; /* retired without seeing its close (time unknown) */
+	/* Its object is another fd's too (dup: the slot's mark; or a fork
+	 * since it was opened, or inherited: set by the meter).  The
+	 * kernel's counts are then the object's, not this fd's. */
+	bool shared;
 	struct fd_counters c;
 	struct fd_addr local;
 	struct fd_addr peer;
@@ -216,6 +221,15 @@ void fdtab_destroy(struct fdtab *t);
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale);
+
+/*
+ * fdtab_mark_shared - note that fd's object is another fd's too (a dup).
+ * Does nothing on an untracked slot.  A mark that lands on the next
+ * connection of a slot being retired meanwhile only makes that one skip
+ * its unseen count.
+ * Context: any thread and signal handler.
+ */
+void fdtab_mark_shared(struct fdtab *t, int fd);
 
 /*
  * fdtab_set_addrs - replace the addresses of fd's connection (connect,

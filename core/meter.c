@@ -217,8 +217,25 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (have_ti && s.kind == KIND_TCP)
 			s.ti = ti;
+		/* Inherited (opened 0), or open across a fork: the kernel's
+		 * counts are not this fd's alone.  Decided now: a fork after
+		 * this close shares nothing of it. */
+		if (s.opened_ns <= __atomic_load_n(&m->forked_ns,
+						   __ATOMIC_RELAXED))
+			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
+}
+
+void meter_dup(struct meter *m, int oldfd, int newfd)
+{
+	fdtab_mark_shared(&m->tab, oldfd);
+	fdtab_mark_shared(&m->tab, newfd);
+}
+
+void meter_forked(struct meter *m, uint64_t real_ns)
+{
+	__atomic_store_n(&m->forked_ns, real_ns, __ATOMIC_RELAXED);
 }
 
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
@@ -525,8 +542,16 @@ static void enrich_listed(struct meter *m, struct summary *r,
 			  struct summary_fd *f)
 {
 	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
-	    r->have_unseen && f->have_unseen)
-		confirm_unseen(m, r, f);
+	    r->have_unseen && f->have_unseen) {
+		/* As at close (meter_closed): a socket shared with another
+		 * fd or a child is not this fd's to compare. */
+		if (f->s.shared ||
+		    f->s.opened_ns <=
+			    __atomic_load_n(&m->forked_ns, __ATOMIC_RELAXED))
+			f->have_unseen = false;
+		else
+			confirm_unseen(m, r, f);
+	}
 	if (m->cfg.category[CAT_NAMES])
 		enrich_name(LOAD(&m->names), f);
 	else

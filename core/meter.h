@@ -73,6 +73,9 @@ struct meter {
 
 	/* written by any thread (atomics) */
 	struct closeq q;
+	/* CLOCK_REALTIME of the last fork, or of a child started with our
+	 * fds (meter_forked): fds opened before it are shared with a child */
+	uint64_t forked_ns;
 	/* the ticker's durable part (core/state.h): what it drained */
 	struct state_ticker *durable;
 	struct state_ticker *durable_own; /* when none was given */
@@ -163,6 +166,20 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 /* meter_closed - fd is being closed: queue its close record.
  * Context: any thread and signal handler. */
 void meter_closed(struct meter *m, int fd, uint64_t real_ns);
+
+/* meter_dup - newfd was made from oldfd (dup*, F_DUPFD): both name one
+ * object, and each fd counts only its own calls.
+ * Context: any thread and signal handler. */
+void meter_dup(struct meter *m, int oldfd, int newfd);
+
+/*
+ * meter_forked - a child process that may hold our fds was made at real_ns
+ * (fork, a raw clone, a spawn, a vfork child's exec).  The kernel's
+ * counts of a connection opened before then are no longer this process's
+ * alone: its records show no bytes_*_unseen (docs/log.md).
+ * Context: any thread and signal handler, a vfork child included.
+ */
+void meter_forked(struct meter *m, uint64_t real_ns);
 
 /* meter_closed_unseen - fd was found reused by a call that creates fds
  * (open, pipe, SCM_RIGHTS...): its connection ended at an unknown time.

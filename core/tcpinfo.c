@@ -16,6 +16,7 @@
 /* The kernel's TCP states (include/net/tcp_states.h, a stable ABI). */
 enum {
 	ST_ESTABLISHED = 1,
+	ST_SYN_SENT = 2,
 	ST_FIN_WAIT1 = 4,
 	ST_FIN_WAIT2 = 5,
 	ST_TIME_WAIT = 6,
@@ -30,6 +31,27 @@ enum {
 #define COVERS(len, f) \
 	((len) >=      \
 	 offsetof(struct tcp_info, f) + sizeof(((struct tcp_info *)0)->f))
+
+/*
+ * A socket that never completed a handshake: listening, connecting, or
+ * closed before it connected (a refused connect).  The kernel has no
+ * connection to tell about: rtt 0, rttvar its initial 250 ms, min_rtt "no
+ * sample yet" (~0), pmtu 0.  A handshake gives an rtt sample and counts
+ * the SYN in bytes_acked or bytes_received.
+ */
+static bool never_connected(const struct tcpinfo *ti)
+{
+	if (ti->state == ST_LISTEN)
+		return true;
+	if (ti->state != ST_SYN_SENT && ti->state != ST_CLOSE)
+		return false;
+	if ((ti->have & TI_BYTES) &&
+	    (ti->bytes_acked || ti->bytes_received))
+		return false;
+	if (ti->have & TI_MIN_RTT)
+		return ti->min_rtt_us == UINT32_MAX;
+	return ti->rtt_us == 0;
+}
 
 void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti)
 {
@@ -71,6 +93,8 @@ void tcpinfo_map(const void *raw, size_t len, struct tcpinfo *ti)
 		ti->bytes_sent = k->tcpi_bytes_sent;
 		ti->notsent = k->tcpi_notsent_bytes;
 	}
+	if ((ti->have & TI_BASE) && never_connected(ti))
+		memset(ti, 0, sizeof(*ti));
 }
 
 /* Whether the peer's FIN is in rcv_nxt, when the state alone says so: 0
@@ -149,6 +173,10 @@ static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 		errno = saved;
 		return false;
 	}
+	if (!ti->have) {
+		errno = saved;
+		return true; /* never connected: nothing to tell */
+	}
 	/* The kernel loads tcpi_state before it locks the socket for the
 	 * rest: a FIN processed in between is in bytes_received while the
 	 * state still says ESTABLISHED (or FIN_WAIT), and read back as one
@@ -220,16 +248,23 @@ bool tcpinfo_unseen(const struct tcpinfo *ti, uint64_t counted_in,
 	unseen[0] = unseen[1] = 0;
 	if ((ti->have & need) != need || ti->state == ST_LISTEN)
 		return false;
+	/* In CLOSE the send queue is gone (a reset or a disconnect purged
+	 * it), and what the sequence numbers still say beyond the data sent
+	 * is not data: a failed connect leaves 2 there, a disconnect
+	 * (connect to AF_UNSPEC) the peer's largest window + 2. */
 	if (ti->have & TI_BYTES_RETRANS) {
 		/* Data sent once, plus data queued and not sent yet (whose
 		 * last sequence number is our FIN when one is queued). */
-		wrote = ti->bytes_sent - ti->bytes_retrans + ti->notsent;
+		wrote = ti->bytes_sent - ti->bytes_retrans;
+		if (ti->state != ST_CLOSE)
+			wrote += ti->notsent;
 		if (fin_sent(ti->state) && ti->notsent)
 			wrote--;
 	} else {
 		/* Older kernels: snd_una - isn + the unacked queue.  The SYN
 		 * is in it on the connecting side only: allowed for below. */
-		wrote = ti->bytes_acked + ti->outq;
+		wrote = ti->bytes_acked +
+			(ti->state != ST_CLOSE ? ti->outq : 0);
 		if (fin_sent(ti->state) && wrote)
 			wrote--;
 		if (wrote == counted_out + 1)

@@ -1,6 +1,7 @@
 /*
  * funcs_exit.h - the real functions of one group of wrapped calls: _exit,
- * _Exit and the exec family (wrappers and stubs in wrap_exit.c).  execl,
+ * _Exit, the exec family and posix_spawn (wrappers and stubs in
+ * wrap_exit.c).  execl,
  * execlp and execle are wrapped too, but forward to execv, execvp and
  * execve: a variadic call cannot be passed on.
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
@@ -17,7 +18,13 @@
 	X(execvpe, int, (const char *, char *const[], char *const[]))          \
 	X(fexecve, int, (int, char *const[], char *const[]))                   \
 	X(execveat, int,                                                       \
-	  (int, const char *, char *const[], char *const[], int))
+	  (int, const char *, char *const[], char *const[], int))              \
+	X(posix_spawn, int,                                                    \
+	  (pid_t *, const char *, const posix_spawn_file_actions_t *,          \
+	   const posix_spawnattr_t *, char *const[], char *const[]))           \
+	X(posix_spawnp, int,                                                   \
+	  (pid_t *, const char *, const posix_spawn_file_actions_t *,          \
+	   const posix_spawnattr_t *, char *const[], char *const[]))
 
 /* The wrappers exported besides those of the list above: each reaches libc
  * through one of its real functions (Y(name); t_exports.sh reads it). */

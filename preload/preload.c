@@ -546,6 +546,7 @@ static void fork_parent(void)
 	if (!in_fork)
 		return;
 	in_fork = false;
+	meter_forked(&sm_meter, real_now());
 	if (tk.fork_locked)
 		pthread_mutex_unlock(&tk.tick_lock);
 }
@@ -846,6 +847,7 @@ void sm_opened_dup(int oldfd, int newfd)
 		return;
 	if (slot && fdtab_snapshot(&sm_meter.tab, oldfd, &s)) {
 		opened(newfd, s.kind, &s.local, &s.peer);
+		meter_dup(&sm_meter, oldfd, newfd);
 		return;
 	}
 	/* Untracked or not classified yet: the new fd is looked at lazily,
@@ -938,6 +940,12 @@ static void ask_ticker(bool exec)
 		;
 }
 
+void sm_spawning(void)
+{
+	if (sm_meter.tab.cap)
+		meter_forked(&sm_meter, real_now());
+}
+
 SM_FORK_PATH
 void sm_final_record(bool exec)
 {
@@ -949,8 +957,15 @@ void sm_final_record(bool exec)
 	 * A sandboxed thread's exec (quiet.h) writes no exec record: the
 	 * image that follows finds the state file live and has it
 	 * recovered. */
-	if (!sm_meter.tab.cap || foreign_process() || (exec && sm_quiet()))
+	if (!sm_meter.tab.cap || (exec && sm_quiet()))
 		return;
+	if (foreign_process()) {
+		/* A vfork child's exec: the new image may keep our fds (it
+		 * shares our memory: the mark is the parent's). */
+		if (exec)
+			sm_spawning();
+		return;
+	}
 	/* Nothing was ever tracked (a pre-fork server's worker that only
 	 * exits, a child that execs): no record would be written, so none is
 	 * made, and the state file (if any) is only settled.  Inline system

@@ -10,6 +10,7 @@
 #include "../core/state.h"
 
 #include <errno.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -146,12 +147,45 @@ void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer);
 bool sm_accept_peer(int listen_fd);
 void sm_opened_dup(int oldfd, int newfd);
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len);
+
+/*
+ * Whether a connect that returned r (errno err) was made to addr: it
+ * connected, goes on in the background (non-blocking, or a blocking one
+ * interrupted by a signal), or reached the peer's side and failed there
+ * (refused, timed out, unreachable).  Its record then names the peer; not
+ * for a call that did not start (EISCONN keeps the peer it had).
+ */
+static inline bool sm_connect_tried(int r, int err)
+{
+	if (r == 0)
+		return true;
+	switch (err) {
+	case EINPROGRESS:
+	case EINTR:
+	case ECONNREFUSED:
+	case ETIMEDOUT:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ECONNRESET:
+	case EAGAIN:
+		return true;
+	default:
+		return false;
+	}
+}
 void sm_bound(int fd);
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
 /* fds arrived with SCM_RIGHTS in msg (wrap_fds.c): their numbers' slots
  * are retired.  Context: any thread and signal handler. */
 void sm_fds_received(const struct msghdr *msg);
+
+/*
+ * sm_spawning - a child is about to be made that may hold our fds
+ * (posix_spawn, a vfork child's exec): see meter_forked.
+ * Context: any thread and signal handler, a vfork child included.
+ */
+void sm_spawning(void);
 
 /*
  * sm_final_record - the last record before _exit (the exit record, and

@@ -85,6 +85,27 @@ int unbound_execveat(int dirfd, const char *path, char *const argv[],
 	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
 }
 
+/* No system call spawns: without the real one, say so. */
+int unbound_posix_spawn(pid_t *pid, const char *path,
+			const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *attr, char *const argv[],
+			char *const envp[])
+{
+	if (BOUND(posix_spawn))
+		return sm_real.posix_spawn(pid, path, fa, attr, argv, envp);
+	return ENOSYS;
+}
+
+int unbound_posix_spawnp(pid_t *pid, const char *file,
+			 const posix_spawn_file_actions_t *fa,
+			 const posix_spawnattr_t *attr, char *const argv[],
+			 char *const envp[])
+{
+	if (BOUND(posix_spawnp))
+		return sm_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+	return ENOSYS;
+}
+
 /* --- _exit --------------------------------------------------------------- */
 
 SM_FORK_PATH
@@ -112,6 +133,29 @@ static int exec_failed(int r)
 {
 	sm_durable_end(SM_END_EXEC_FAILED);
 	return r;
+}
+
+/*
+ * posix_spawn: the child may be given our fds (its file actions, or fds
+ * without FD_CLOEXEC), and libc makes it inside, unseen: from now on the
+ * kernel's counts of the connections open now are not ours alone.
+ */
+SM_EXPORT int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	sm_spawning();
+	return sm_real.posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+SM_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+			   const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[],
+			   char *const envp[])
+{
+	sm_spawning();
+	return sm_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
 SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -220,7 +220,7 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 			sm_opened_accept((int)a1, (int)r, NULL);
 		break;
 	case SYS_connect:
-		if (r == 0 || saved == EINPROGRESS)
+		if (sm_connect_tried((int)r, saved))
 			sm_connected((int)a1, (const struct sockaddr *)a2,
 				     (socklen_t)a3);
 		break;

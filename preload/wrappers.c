@@ -439,8 +439,7 @@ SM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	int r = sm_real.connect(fd, addr, len);
 	int saved = errno;
 
-	/* A non-blocking connect in progress has its peer all the same. */
-	if (r == 0 || saved == EINPROGRESS)
+	if (sm_connect_tried(r, saved))
 		sm_connected(fd, addr, len);
 	errno = saved;
 	return r;

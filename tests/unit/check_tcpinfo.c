@@ -236,6 +236,51 @@ static void fake(struct tcp_info *k, struct tcpinfo *ti, unsigned st,
 	tcpinfo_map(k, sizeof(*k), ti);
 }
 
+/* A refused connect and a listener: no connection, no kernel view (not
+ * rtt 0, rttvar 250 ms, min_rtt 4294967 ms); and in CLOSE the sequence
+ * numbers' leftovers are not unsent data. */
+START_TEST(test_tcpinfo_never_connected_shows_nothing)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	struct tcp_info k;
+	struct tcpinfo ti;
+	uint64_t u[2];
+	int l = socket(AF_INET, SOCK_STREAM, 0), c;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l, 1), 0);
+	ck_assert(tcpinfo_read(l, &ti));
+	ck_assert_uint_eq(ti.have, 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	close(l); /* nothing listens on that port now */
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), -1);
+	ck_assert_int_eq(errno, ECONNREFUSED);
+	ck_assert(tcpinfo_read_counted(c, &ti, 0));
+	ck_assert_uint_eq(ti.have, 0);
+	ck_assert(!tcpinfo_unseen(&ti, 0, 0, u));
+	close(c);
+	/* A connection that did connect, then was reset: shown, and the 2
+	 * the kernel's sequence numbers keep past its data are not data. */
+	memset(&k, 0, sizeof(k));
+	k.tcpi_state = 7; /* CLOSE */
+	k.tcpi_min_rtt = 30;
+	k.tcpi_bytes_acked = 11;
+	k.tcpi_bytes_sent = 10;
+	k.tcpi_notsent_bytes = 2;
+	memset(&ti, 0, sizeof(ti));
+	tcpinfo_map(&k, sizeof(k), &ti);
+	ck_assert(ti.have & TI_BASE);
+	ti.have |= TI_INQ | TI_OUTQ;
+	ck_assert(tcpinfo_unseen(&ti, 0, 10, u));
+	ck_assert_uint_eq(u[1], 0);
+	ck_assert(tcpinfo_unseen(&ti, 0, 7, u));
+	ck_assert_uint_eq(u[1], 3);
+}
+END_TEST
+
 START_TEST(test_tcpinfo_queues_known_only_when_proven_empty)
 {
 	struct tcp_info k;
@@ -386,6 +431,7 @@ int main(void)
 	tcase_add_test(tc, test_tcpinfo_queues_known_only_when_proven_empty);
 	tcase_add_test(tc, test_tcpinfo_read_counted_agrees_with_the_ioctls);
 	tcase_add_test(tc, test_tcpinfo_not_a_tcp_socket_reads_nothing_errno_kept);
+	tcase_add_test(tc, test_tcpinfo_never_connected_shows_nothing);
 	tcase_add_test(tc, test_enrich_live_reading_dropped_when_the_fd_changed_hands);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
