@@ -190,7 +190,9 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 	}
 }
 
-/* Write the records of the dead process img holds. */
+/* Write the records of the dead process img holds.  Returns 0, or a
+ * negative errno when its log could not be written (nothing said: the
+ * caller does, the sink's words are for a live process). */
 static int write_records(struct image *img, const struct recover_opts *o)
 {
 	const struct state_layout *l = &img->hdr.layout;
@@ -225,6 +227,7 @@ static int write_records(struct image *img, const struct recover_opts *o)
 		snprintf(m.sink.path, sizeof(m.sink.path), "%s",
 			 img->hdr.log_path);
 		m.sink.to_stderr = false;
+		m.sink.report = NULL;
 	}
 	m.tab.high = m.tab.cap;
 	m.ns_per_tick =
@@ -239,8 +242,11 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	now.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	now.mono_ns = start.mono_ns;
 	meter_exit(&m, now);
+	r = !to_stderr && m.sink.failing
+		    ? -(m.sink.last_err ? m.sink.last_err : EIO)
+		    : 0;
 	meter_destroy(&m);
-	return 0;
+	return r;
 }
 
 static bool pid_alive(long pid)
@@ -294,9 +300,11 @@ static void recover_one(const char *dir, const char *name,
 			const struct recover_opts *o, struct recover_stats *st)
 {
 	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
+	char orig[CONFIG_PATH_MAX + 340];
 	struct image img;
 	const char *why;
 	long fd, owner = claim_pid(name);
+	int r;
 
 	/* A name that does not fit is not one of ours (ours are short). */
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
@@ -360,12 +368,27 @@ static void recover_one(const char *dir, const char *name,
 	}
 	if (img.hdr.status == STATE_FINAL) {
 		st->removed++;
-	} else if (write_records(&img, o) == 0) {
+	} else if ((r = write_records(&img, o)) == 0) {
 		st->recovered++;
 		say(o,
 		    "sockmeter recover: %s[%" PRId64 "]: final records "
 		    "appended to %s",
 		    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
+	} else if (snprintf(orig, sizeof(orig), "%.*s",
+			    (int)(strstr(claim, CLAIM) - claim), claim) > 0 &&
+		   syscall(SYS_renameat, AT_FDCWD, claim, AT_FDCWD, orig) ==
+			   0) {
+		/* Its numbers exist nowhere else: the file stays, under its
+		 * own name, for a recovery that can write the log. */
+		st->unwritten++;
+		say(o,
+		    "sockmeter recover: %s[%" PRId64 "]: cannot append its "
+		    "final records to %s: %s; its state file %s stays for a "
+		    "later recovery",
+		    img.hdr.prog, img.hdr.pid, img.hdr.log_path, strerror(-r),
+		    orig);
+		munmap(img.p, img.size);
+		return;
 	}
 	munmap(img.p, img.size);
 	syscall(SYS_unlinkat, AT_FDCWD, claim, 0);

@@ -41,6 +41,7 @@ struct recover_stats {
 	unsigned removed;   /* final or foreign-build files removed */
 	unsigned alive;     /* left alone: the process runs */
 	unsigned skipped;   /* left alone: claimed by another, unreadable */
+	unsigned unwritten; /* the log could not be written: file kept */
 };
 
 struct recover_opts {

@@ -448,6 +448,7 @@ static int settle(struct sink *s, int r, int saved)
 	if (r < 0 && !s->failing)
 		say(s, "cannot write", -r);
 	s->failing = r < 0;
+	s->last_err = r < 0 ? -r : 0;
 	if (r == 0)
 		s->warned = false;
 	errno = saved;

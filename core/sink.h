@@ -64,6 +64,7 @@ struct sink {
 	bool to_stderr;
 	struct stderr_id err;   /* fd 2 when it was set up */
 	bool failing;   /* the last write failed */
+	int last_err;   /* its errno, when failing */
 	bool warned;    /* this run of failures was reported */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */

@@ -76,7 +76,9 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"sockmeter recover: %s: %u recovered, %u removed "
 			"(final records already written), %u still running, "
-			"%u left alone\n",
-			arg, st.recovered, st.removed, st.alive, st.skipped);
-	return 0;
+			"%u left alone, %u kept (log not writable)\n",
+			arg, st.recovered, st.removed, st.alive, st.skipped,
+			st.unwritten);
+	/* Numbers that reached no log: the caller should know. */
+	return st.unwritten ? 1 : 0;
 }

@@ -1,0 +1,48 @@
+# A killed process whose log cannot be written when it is recovered keeps
+# its numbers: `sockmeter recover` says which log it could not append to,
+# leaves the state file where it was and exits 1 (no "final records
+# appended", no file removed); once the log can be written, the next
+# recover writes the exact exit record and removes the file.  (The log's
+# directory replaced by a file: a failure root meets too.)
+. "$(dirname "$0")/lib.sh"
+
+launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
+export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
+mkdir -p "$T/logs"
+cat >"$T/victim.py" <<'PYEOF'
+import os, socket, time
+a, b = socket.socketpair()
+a.sendall(b"x" * 12345)
+n = 0
+while n < 12345:
+    n += len(b.recv(1 << 20))
+print("ready", os.getpid(), flush=True)
+time.sleep(60)
+PYEOF
+SOCKMETER_LOG=$T/logs/v.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/v.out"
+wait_for 20 grep -q '^ready' "$T/v.out" || fail "the victim did not start"
+vpid=$(awk '/^ready/ { print $2 }' "$T/v.out")
+kill -KILL "$vpid"
+while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+expect_eq "state files after the kill" "$(ls "$T/state" | grep -c '\.state$')" 1
+mv "$T/logs" "$T/logs.away"
+: >"$T/logs"
+"$launcher" recover "$T/state" >"$T/rec1" 2>&1 && st=0 || st=$?
+expect_eq "recover's status with no writable log" "$st" 1
+grep -q "cannot append its final records to $T/logs/v.$vpid.log" "$T/rec1" ||
+	fail "recover did not say the log was not written: $(cat "$T/rec1")"
+grep -q 'final records appended' "$T/rec1" &&
+	fail "recover claimed records it did not write: $(cat "$T/rec1")"
+grep -q 'metering goes on' "$T/rec1" &&
+	fail "recover spoke as a live process would: $(cat "$T/rec1")"
+expect_eq "state files kept" "$(ls "$T/state" | grep -c '\.state$')" 1
+rm -f "$T/logs"
+mv "$T/logs.away" "$T/logs"
+"$launcher" recover "$T/state" >"$T/rec2" 2>&1 ||
+	fail "the second recover failed: $(cat "$T/rec2")"
+log=$T/logs/v.$vpid.log
+expect_eq "recovered exit records" "$(q "$log" "len([r for r in R if r['type'] == 'exit'])")" 1
+expect_eq "recovered end" "$(q "$log" "E['end']")" killed
+expect_eq "recovered bytes in" "$(q "$log" "T['bytes_in']")" 12345
+expect_eq "state files left" "$(ls "$T/state" | grep -c '\.state$')" 0
+exit 0
