@@ -461,11 +461,15 @@ static void ensure_ticker(void)
 static sigset_t mask_at_start;
 
 /*
- * True when the caller may be running inside a signal handler: a signal
- * that was not blocked at start-up is blocked now and has a handler (the
- * kernel blocks a signal while its handler runs, unless SA_NODEFER).  A
- * program that blocks signals to wait for them (signalfd, sigwait) leaves
- * them at their default action, so it passes.  Async-signal-safe.
+ * True when the caller may be running inside a signal handler.  A handler
+ * installed through sigaction or signal runs through our trampoline, which
+ * says so exactly (wrap_signals.c).  For one installed otherwise, a guess:
+ * a signal that was not blocked at start-up is blocked now and has such a
+ * handler (the kernel blocks a signal while its handler runs, unless
+ * SA_NODEFER).  A program that blocks signals to wait for them (signalfd,
+ * sigwait) leaves them at their default action, so it passes; so does one
+ * that blocks every signal outside its wait (PostgreSQL's postmaster):
+ * its handlers are the trampoline's.  Async-signal-safe.
  */
 static bool maybe_in_handler(void)
 {
@@ -473,12 +477,15 @@ static bool maybe_in_handler(void)
 	sigset_t now;
 	int sig;
 
+	if (sm_in_handler())
+		return true;
 	if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0)
 		return true;
 	for (sig = 1; sig < NSIG; sig++) {
 		if (sigismember(&now, sig) != 1 ||
 		    sigismember(&mask_at_start, sig) == 1 ||
-		    sigaction(sig, NULL, &sa) != 0)
+		    sm_real.sigaction(sig, NULL, &sa) != 0 ||
+		    sm_handler_ours(&sa))
 			continue;
 		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
 			return true;
@@ -576,6 +583,7 @@ static void fork_child(void)
 	if (!in_fork)
 		return;
 	in_fork = false;
+	sm_signals_after_fork();
 	/* Zeroes already where tk is wiped; else assigned, not
 	 * pthread_mutex_init'ed (a fork child's every page touched is a
 	 * fault, libc's text included).  The parent's ticker may have been

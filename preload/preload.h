@@ -23,6 +23,7 @@
 #include "funcs_exit.h"
 #include "funcs_fds.h"
 #include "funcs_names.h"
+#include "funcs_signals.h"
 #include "funcs_stdio.h"
 
 #define SM_EXPORT __attribute__((visibility("default")))
@@ -38,7 +39,8 @@
 	SM_FUNCS_EXIT(X)                                                       \
 	SM_FUNCS_CREDS(X)                                                      \
 	SM_FUNCS_STDIO(X)                                                      \
-	SM_FUNCS_NAMES(X)
+	SM_FUNCS_NAMES(X)                                                      \
+	SM_FUNCS_SIGNALS(X)
 
 /* The data and lifecycle calls of wrappers.c. */
 #define SM_FUNCS_DATA(X)                                                       \

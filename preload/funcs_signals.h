@@ -1,0 +1,42 @@
+/*
+ * funcs_signals.h - the real functions of one group of wrapped calls: the
+ * program's signal handlers are installed through sigaction and signal
+ * (wrappers and stubs in wrap_signals.c), so that the library knows when
+ * one of them runs.
+ * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
+ */
+#ifndef SOCKMETER_FUNCS_SIGNALS_H
+#define SOCKMETER_FUNCS_SIGNALS_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+typedef void (*sm_sighandler_t)(int);
+
+#define SM_FUNCS_SIGNALS(X)                                                    \
+	X(sigaction, int,                                                      \
+	  (int, const struct sigaction *, struct sigaction *))                 \
+	X(signal, sm_sighandler_t, (int, sm_sighandler_t))
+
+/*
+ * sm_in_handler - true while the calling thread runs a handler the program
+ * installed through sigaction or signal (or code it calls).  A handler
+ * left by siglongjmp is seen as left at the next call from above its
+ * frame.  Async-signal-safe.
+ * Context: any thread and signal handler.
+ */
+bool sm_in_handler(void);
+
+/* sm_signals_after_fork - a fork child runs no handler of its parent's.
+ * Context: fork child handler. */
+void sm_signals_after_fork(void);
+
+/*
+ * sm_handler_ours - true when the kernel's handler for sig, as
+ * sigaction(sig, NULL, &sa) reported it in sa, is the library's
+ * trampoline: then sm_in_handler knows whether it runs.
+ * Context: any thread and signal handler.
+ */
+bool sm_handler_ours(const struct sigaction *sa);
+
+#endif
