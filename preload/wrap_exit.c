@@ -6,11 +6,15 @@
  * nothing.  The unbound_* stubs of this group live here too.
  */
 #include "preload.h"
+#include "warn.h"
+#include "../core/quiet.h"
 #include "../core/rawsys.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -128,6 +132,52 @@ SM_EXPORT void _Exit(int status)
 
 /* --- exec ---------------------------------------------------------------- */
 
+/* The value of LD_PRELOAD in env when it names a library by path (the
+ * loader drops such names in secure-execution mode: ld.so(8)), else
+ * NULL. */
+static const char *preload_by_path(char *const env[])
+{
+	for (; env && *env; env++)
+		if (!strncmp(*env, "LD_PRELOAD=", 11))
+			return strchr(*env + 11, '/') ? *env + 11 : NULL;
+	return NULL;
+}
+
+/*
+ * An exec made while the effective ids differ from the real ones (squid's
+ * master runs with real uid proxy, effective uid root, and execs its
+ * workers so) starts the new image in secure-execution mode, where the
+ * loader ignores LD_PRELOAD by path: that image goes unmetered, and says
+ * so nowhere.  We do.  (A setuid or setgid file, or one with file
+ * capabilities, is secure too; the README's Limits say so.)
+ */
+static void secure_exec_check(const char *what, char *const env[])
+{
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+	const char *pre;
+	char msg[512];
+	int saved = errno;
+
+	if (!sm_meter.tab.cap || sm_quiet() ||
+	    !(pre = preload_by_path(env)) ||
+	    syscall(SYS_getresuid, &r, &e, &s) != 0 ||
+	    syscall(SYS_getresgid, &rg, &eg, &sg) != 0 ||
+	    (r == e && rg == eg)) {
+		errno = saved;
+		return;
+	}
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: exec of %s in secure-execution mode (real uid "
+		 "%u, effective uid %u, real gid %u, effective gid %u): the "
+		 "dynamic loader ignores LD_PRELOAD=%s there, so the new "
+		 "program is not metered",
+		 what ? what : "an fd", (unsigned)r, (unsigned)e,
+		 (unsigned)rg, (unsigned)eg, pre);
+	sm_warn(msg);
+	errno = saved;
+}
+
 /* The exec returned: it failed, and this image goes on metering. */
 static int exec_failed(int r)
 {
@@ -160,30 +210,35 @@ SM_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 
 SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	secure_exec_check(path, envp);
 	sm_final_record(true);
 	return exec_failed(sm_real.execve(path, argv, envp));
 }
 
 SM_EXPORT int execv(const char *path, char *const argv[])
 {
+	secure_exec_check(path, environ);
 	sm_final_record(true);
 	return exec_failed(sm_real.execv(path, argv));
 }
 
 SM_EXPORT int execvp(const char *file, char *const argv[])
 {
+	secure_exec_check(file, environ);
 	sm_final_record(true);
 	return exec_failed(sm_real.execvp(file, argv));
 }
 
 SM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	secure_exec_check(file, envp);
 	sm_final_record(true);
 	return exec_failed(sm_real.execvpe(file, argv, envp));
 }
 
 SM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
+	secure_exec_check(NULL, envp);
 	sm_final_record(true);
 	return exec_failed(sm_real.fexecve(fd, argv, envp));
 }
@@ -191,6 +246,7 @@ SM_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 		       char *const envp[], int flags)
 {
+	secure_exec_check(path, envp);
 	sm_final_record(true);
 	return exec_failed(sm_real.execveat(dirfd, path, argv, envp, flags));
 }
@@ -233,6 +289,7 @@ SM_EXPORT int execl(const char *path, const char *arg0, ...)
 	char *argv[n + 1];
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
+	secure_exec_check(path, environ);
 	sm_final_record(true);
 	return exec_failed(sm_real.execv(path, argv));
 }
@@ -247,6 +304,7 @@ SM_EXPORT int execlp(const char *file, const char *arg0, ...)
 	char *argv[n + 1];
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
+	secure_exec_check(file, environ);
 	sm_final_record(true);
 	return exec_failed(sm_real.execvp(file, argv));
 }
@@ -263,6 +321,7 @@ SM_EXPORT int execle(const char *path, const char *arg0, ...)
 	gather_args(argv, n, arg0, &ap);
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
+	secure_exec_check(path, envp);
 	sm_final_record(true);
 	return exec_failed(sm_real.execve(path, argv, envp));
 }
