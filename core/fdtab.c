@@ -433,6 +433,16 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 	if (t->back)
 		t->back(t->back_ctx, (uint32_t)fd);
 	raise_high(t, fd);
+	/* Not metered: nothing to publish, and never busy, so that a data
+	 * call of another thread on the same fd right now cannot count into
+	 * it (a busy slot counts). */
+	if (!fd_kind_tracked(kind)) {
+		if (__atomic_compare_exchange_n(&s->kind, &expect, (uint8_t)kind,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return kind;
+		return (enum fd_kind)expect;
+	}
 	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (enum fd_kind)expect;

@@ -1229,9 +1229,13 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
 	int fd = (int)(s - sm_meter.tab.slots);
 	int err = r < 0 ? errno : 0;
+	enum fd_kind kind = fdtab_kind(s);
 
-	if (fdtab_kind(s) == KIND_UNKNOWN &&
-	    !fd_kind_counts(sm_classify_slow(fd)))
+	/* Unknown: classified now.  Untracked: another thread's first call
+	 * classified it since this one began (it is not to be counted). */
+	if (kind == KIND_UNKNOWN)
+		kind = sm_classify_slow(fd);
+	if (!fd_kind_counts(kind))
 		return;
 	fd_account(s, dir, r, err, sm_meter.acct);
 	if (sm_latency)
@@ -1242,15 +1246,21 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 enum fd_kind sm_classify_slow(int fd)
 {
 	struct fd_addr local, peer;
-	enum fd_kind kind;
+	enum fd_kind kind, got;
 	bool peers = peers_on();
 
 	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
 	if (kind == KIND_UNKNOWN)
 		return KIND_UNKNOWN; /* not open: look again next time */
-	kind = fdtab_classify(&sm_meter.tab, fd,
-			      meter_track_kind(&sm_meter, kind),
-			      peers ? &local : NULL, peers ? &peer : NULL);
+	kind = meter_track_kind(&sm_meter, kind);
+	got = fdtab_classify(&sm_meter.tab, fd, kind, peers ? &local : NULL,
+			     peers ? &peer : NULL);
+	/* Another thread's first call on the same fd is classifying it
+	 * right now: it publishes what this one found.  Counting into the
+	 * busy slot instead put an untracked fd's bytes (libuv's eventfds in
+	 * named) into the totals, as strays of no connection. */
+	if (got != KIND_BUSY)
+		kind = got;
 	if (fd_kind_tracked(kind))
 		want_ticker();
 	return kind;
