@@ -1183,9 +1183,15 @@ void sm_creds_changing(void)
 	 * (sink_reinit_for_uid turns it on then). */
 	if (!sm_meter.tab.cap || sm_quiet() || foreign_process() ||
 	    sm_meter.prom || sm_meter.sink.pin || sm_meter.sink.to_stderr ||
-	    strstr(sm_meter.cfg.log_path, "%u") ||
-	    !__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) ||
-	    maybe_in_handler())
+	    strstr(sm_meter.cfg.log_path, "%u") || maybe_in_handler())
+		goto out;
+	/* A fork child that drops root before it touches the connection it
+	 * was handed (exim's reception child, a pre-fork server's worker)
+	 * has tracked nothing yet: what it holds is looked at now, while
+	 * the log can still be opened. */
+	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+		classify_open_fds();
+	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		goto out;
 	ensure_ticker();
 	if (ticker_running())

@@ -9,7 +9,10 @@
 #  - a path with %u: the same, in the new uid's file;
 #  - a path without %u that nobody cannot write: the file opened before
 #    the change (by the ticker, with root's credentials) keeps getting the
-#    records, all 300 bytes each way, and no warning is given.
+#    records, all 300 bytes each way, and no warning is given;
+#  - the same for a fork child that drops root before it touches the
+#    connection it was handed (exim's reception child): its own log,
+#    exact, no warning.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
@@ -60,4 +63,32 @@ check "$T/rootonly/x.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) ==
 	"fixed path: the records after the change"
 expect_eq "fixed path: the file" "$(stat -c '%u %a' "$T/rootonly/x.log")" "0 600"
 expect_eq "fixed path: messages" "$(sm_lines "$T/x.err")" 0
+
+cat >"$T/child.py" <<'PYEOF'
+import os, socket, sys
+a, b = socket.socketpair()
+pid = os.fork()
+if pid == 0:
+    os.setgid(int(sys.argv[2]))
+    os.setuid(int(sys.argv[1]))
+    n = 0
+    while n < 1000:
+        n += len(b.recv(1000 - n))
+    b.sendall(b"y" * 500)
+    os._exit(0)
+a.sendall(b"x" * 1000)
+m = 0
+while m < 500:
+    m += len(a.recv(500 - m))
+os.waitpid(pid, 0)
+print("child=%d" % pid)
+PYEOF
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/rootonly/c.%p.log" \
+	sm "$PY" "$T/child.py" "$nuid" "$ngid" >"$T/c.out" 2>"$T/c.err" ||
+	fail "child.py failed: $(cat "$T/c.err")"
+child=$(field child "$T/c.out")
+[ -f "$T/rootonly/c.$child.log" ] || fail "fork child: no log (it dropped root before its first call)"
+check "$T/rootonly/c.$child.log" "T['bytes_in'] == 1000 and T['bytes_out'] == 500" \
+	"fork child: its bytes"
+expect_eq "fork child: messages" "$(sm_lines "$T/c.err")" 0
 exit 0
