@@ -322,10 +322,23 @@ static void recover_one(const char *dir, const char *name,
 			 (int)(strstr(path, CLAIM) - path), path, CLAIM,
 			 (long)getpid());
 	} else {
+		struct stat sb;
+
 		memset(&img, 0, sizeof(img));
 		fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
 		if (fd < 0) {
 			st->skipped++; /* gone meanwhile: another recoverer */
+			return;
+		}
+		/* Another user's file is that user's to recover (its records
+		 * go to that user's log): not claimed, not touched. */
+		if (fstat((int)fd, &sb) == 0 && sb.st_uid != geteuid()) {
+			syscall(SYS_close, fd);
+			say(o,
+			    "sockmeter recover: %s: owned by uid %u; left for "
+			    "that user's sockmeter recover",
+			    path, (unsigned)sb.st_uid);
+			st->foreign++;
 			return;
 		}
 		if (read_header(fd, &img.hdr, &why) != 0) {

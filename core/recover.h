@@ -42,6 +42,7 @@ struct recover_stats {
 	unsigned alive;     /* left alone: the process runs */
 	unsigned skipped;   /* left alone: claimed by another, unreadable */
 	unsigned unwritten; /* the log could not be written: file kept */
+	unsigned foreign;   /* another user's: left untouched */
 };
 
 struct recover_opts {

@@ -76,9 +76,10 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"sockmeter recover: %s: %u recovered, %u removed "
 			"(final records already written), %u still running, "
-			"%u left alone, %u kept (log not writable)\n",
+			"%u left alone, %u kept (log not writable), %u "
+			"another user's\n",
 			arg, st.recovered, st.removed, st.alive, st.skipped,
-			st.unwritten);
+			st.unwritten, st.foreign);
 	/* Numbers that reached no log: the caller should know. */
-	return st.unwritten ? 1 : 0;
+	return st.unwritten || st.foreign ? 1 : 0;
 }

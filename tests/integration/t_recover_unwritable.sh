@@ -3,7 +3,9 @@
 # leaves the state file where it was and exits 1 (no "final records
 # appended", no file removed); once the log can be written, the next
 # recover writes the exact exit record and removes the file.  (The log's
-# directory replaced by a file: a failure root meets too.)
+# directory replaced by a file: a failure root meets too.)  And (as root)
+# another user's state file is left untouched by root's recover, which
+# says whose it is and exits 1; that user's recover writes it.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -45,4 +47,31 @@ expect_eq "recovered exit records" "$(q "$log" "len([r for r in R if r['type'] =
 expect_eq "recovered end" "$(q "$log" "E['end']")" killed
 expect_eq "recovered bytes in" "$(q "$log" "T['bytes_in']")" 12345
 expect_eq "state files left" "$(ls "$T/state" | grep -c '\.state$')" 0
+
+[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || exit 0
+nuid=$(id -u nobody) || exit 0
+ngid=$(id -g nobody)
+chmod 755 "$T"
+mkdir -m 1777 "$T/pub"
+chmod 644 "$T/victim.py"
+nobody=(setpriv --reuid "$nuid" --regid "$ngid" --clear-groups)
+# A python3 that user can reach (not one under root's home).
+npy=/usr/bin/python3
+[ -x "$npy" ] || npy=$PY
+SOCKMETER_STATE=$T/pub/st-%u SOCKMETER_LOG=$T/pub/n.%p.log \
+	bg_start "${nobody[@]}" env LD_PRELOAD="$LIB" "$npy" "$T/victim.py" >"$T/n.out"
+wait_for 20 grep -q '^ready' "$T/n.out" || fail "nobody's victim did not start"
+vpid=$(awk '/^ready/ { print $2 }' "$T/n.out")
+kill -KILL "$vpid"
+while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+nstate=$T/pub/st-$nuid
+before=$(ls "$nstate")
+"$launcher" recover "$nstate" >"$T/rec3" 2>&1 && st=0 || st=$?
+expect_eq "root's recover of nobody's file: status" "$st" 1
+grep -q "owned by uid $nuid; left for that user's sockmeter recover" "$T/rec3" ||
+	fail "root's recover did not say whose the file is: $(cat "$T/rec3")"
+expect_eq "nobody's file untouched" "$(ls "$nstate")" "$before"
+"${nobody[@]}" env SOCKMETER_LIB="$LIB" "$launcher" recover "$nstate" >"$T/rec4" 2>&1 ||
+	fail "nobody's recover failed: $(cat "$T/rec4")"
+expect_eq "nobody's recovered bytes in" "$(q "$T/pub/n.$vpid.log" "T['bytes_in']")" 12345
 exit 0
