@@ -201,7 +201,8 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	struct meter_mem mem;
 	struct meter_time start, now;
 	struct timespec ts;
-	bool to_stderr;
+	struct stat sb;
+	bool to_stderr, had_log;
 	int r;
 
 	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
@@ -238,6 +239,9 @@ static int write_records(struct image *img, const struct recover_opts *o)
 						   : "killed";
 	if (!to_stderr && cfg.format != FORMAT_PROMETHEUS)
 		end_torn_line(img->hdr.log_path);
+	had_log = !to_stderr &&
+		  fstatat(AT_FDCWD, img->hdr.log_path, &sb,
+			  AT_SYMLINK_NOFOLLOW) == 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	now.mono_ns = start.mono_ns;
@@ -245,6 +249,13 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	r = !to_stderr && m.sink.failing
 		    ? -(m.sink.last_err ? m.sink.last_err : EIO)
 		    : 0;
+	/* Root made the log of a process that wrote as another user (it
+	 * had dropped root, or never had it): the file is that user's, as
+	 * it would have been.  Not a link put in its place meanwhile. */
+	if (!r && !to_stderr && !had_log && geteuid() == 0 &&
+	    img->hdr.uid != 0 && cfg.format != FORMAT_PROMETHEUS)
+		fchownat(AT_FDCWD, img->hdr.log_path, (uid_t)img->hdr.uid,
+			 (gid_t)-1, AT_SYMLINK_NOFOLLOW);
 	meter_destroy(&m);
 	return r;
 }

@@ -120,7 +120,7 @@ struct state_header {
 	uint64_t proc_start;    /* /proc/PID/stat field 22, clock ticks */
 	uint64_t start_real_ns; /* when metering started (records' "start") */
 	uint64_t start_mono_ns;
-	uint32_t uid;
+	uint32_t uid;           /* the effective uid its log is written as */
 	uint32_t format;        /* enum config_format */
 	char boot_id[40];       /* /proc/sys/kernel/random/boot_id */
 	char prog[CONFIG_NAME_MAX];

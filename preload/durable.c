@@ -29,6 +29,9 @@ static void note_log_path(void)
 
 	if (!h)
 		return;
+	/* Whose log it is now (a uid change moves it): a recovery by root
+	 * that has to create it gives it to that user. */
+	__atomic_store_n(&h->uid, (uint32_t)geteuid(), __ATOMIC_RELAXED);
 	if (!sm_meter.sink_stale) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",
 			 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);

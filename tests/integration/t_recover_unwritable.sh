@@ -5,7 +5,9 @@
 # recover writes the exact exit record and removes the file.  (The log's
 # directory replaced by a file: a failure root meets too.)  And (as root)
 # another user's state file is left untouched by root's recover, which
-# says whose it is and exits 1; that user's recover writes it.
+# says whose it is and exits 1; that user's recover writes it.  A process
+# that dropped root and was killed before its first record has its log
+# made by root's recover: the file is the user's, as it would have been.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -74,4 +76,27 @@ expect_eq "nobody's file untouched" "$(ls "$nstate")" "$before"
 "${nobody[@]}" env SOCKMETER_LIB="$LIB" "$launcher" recover "$nstate" >"$T/rec4" 2>&1 ||
 	fail "nobody's recover failed: $(cat "$T/rec4")"
 expect_eq "nobody's recovered bytes in" "$(q "$T/pub/n.$vpid.log" "T['bytes_in']")" 12345
+
+cat >"$T/dropper.py" <<'PYEOF'
+import os, socket, sys, time
+a, b = socket.socketpair()
+a.sendall(b"z" * 4321)
+n = 0
+while n < 4321:
+    n += len(b.recv(1 << 20))
+os.setresgid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
+os.setresuid(int(sys.argv[1]), int(sys.argv[1]), int(sys.argv[1]))
+print("ready", os.getpid(), flush=True)
+time.sleep(60)
+PYEOF
+SOCKMETER_STATE=$T/state SOCKMETER_LOG=$T/pub/d.%u.%p.log \
+	bg_start env LD_PRELOAD="$LIB" "$npy" "$T/dropper.py" "$nuid" "$ngid" >"$T/d.out"
+wait_for 20 grep -q '^ready' "$T/d.out" || fail "the dropper did not start"
+vpid=$(awk '/^ready/ { print $2 }' "$T/d.out")
+kill -KILL "$vpid"
+while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+[ -e "$T/pub/d.$nuid.$vpid.log" ] && fail "the dropper's log exists before recovery"
+"$launcher" recover "$T/state" >"$T/rec5" 2>&1 || fail "recover of the dropper failed: $(cat "$T/rec5")"
+expect_eq "the dropper's log: owner" "$(stat -c %u "$T/pub/d.$nuid.$vpid.log")" "$nuid"
+expect_eq "the dropper's bytes in" "$(q "$T/pub/d.$nuid.$vpid.log" "T['bytes_in']")" 4321
 exit 0
