@@ -104,6 +104,7 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 	m->ns_per_tick = 1.0;
 	m->report = report;
 	m->ctx = ctx;
+	m->forked_at = &m->forked_own;
 	snprintf(m->prog, sizeof(m->prog), "%s", prog);
 	window_shape_init(&m->shape, cfg->bucket_ms, cfg->nspans,
 			  cfg->span_buckets);
@@ -220,8 +221,8 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 		/* Inherited (opened 0), or open across a fork: the kernel's
 		 * counts are not this fd's alone.  Decided now: a fork after
 		 * this close shares nothing of it. */
-		if (s.opened_ns <= __atomic_load_n(&m->forked_ns,
-						   __ATOMIC_RELAXED))
+		if (s.opened_ns <=
+		    __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
 			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
@@ -235,7 +236,7 @@ void meter_dup(struct meter *m, int oldfd, int newfd)
 
 void meter_forked(struct meter *m, uint64_t real_ns)
 {
-	__atomic_store_n(&m->forked_ns, real_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(m->forked_at, real_ns, __ATOMIC_RELAXED);
 }
 
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
@@ -547,7 +548,7 @@ static void enrich_listed(struct meter *m, struct summary *r,
 		 * fd or a child is not this fd's to compare. */
 		if (f->s.shared ||
 		    f->s.opened_ns <=
-			    __atomic_load_n(&m->forked_ns, __ATOMIC_RELAXED))
+			    __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
 			f->have_unseen = false;
 		else
 			confirm_unseen(m, r, f);

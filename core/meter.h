@@ -74,8 +74,12 @@ struct meter {
 	/* written by any thread (atomics) */
 	struct closeq q;
 	/* CLOCK_REALTIME of the last fork, or of a child started with our
-	 * fds (meter_forked): fds opened before it are shared with a child */
-	uint64_t forked_ns;
+	 * fds (meter_forked): fds opened before it are shared with a child.
+	 * Where it is kept: forked_own, or a word the host gives (the
+	 * preload's: on the page its fork handlers write anyway, zero in a
+	 * fork child, so that a fork costs no copy-on-write fault for it). */
+	uint64_t *forked_at;
+	uint64_t forked_own;
 	/* the ticker's durable part (core/state.h): what it drained */
 	struct state_ticker *durable;
 	struct state_ticker *durable_own; /* when none was given */

@@ -67,6 +67,7 @@ static struct ticker_shared {
 	uint32_t pin_req;  /* keep the log open (PIN_*): see pin_log */
 	uint32_t pin_done; /* futex word: grows when a pin_req is served */
 	uint32_t start_failed; /* no thread could be made */
+	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 } tk __attribute__((aligned(4096)));
 static bool tk_wiped;
@@ -697,6 +698,7 @@ __attribute__((constructor)) static void sm_init(void)
 		goto out;
 	}
 	fdcheck_enable(&sm_meter.check);
+	sm_meter.forked_at = &tk.forked_ns;
 	sm_latency = cfg.category[CAT_LATENCY];
 	clock_origin.mono0 = now_both().mono_ns;
 	clock_origin.ticks0 = sm_ticks();
