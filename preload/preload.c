@@ -69,6 +69,7 @@ static struct ticker_shared {
 	uint32_t start_failed; /* no thread could be made */
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
+	bool fds_classified; /* before a uid change (sm_creds_changing) */
 } tk __attribute__((aligned(4096)));
 static bool tk_wiped;
 static int initialized;
@@ -1191,8 +1192,13 @@ void sm_creds_changing(void)
 	 * was handed (exim's reception child, a pre-fork server's worker)
 	 * has tracked nothing yet: what it holds is looked at now, while
 	 * the log can still be opened. */
-	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+	/* Once per image, and per fork child (a daemon may toggle its
+	 * effective uid on every request). */
+	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) &&
+	    !tk.fds_classified) {
+		tk.fds_classified = true;
 		classify_open_fds();
+	}
 	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		goto out;
 	ensure_ticker();
