@@ -80,6 +80,7 @@ $(BUILD)/progs/%: tests/progs/%.c
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -pthread
 
 $(BUILD)/progs/sandboxed $(BUILD)/progs/rawclone: tests/progs/childxfer.h
+$(BUILD)/progs/sigfirst $(BUILD)/progs/blockedsigs: tests/progs/threadcount.h
 
 # fortified*.c must really be built the way -D_FORTIFY_SOURCE programs are.
 $(BUILD)/progs/fortified $(BUILD)/progs/fortified_stdio: $(BUILD)/progs/%: tests/progs/%.c

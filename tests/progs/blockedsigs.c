@@ -37,27 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "threadcount.h"
+
 static volatile sig_atomic_t handled;
 static int pair[2] = { -1, -1 };
 static int in_handler_threads = -1;
 
-static int threads(void)
-{
-	char buf[4096], *p;
-	long n;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status",
-			      O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : -1;
-}
 
 static void on_usr1(int sig)
 {

@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "threadcount.h"
+
 static int sv[2];
 
 static void on_usr1(int sig)
@@ -32,25 +34,6 @@ static void on_usr1(int sig)
 	(void)sig;
 	if (write(sv[0], "ping", 4) != 4)
 		_exit(3);
-}
-
-/* Threads: from /proc/self/status, without any wrapped call. */
-static int threads(void)
-{
-	char buf[4096], *p;
-	long n;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status",
-			      O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nThreads:");
-	return p ? atoi(p + 9) : -1;
 }
 
 int main(void)
