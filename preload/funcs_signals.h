@@ -1,7 +1,8 @@
 /*
  * funcs_signals.h - the real functions of one group of wrapped calls: the
- * program's signal handlers are installed through sigaction and signal
- * (wrappers and stubs in wrap_signals.c), so that the library knows when
+ * program's signal handlers are installed through sigaction and the
+ * signal() family (signal, bsd_signal, ssignal, sysv_signal, sigset;
+ * wrappers and stubs in wrap_signals.c), so that the library knows when
  * one of them runs.
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
  */
@@ -16,7 +17,12 @@ typedef void (*sm_sighandler_t)(int);
 #define SM_FUNCS_SIGNALS(X)                                                    \
 	X(sigaction, int,                                                      \
 	  (int, const struct sigaction *, struct sigaction *))                 \
-	X(signal, sm_sighandler_t, (int, sm_sighandler_t))
+	X(signal, sm_sighandler_t, (int, sm_sighandler_t))                     \
+	X(bsd_signal, sm_sighandler_t, (int, sm_sighandler_t))                 \
+	X(ssignal, sm_sighandler_t, (int, sm_sighandler_t))                    \
+	X(sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))                \
+	X(__sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))              \
+	X(sigset, sm_sighandler_t, (int, sm_sighandler_t))
 
 /*
  * sm_in_handler - true while the calling thread runs a handler the program

@@ -11,19 +11,26 @@
  * interval record, close records written at exit only, dropped past the
  * queue's size).  Knowing when a handler runs answers exactly.
  *
- * The program sees what it installed: sigaction and signal report its own
- * handler as the old one, never the trampoline; flags and masks pass
- * through untouched.  A handler installed another way (a raw
- * rt_sigaction, sigset, sysv_signal) is not the trampoline's: for those,
- * preload.c's maybe_in_handler keeps guessing from the mask.
+ * The program sees what it installed: sigaction and the signal() family
+ * report its own handler as the old one, never the trampoline; flags and
+ * masks pass through untouched.  What it cannot hide: the trampoline is
+ * one more frame under the handler (a backtrace taken in a handler shows
+ * it), libc's __sigaction called by name reports it as the handler, and
+ * a tracer sees its address.  A handler installed another way (a raw
+ * rt_sigaction) is not the trampoline's: for those, preload.c's
+ * maybe_in_handler keeps guessing from the mask.
  */
 #include "preload.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* Exported by glibc: the unbound stubs' way to the real thing. */
 int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 sm_sighandler_t bsd_signal(int sig, sm_sighandler_t handler);
+sm_sighandler_t ssignal(int sig, sm_sighandler_t handler);
+sm_sighandler_t sysv_signal(int sig, sm_sighandler_t handler);
+sm_sighandler_t __sysv_signal(int sig, sm_sighandler_t handler);
 
 #define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
 
@@ -121,7 +128,7 @@ static void as_installed(struct sigaction *old, sm_sighandler_t plain,
 
 static bool a_function(sm_sighandler_t h)
 {
-	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR &&
+	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD &&
 	       h != tramp_plain &&
 	       h != (sm_sighandler_t)(void (*)(void))tramp_info;
 }
@@ -158,7 +165,14 @@ SM_EXPORT int sigaction(int sig, const struct sigaction *act,
 	return r;
 }
 
-SM_EXPORT sm_sighandler_t signal(int sig, sm_sighandler_t handler)
+/*
+ * The signal() family: each installs the trampoline through the real call
+ * (its own flags: BSD's restart, System V's one-shot, sigset's mask), and
+ * reports the program's own handler as the old one.
+ */
+static sm_sighandler_t via_trampoline(int sig, sm_sighandler_t handler,
+				      sm_sighandler_t (*real)(int,
+							      sm_sighandler_t))
 {
 	bool valid = sig > 0 && sig < NSIG;
 	sm_sighandler_t plain = valid ? LOAD(&plain_fn[sig]) : NULL, r;
@@ -167,12 +181,12 @@ SM_EXPORT sm_sighandler_t signal(int sig, sm_sighandler_t handler)
 
 	if (valid && a_function(handler)) {
 		STORE(&plain_fn[sig], handler);
-		r = sm_real.signal(sig, tramp_plain);
+		r = real(sig, tramp_plain);
 		saved = errno;
 		if (r == SIG_ERR)
 			STORE(&plain_fn[sig], plain);
 	} else {
-		r = sm_real.signal(sig, handler);
+		r = real(sig, handler);
 		saved = errno;
 	}
 	if (r == tramp_plain)
@@ -181,6 +195,36 @@ SM_EXPORT sm_sighandler_t signal(int sig, sm_sighandler_t handler)
 		r = (sm_sighandler_t)(void (*)(void))info;
 	errno = saved;
 	return r;
+}
+
+SM_EXPORT sm_sighandler_t signal(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.signal);
+}
+
+SM_EXPORT sm_sighandler_t bsd_signal(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.bsd_signal);
+}
+
+SM_EXPORT sm_sighandler_t ssignal(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.ssignal);
+}
+
+SM_EXPORT sm_sighandler_t sysv_signal(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.sysv_signal);
+}
+
+SM_EXPORT sm_sighandler_t __sysv_signal(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.__sysv_signal);
+}
+
+SM_EXPORT sm_sighandler_t sigset(int sig, sm_sighandler_t handler)
+{
+	return via_trampoline(sig, handler, sm_real.sigset);
 }
 
 /* The stubs: bind and forward; while dlsym is re-entered, libc's own. */
@@ -193,9 +237,35 @@ int unbound_sigaction(int sig, const struct sigaction *act,
 	return __sigaction(sig, act, old);
 }
 
-sm_sighandler_t unbound_signal(int sig, sm_sighandler_t handler)
+/* While dlsym is re-entered: BSD semantics through libc's __sigaction, for
+ * every one of the family (an approximation for sysv_signal and sigset, in
+ * a moment no program reaches in practice). */
+static sm_sighandler_t libc_signal(int sig, sm_sighandler_t handler)
 {
-	if (BOUND(signal))
-		return sm_real.signal(sig, handler);
-	return bsd_signal(sig, handler);
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	if (sig > 0 && sig < NSIG)
+		sigaddset(&sa.sa_mask, sig);
+	sa.sa_flags = SA_RESTART;
+	if (__sigaction(sig, &sa, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
 }
+
+#define SIGNAL_STUB(name)                                                      \
+	sm_sighandler_t unbound_##name(int sig, sm_sighandler_t handler)       \
+	{                                                                      \
+		if (BOUND(name))                                               \
+			return sm_real.name(sig, handler);                     \
+		return libc_signal(sig, handler);                              \
+	}
+
+SIGNAL_STUB(signal)
+SIGNAL_STUB(bsd_signal)
+SIGNAL_STUB(ssignal)
+SIGNAL_STUB(sysv_signal)
+SIGNAL_STUB(__sysv_signal)
+SIGNAL_STUB(sigset)

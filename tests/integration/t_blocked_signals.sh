@@ -5,7 +5,8 @@
 # at exit and dropped past the queue's size), but never from inside a
 # handler (pthread_create is not async-signal-safe), and a handler left by
 # siglongjmp counts as left.  The program sees its own handler when it
-# asks sigaction.
+# asks sigaction, and each of the signal() family returns it as the old
+# one.
 . "$(dirname "$0")/lib.sh"
 
 need_prog blockedsigs
@@ -34,4 +35,9 @@ expect_eq "bytes out" "$(q "$T/h.log" "T['bytes_out']")" 4
 SOCKMETER_LOG=$T/j.log sm "$PROGS/blockedsigs" longjmp >"$T/j.out" 2>"$T/j.err" ||
 	fail "blockedsigs longjmp failed: $(tail -n 3 "$T/j.err")"
 expect_eq "threads after a handler left by siglongjmp" "$(field threads_after "$T/j.out")" 2
+
+# Every way of installing a handler reports the program's own handler.
+SOCKMETER_LOG=$T/f.log sm "$PROGS/blockedsigs" family >"$T/f.out" 2>"$T/f.err" ||
+	fail "blockedsigs family failed: $(tail -n 3 "$T/f.err")"
+expect_eq "the signal() family" "$(field family "$T/f.out")" ok
 exit 0

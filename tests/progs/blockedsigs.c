@@ -19,6 +19,12 @@
  *                            count of SIGUSR1 handled, and a sigaction
  *                            query's answer, handler_reported=yes when it
  *                            names the program's own handler
+ *   blockedsigs family       handlers installed through each of the
+ *                            signal() family (signal, bsd_signal, ssignal,
+ *                            sysv_signal, sigset) and sigaction: each
+ *                            reports the program's own handler as the old
+ *                            one, sigaction's query too, and each runs:
+ *                            prints family=ok, or the first mismatch
  *   blockedsigs longjmp      a SIGHUP handler leaves by siglongjmp; then,
  *                            all blocked, main makes its first tracked fd:
  *                            prints threads_after=T (2: the handler left)
@@ -187,6 +193,64 @@ static int longjmp_out(void)
 	return 0;
 }
 
+typedef void (*handler_t)(int);
+handler_t bsd_signal(int, handler_t);
+handler_t ssignal(int, handler_t);
+handler_t sysv_signal(int, handler_t);
+
+static volatile sig_atomic_t ran[8];
+
+static void on_family(int sig)
+{
+	ran[sig - SIGRTMIN] = 1;
+}
+
+static int family(void)
+{
+	static const char *const names[] = { "signal", "bsd_signal",
+					     "ssignal", "sysv_signal",
+					     "sigset" };
+/* sigset is deprecated, and still in use (vim): it is tested too. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	handler_t (*const calls[])(int, handler_t) = {
+		signal, bsd_signal, ssignal, sysv_signal, sigset
+	};
+#pragma GCC diagnostic pop
+	struct sigaction now;
+	sigset_t none;
+	int i;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (i = 0; i < 5; i++) {
+		int sig = SIGRTMIN + i;
+
+		/* Installed through sigaction (the trampoline), asked
+		 * through the family member, installed by it again. */
+		memset(&now, 0, sizeof(now));
+		now.sa_handler = on_family;
+		if (calls[i](sig, on_family) != SIG_DFL ||
+		    sigaction(sig, &now, NULL) != 0 ||
+		    calls[i](sig, on_family) != on_family) {
+			printf("family=%s: old handler\n", names[i]);
+			return 0;
+		}
+		if (sigaction(sig, NULL, &now) != 0 ||
+		    now.sa_handler != on_family) {
+			printf("family=%s: sigaction's query\n", names[i]);
+			return 0;
+		}
+		raise(sig);
+		if (!ran[i]) {
+			printf("family=%s: the handler did not run\n", names[i]);
+			return 0;
+		}
+	}
+	printf("family=ok\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	sigset_t all;
@@ -204,5 +268,7 @@ int main(int argc, char **argv)
 		return handler_first();
 	if (!strcmp(argv[1], "longjmp"))
 		return longjmp_out();
+	if (!strcmp(argv[1], "family"))
+		return family();
 	return 2;
 }
