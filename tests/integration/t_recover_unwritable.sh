@@ -13,21 +13,38 @@
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
 export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
 mkdir -p "$T/logs"
+# victim.py BYTES [UID GID]: BYTES over a socketpair, then (as root) the
+# uid and gid given, then "ready PID" and a long sleep.
 cat >"$T/victim.py" <<'PYEOF'
-import os, socket, time
+import os, socket, sys, time
+size = int(sys.argv[1])
 a, b = socket.socketpair()
-a.sendall(b"x" * 12345)
+a.sendall(b"x" * size)
 n = 0
-while n < 12345:
+while n < size:
     n += len(b.recv(1 << 20))
+if len(sys.argv) > 3:
+    g, u = int(sys.argv[3]), int(sys.argv[2])
+    os.setresgid(g, g, g)
+    os.setresuid(u, u, u)
 print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PYEOF
-SOCKMETER_LOG=$T/logs/v.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/v.out"
-wait_for 20 grep -q '^ready' "$T/v.out" || fail "the victim did not start"
-vpid=$(awk '/^ready/ { print $2 }' "$T/v.out")
-kill -KILL "$vpid"
-while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+chmod 644 "$T/victim.py"
+
+# killed_victim NAME CMD... - start CMD, wait until it is ready, kill it
+# with SIGKILL and wait until it is gone; sets vpid.
+killed_victim() {
+	local name=$1
+	shift
+	bg_start "$@" >"$T/$name.out"
+	wait_for 20 grep -q '^ready' "$T/$name.out" || fail "$name did not start"
+	vpid=$(awk '/^ready/ { print $2 }' "$T/$name.out")
+	kill -KILL "$vpid"
+	while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+}
+
+SOCKMETER_LOG=$T/logs/v.%p.log killed_victim v env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" 12345
 expect_eq "state files after the kill" "$(ls "$T/state" | grep -c '\.state$')" 1
 mv "$T/logs" "$T/logs.away"
 : >"$T/logs"
@@ -55,17 +72,12 @@ nuid=$(id -u nobody) || exit 0
 ngid=$(id -g nobody)
 chmod 755 "$T"
 mkdir -m 1777 "$T/pub"
-chmod 644 "$T/victim.py"
 nobody=(setpriv --reuid "$nuid" --regid "$ngid" --clear-groups)
 # A python3 that user can reach (not one under root's home).
 npy=/usr/bin/python3
 [ -x "$npy" ] || npy=$PY
 SOCKMETER_STATE=$T/pub/st-%u SOCKMETER_LOG=$T/pub/n.%p.log \
-	bg_start "${nobody[@]}" env LD_PRELOAD="$LIB" "$npy" "$T/victim.py" >"$T/n.out"
-wait_for 20 grep -q '^ready' "$T/n.out" || fail "nobody's victim did not start"
-vpid=$(awk '/^ready/ { print $2 }' "$T/n.out")
-kill -KILL "$vpid"
-while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+	killed_victim n "${nobody[@]}" env LD_PRELOAD="$LIB" "$npy" "$T/victim.py" 12345
 nstate=$T/pub/st-$nuid
 before=$(ls "$nstate")
 "$launcher" recover "$nstate" >"$T/rec3" 2>&1 && st=0 || st=$?
@@ -77,24 +89,8 @@ expect_eq "nobody's file untouched" "$(ls "$nstate")" "$before"
 	fail "nobody's recover failed: $(cat "$T/rec4")"
 expect_eq "nobody's recovered bytes in" "$(q "$T/pub/n.$vpid.log" "T['bytes_in']")" 12345
 
-cat >"$T/dropper.py" <<'PYEOF'
-import os, socket, sys, time
-a, b = socket.socketpair()
-a.sendall(b"z" * 4321)
-n = 0
-while n < 4321:
-    n += len(b.recv(1 << 20))
-os.setresgid(int(sys.argv[2]), int(sys.argv[2]), int(sys.argv[2]))
-os.setresuid(int(sys.argv[1]), int(sys.argv[1]), int(sys.argv[1]))
-print("ready", os.getpid(), flush=True)
-time.sleep(60)
-PYEOF
 SOCKMETER_STATE=$T/state SOCKMETER_LOG=$T/pub/d.%u.%p.log \
-	bg_start env LD_PRELOAD="$LIB" "$npy" "$T/dropper.py" "$nuid" "$ngid" >"$T/d.out"
-wait_for 20 grep -q '^ready' "$T/d.out" || fail "the dropper did not start"
-vpid=$(awk '/^ready/ { print $2 }' "$T/d.out")
-kill -KILL "$vpid"
-while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
+	killed_victim d env LD_PRELOAD="$LIB" "$npy" "$T/victim.py" 4321 "$nuid" "$ngid"
 [ -e "$T/pub/d.$nuid.$vpid.log" ] && fail "the dropper's log exists before recovery"
 "$launcher" recover "$T/state" >"$T/rec5" 2>&1 || fail "recover of the dropper failed: $(cat "$T/rec5")"
 expect_eq "the dropper's log: owner" "$(stat -c %u "$T/pub/d.$nuid.$vpid.log")" "$nuid"
