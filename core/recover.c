@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #define CLAIM ".rec-"
+/* A state file whose log could not be written: NAME.state.unwritten. */
+#define UNWRITTEN ".unwritten"
 
 /* A dead process's state file, read into private memory. */
 struct image {
@@ -275,6 +277,22 @@ static long claim_pid(const char *name)
 	return strtol(p + strlen(STATE_SUFFIX CLAIM), NULL, 10);
 }
 
+/* NAME.state.unwritten back to NAME.state, for this recover to try
+ * again. */
+static void unpark(const char *dir, const char *name)
+{
+	char from[CONFIG_PATH_MAX + 300], to[CONFIG_PATH_MAX + 300];
+	size_t n = strlen(name), u = strlen(UNWRITTEN);
+
+	if (n <= u || strcmp(name + n - u, UNWRITTEN) != 0 ||
+	    (size_t)snprintf(from, sizeof(from), "%s/%s", dir, name) >=
+		    sizeof(from) ||
+	    (size_t)snprintf(to, sizeof(to), "%s/%.*s", dir, (int)(n - u),
+			     name) >= sizeof(to))
+		return;
+	syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}
+
 static bool is_state_name(const char *name)
 {
 	size_t n = strlen(name), s = strlen(STATE_SUFFIX);
@@ -398,17 +416,20 @@ static void recover_one(const char *dir, const char *name,
 		    "sockmeter recover: %s[%" PRId64 "]: final records "
 		    "appended to %s",
 		    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
-	} else if (snprintf(orig, sizeof(orig), "%.*s",
-			    (int)(strstr(claim, CLAIM) - claim), claim) > 0 &&
+	} else if (snprintf(orig, sizeof(orig), "%.*s%s",
+			    (int)(strstr(claim, CLAIM) - claim), claim,
+			    UNWRITTEN) > 0 &&
 		   syscall(SYS_renameat, AT_FDCWD, claim, AT_FDCWD, orig) ==
 			   0) {
-		/* Its numbers exist nowhere else: the file stays, under its
-		 * own name, for a recovery that can write the log. */
+		/* Its numbers exist nowhere else: the file stays, parked
+		 * under a name the automatic scans pass over (every metered
+		 * process retrying a log gone for good stalled its ticker
+		 * with it), for a recover run by hand. */
 		st->unwritten++;
 		say(o,
 		    "sockmeter recover: %s[%" PRId64 "]: cannot append its "
-		    "final records to %s: %s; its state file %s stays for a "
-		    "later recovery",
+		    "final records to %s: %s; its state file is kept as %s "
+		    "for a sockmeter recover run once the log can be written",
 		    img.hdr.prog, img.hdr.pid, img.hdr.log_path, strerror(-r),
 		    orig);
 		munmap(img.p, img.size);
@@ -423,7 +444,9 @@ static void recover_one(const char *dir, const char *name,
  * automatic scan runs in the ticker, and opendir's malloc would give the
  * ticker an arena of its own, a region of written pages every fork of the
  * host then copies (docs/performance.md#churn).  Entries unlinked while
- * reading are the kernel's business, as with readdir.
+ * reading are the kernel's business, as with readdir.  Files parked as
+ * unwritten are put back first when asked, in a pass of their own (a
+ * rename while reading may or may not be seen).
  */
 int recover_dir(const char *dir, const struct recover_opts *o,
 		struct recover_stats *st)
@@ -440,6 +463,20 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
 		return -err;
 	}
+	while (o->retry_unwritten &&
+	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		long pos = 0;
+
+		while (pos < n) {
+			const struct dirent64_raw *e =
+				(const void *)(buf + pos);
+
+			pos += e->reclen;
+			unpark(dir, e->name);
+		}
+	}
+	if (o->retry_unwritten)
+		syscall(SYS_lseek, fd, 0, SEEK_SET);
 	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		long pos = 0;
 

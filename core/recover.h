@@ -49,6 +49,9 @@ struct recover_opts {
 	unsigned max_files;     /* 0: no limit */
 	bool stderr_here;       /* a process that logged to stderr: its
 				 * records go to our stderr (else dropped) */
+	bool retry_unwritten;   /* files whose log could not be written
+				 * (NAME.state.unwritten) are tried again:
+				 * by hand, never in the automatic scans */
 	config_report_fn report; /* messages; may be NULL */
 	void *ctx;
 };

@@ -39,7 +39,9 @@ static void quiet(void *ctx, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct recover_opts o = {.stderr_here = true, .report = to_stderr};
+	struct recover_opts o = {.stderr_here = true,
+				 .retry_unwritten = true,
+				 .report = to_stderr};
 	struct recover_stats st;
 	struct config cfg;
 	char dir[CONFIG_PATH_MAX];

@@ -1,8 +1,9 @@
 # A killed process whose log cannot be written when it is recovered keeps
 # its numbers: `sockmeter recover` says which log it could not append to,
-# leaves the state file where it was and exits 1 (no "final records
-# appended", no file removed); once the log can be written, the next
-# recover writes the exact exit record and removes the file.  (The log's
+# keeps the state file, parked as NAME.state.unwritten (which automatic
+# recoveries pass over), and exits 1 (no "final records appended", no
+# file removed); once the log can be written, the next recover run by
+# hand writes the exact exit record and removes the file.  (The log's
 # directory replaced by a file: a failure root meets too.)  And (as root)
 # another user's state file is left untouched by root's recover, which
 # says whose it is and exits 1; that user's recover writes it.  A process
@@ -56,16 +57,25 @@ grep -q 'final records appended' "$T/rec1" &&
 	fail "recover claimed records it did not write: $(cat "$T/rec1")"
 grep -q 'metering goes on' "$T/rec1" &&
 	fail "recover spoke as a live process would: $(cat "$T/rec1")"
-expect_eq "state files kept" "$(ls "$T/state" | grep -c '\.state$')" 1
+expect_eq "state files kept, parked" "$(ls "$T/state" | grep -c '\.state\.unwritten$')" 1
+grep -q "its state file is kept as $T/state/.*\.state\.unwritten" "$T/rec1" ||
+	fail "recover did not say where the file is kept: $(cat "$T/rec1")"
 rm -f "$T/logs"
 mv "$T/logs.away" "$T/logs"
+# The automatic recovery of a metered process passes over a parked file,
+# even now that its log could be written (it would retry a log gone for
+# good in every process, every minute): only a recover by hand does.
+SOCKMETER_LOG=$T/auto.log sm "$PY" -c 'import socket, time; a, b = socket.socketpair(); a.send(b"x"); b.recv(1); time.sleep(1.5)' ||
+	fail "the metered process for the automatic recovery failed"
+expect_eq "parked file after an automatic recovery" "$(ls "$T/state" | grep -c '\.state\.unwritten$')" 1
+[ -e "$T/logs/v.$vpid.log" ] && fail "the automatic recovery retried a parked file"
 "$launcher" recover "$T/state" >"$T/rec2" 2>&1 ||
 	fail "the second recover failed: $(cat "$T/rec2")"
 log=$T/logs/v.$vpid.log
 expect_eq "recovered exit records" "$(q "$log" "len([r for r in R if r['type'] == 'exit'])")" 1
 expect_eq "recovered end" "$(q "$log" "E['end']")" killed
 expect_eq "recovered bytes in" "$(q "$log" "T['bytes_in']")" 12345
-expect_eq "state files left" "$(ls "$T/state" | grep -c '\.state$')" 0
+expect_eq "state files left" "$(ls "$T/state" | grep -c '\.state')" 0
 
 [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || exit 0
 nuid=$(id -u nobody) || exit 0
