@@ -14,6 +14,12 @@
 
 typedef void (*sm_sighandler_t)(int);
 
+/* ThreadSanitizer delivers signals itself (its own handler defers the
+ * program's to safe points, through its sigaction interceptor): its builds
+ * leave signals alone and keep the mask's guess (preload.c). */
+#if defined(__SANITIZE_THREAD__)
+#define SM_FUNCS_SIGNALS(X)
+#else
 #define SM_FUNCS_SIGNALS(X)                                                    \
 	X(sigaction, int,                                                      \
 	  (int, const struct sigaction *, struct sigaction *))                 \
@@ -23,6 +29,7 @@ typedef void (*sm_sighandler_t)(int);
 	X(sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))                \
 	X(__sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))              \
 	X(sigset, sm_sighandler_t, (int, sm_sighandler_t))
+#endif
 
 /*
  * sm_in_handler - true while the calling thread runs a handler the program
@@ -32,6 +39,10 @@ typedef void (*sm_sighandler_t)(int);
  * Context: any thread and signal handler.
  */
 bool sm_in_handler(void);
+
+/* sm_query_action - the kernel's action for sig, as it is (the trampoline
+ * where it is ours).  Context: any thread and signal handler. */
+int sm_query_action(int sig, struct sigaction *sa);
 
 /* sm_signals_after_fork - a fork child runs no handler of its parent's.
  * Context: fork child handler. */

@@ -486,7 +486,7 @@ static bool maybe_in_handler(void)
 	for (sig = 1; sig < NSIG; sig++) {
 		if (sigismember(&now, sig) != 1 ||
 		    sigismember(&mask_at_start, sig) == 1 ||
-		    sm_real.sigaction(sig, NULL, &sa) != 0 ||
+		    sm_query_action(sig, &sa) != 0 ||
 		    sm_handler_ours(&sa))
 			continue;
 		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)

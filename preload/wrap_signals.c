@@ -23,6 +23,29 @@
 #include "preload.h"
 
 #include <stdint.h>
+
+#if defined(__SANITIZE_THREAD__)
+/* See funcs_signals.h: no wrapper, no trampoline. */
+bool sm_in_handler(void)
+{
+	return false;
+}
+
+void sm_signals_after_fork(void)
+{
+}
+
+bool sm_handler_ours(const struct sigaction *sa)
+{
+	(void)sa;
+	return false;
+}
+
+int sm_query_action(int sig, struct sigaction *sa)
+{
+	return sigaction(sig, NULL, sa);
+}
+#else
 #include <string.h>
 
 /* Exported by glibc: the unbound stubs' way to the real thing. */
@@ -108,6 +131,11 @@ void sm_signals_after_fork(void)
 	 * starts some children so) is a process of its own: libc made its
 	 * locks fresh, and a thread may start there. */
 	depth = 0;
+}
+
+int sm_query_action(int sig, struct sigaction *sa)
+{
+	return sm_real.sigaction(sig, NULL, sa);
 }
 
 bool sm_handler_ours(const struct sigaction *sa)
@@ -269,3 +297,4 @@ SIGNAL_STUB(ssignal)
 SIGNAL_STUB(sysv_signal)
 SIGNAL_STUB(__sysv_signal)
 SIGNAL_STUB(sigset)
+#endif
