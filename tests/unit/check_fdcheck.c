@@ -138,24 +138,12 @@ END_TEST
 static void tcp_pair(int *cli, int *srv, struct fd_addr *cli_local,
 		     struct fd_addr *cli_peer)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(l, 4), 0);
-	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
-	*cli = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(*cli, (struct sockaddr *)&a, sizeof(a)), 0);
-	*srv = accept(l, NULL, NULL);
-	ck_assert_int_ge(*srv, 0);
-	close(l);
+	uu_tcp_pair(cli, srv);
 	cli_local->len = sizeof(cli_local->u);
 	ck_assert_int_eq(getsockname(*cli, &cli_local->u.sa, &cli_local->len),
 			 0);
-	cli_peer->len = sizeof(a);
-	cli_peer->u.in4 = a;
+	cli_peer->len = sizeof(cli_peer->u);
+	ck_assert_int_eq(getpeername(*cli, &cli_peer->u.sa, &cli_peer->len), 0);
 }
 
 /* Two loopback connections; the second is opened in the table (with its
