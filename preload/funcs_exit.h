@@ -1,7 +1,7 @@
 /*
  * funcs_exit.h - the real functions of one group of wrapped calls: _exit,
  * _Exit, the exec family and posix_spawn (wrappers and stubs in
- * wrap_exit.c).  execl,
+ * wrap_exit.c), and clone (wrap_vfork.c).  execl,
  * execlp and execle are wrapped too, but forward to execv, execvp and
  * execve: a variadic call cannot be passed on.
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
@@ -24,7 +24,8 @@
 	   const posix_spawnattr_t *, char *const[], char *const[]))           \
 	X(posix_spawnp, int,                                                   \
 	  (pid_t *, const char *, const posix_spawn_file_actions_t *,          \
-	   const posix_spawnattr_t *, char *const[], char *const[]))
+	   const posix_spawnattr_t *, char *const[], char *const[]))           \
+	X(clone, int, (int (*)(void *), void *, int, void *, ...))
 
 /* The wrappers exported besides those of the list above: each reaches libc
  * through one of its real functions (Y(name); t_exports.sh reads it). */
@@ -32,5 +33,11 @@
 	Y(execl)                                                               \
 	Y(execlp)                                                              \
 	Y(execle)
+
+/* Made in assembly, with no real function to call (wrap_vfork.c; x86-64
+ * only, t_exports.sh knows). */
+#define SM_EXIT_RAW_ONLY(Y)                                                    \
+	Y(vfork)                                                               \
+	Y(__vfork)
 
 #endif

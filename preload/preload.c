@@ -598,6 +598,10 @@ static void fork_child(void)
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
+	/* It has no children yet: another thread's vfork in flight, or a
+	 * child that shares the parent's memory, is not its own. */
+	if (SM_COUNT_VFORK && sm_vm_children)
+		sm_vm_children = 0;
 	/* A sandboxed thread's child (quiet.h) could not make a state file
 	 * or map fresh counters of its own without system calls its filter
 	 * may forbid, and the parent's counters are not its to count into:
@@ -787,12 +791,14 @@ __attribute__((destructor)) static void sm_fini(void)
 /*
  * True in a vfork child (or a raw clone): it shares our memory, so its
  * close/dup2 before exec must not retire the parent's connections.  A
- * getpid() system call, on close and dup paths only, never on data calls.
+ * getpid() system call, on close and dup paths only, never on data calls,
+ * and only while such a child may be running (wrap_vfork.c).
  */
 SM_FORK_PATH
 static bool foreign_process(void)
 {
-	return !sm_quiet() && raw_getpid() != sm_meter.pid;
+	return __atomic_load_n(&sm_vm_children, __ATOMIC_SEQ_CST) &&
+	       !sm_quiet() && raw_getpid() != sm_meter.pid;
 }
 
 static bool peers_on(void)

@@ -125,7 +125,36 @@ extern struct sm_core sm_core;
  * or the categories are not the default set. */
 extern bool sm_slow;
 extern bool sm_latency; /* the latency category is on */
+/* Children that may be running on our memory (wrap_vfork.c): vfork's, a
+ * clone with CLONE_VM but not CLONE_THREAD.  Always at least 1 where vfork
+ * is not counted (SM_COUNT_VFORK 0). */
+extern int sm_vm_children;
 #pragma GCC visibility pop
+
+/* vfork is counted (wrap_vfork.c's assembly): x86-64, no sanitizer. */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) &&                   \
+    !defined(__SANITIZE_THREAD__)
+#define SM_COUNT_VFORK 1
+#else
+#define SM_COUNT_VFORK 0
+#endif
+
+/* A child on our memory is about to be made (clone with CLONE_VM). */
+static inline void sm_vm_child_begin(void)
+{
+	if (SM_COUNT_VFORK)
+		__atomic_add_fetch(&sm_vm_children, 1, __ATOMIC_SEQ_CST);
+}
+
+/* ...and was made (r, its pid, in the parent; 0 in a child that returns
+ * on our stack) or not (r -1).  A vfork-like child has exec'd or exited by
+ * the time its parent runs again: no longer counted; any other stays
+ * counted for good. */
+static inline void sm_vm_child_end(long r, bool vfork_like)
+{
+	if (SM_COUNT_VFORK && (r < 0 || (vfork_like && r > 0)))
+		__atomic_sub_fetch(&sm_vm_children, 1, __ATOMIC_SEQ_CST);
+}
 
 /*
  * sm_bind - look every real function up, once.  Returns false only when

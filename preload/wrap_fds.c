@@ -52,10 +52,12 @@ static uint64_t real_now(void)
 }
 
 /* A vfork child shares our memory but not our fd table: its fds are not
- * the ones our slots describe. */
+ * the ones our slots describe.  (preload.c's foreign_process, which says
+ * why the count comes first.) */
 static bool foreign(void)
 {
-	return !sm_quiet() && raw_getpid() != sm_meter.pid;
+	return __atomic_load_n(&sm_vm_children, __ATOMIC_SEQ_CST) &&
+	       !sm_quiet() && raw_getpid() != sm_meter.pid;
 }
 
 /* fd was just handed out by a call we do not otherwise follow: anything

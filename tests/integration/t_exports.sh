@@ -9,8 +9,10 @@ command -v nm >/dev/null || fail "nm (binutils) is not installed"
 # through the preprocessor (lib.sh wrapped_calls); and the wrappers that
 # reach libc through one of them, Y(name) in a group header (printf through
 # vfprintf, getc through fgetc...).
+# vfork (SM_EXIT_RAW_ONLY) is made in x86-64 assembly: not elsewhere.
 want=$({ wrapped_calls; sed -n 's/^[[:space:]]*Y(\([A-Za-z_0-9]*\)).*/\1/p' \
-	"$SM_TOP"/preload/funcs_*.h; } | sort -u)
+	"$SM_TOP"/preload/funcs_*.h; } | sort -u |
+	if [ "$(uname -m)" = x86_64 ]; then cat; else grep -vx '_*vfork'; fi)
 [ "$(wc -l <<<"$want")" -ge 31 ] || fail "cannot read the wrapped calls from preload/preload.h"
 grep -qx read <<<"$want" || fail "cannot read the wrapped calls from preload/preload.h"
 got=$(nm -D --defined-only "$LIB" | awk 'NF >= 3 { sub(/@.*/, "", $3); print $3 }' | sort -u)

@@ -1,6 +1,8 @@
 # A child made by a raw clone system call (no CLONE_VM), as vsftpd makes
 # its isolated sessions (syscall(SYS_clone, SIGCHLD | CLONE_NEW*)), or with
-# clone3 (tests/progs/rawclone): libc runs no fork handler for it.
+# clone3, or made by libc's clone() function (its child starts in a
+# function of the program's, on a stack of its own) (tests/progs/rawclone):
+# libc runs no fork handler for it.
 #  - it lives: as root its setgroups walks libc's list of threads, which
 #    holds the parent's ticker (a stack wiped for such a child made that
 #    a SIGSEGV);
@@ -11,7 +13,7 @@
 need_prog rawclone
 N=1000000
 mkdir -m 1777 "$T/log"
-for how in clone clone3; do
+for how in clone clone3 libc; do
 	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/$how.%p.log" \
 		sm "$PROGS/rawclone" "$how" "$N" >"$T/$how.out" 2>"$T/$how.err" ||
 		fail "rawclone $how failed: $(cat "$T/$how.err")"

@@ -1,7 +1,10 @@
-# A vfork() child shares the parent's memory: its close()/dup2() before
-# exec must not retire the parent's connection, whose one close record
-# holds all 3000 bytes (1000 before the vfork, 2000 after).  A
-# posix_spawn()ed program is metered in its own log, with its own bytes.
+# A vfork() child, and a clone(CLONE_VM | CLONE_VFORK) child, share the
+# parent's memory: their close()/dup2() before exec or _exit must not
+# retire the parent's connection, whose one close record holds all 3000
+# bytes (1000 before the children, 2000 after).  A posix_spawn()ed program
+# is metered in its own log, with its own bytes.  Once the children are
+# gone, a close costs no getpid() again (wrap_vfork.c): checked with
+# strace when it is installed.
 . "$(dirname "$0")/lib.sh"
 
 need_prog spawner
@@ -15,6 +18,7 @@ rfd=$(field recv_fd "$T/out")
 bytes=$(field bytes "$T/out")
 kid=$(field spawned_pid "$T/out")
 expect_eq "spawned program's status" "$(field spawned_status "$T/out")" 0
+expect_eq "clone child's status" "$(field clone_status "$T/out")" 0
 plog=$(one_log "$T/logs/spawner.*.log")
 expect_eq "parent: close records of fd $sfd [bytes_out]" \
 	"$(q "$plog" "[f['bytes_out'] for f in closes(fd=$sfd)]")" "[$bytes]"
@@ -29,4 +33,22 @@ expect_eq "spawned: exit bytes_in" "$(q "$klog" "tot('bytes_in')")" 5000
 # /bin/true, exec'd by the vfork child, tracked nothing.
 n=$(find "$T/logs" -type f ! -name 'spawner.*' ! -name 'pairxfer.*' | wc -l)
 expect_eq "other logs" "$n" 0
+
+if command -v strace >/dev/null; then
+	rm -rf "$T/logs"
+	mkdir -p "$T/logs"
+	SOCKMETER_LOG=$T/logs/%n.%p.log sm strace -qq -s 512 -o "$T/trace" \
+		-e trace=getpid,close,write "$PROGS/spawner" "$PROGS/pairxfer" 10 \
+		>"$T/out2" 2>"$T/err2" || fail "spawner under strace: $(cat "$T/err2")"
+	# From the flushed "closing" to the close of the pair's second end.
+	calls=$(awk -v fd="$rfd" '/^write\(1, .*closing/ { on = 1; next }
+		on && /^getpid/ { print "getpid" }
+		on && $0 ~ "^close\\(" fd "\\)" { exit }' "$T/trace")
+	grep -q '^write(1, .*closing' "$T/trace" ||
+		fail "strace saw no \"closing\": $(tail -5 "$T/trace")"
+	grep -q "^close($rfd)" "$T/trace" || fail "strace saw no close($rfd): $(tail -5 "$T/trace")"
+	expect_eq "getpid calls while closing after the children" "$calls" ""
+else
+	echo "SKIP the getpid check: strace is not installed"
+fi
 exit 0

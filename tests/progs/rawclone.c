@@ -3,10 +3,12 @@
  * as vsftpd makes its isolated sessions:
  *   syscall(SYS_clone, SIGCHLD | CLONE_NEW..., NULL)   (HOW "clone")
  *   syscall(SYS_clone3, {.exit_signal = SIGCHLD})      (HOW "clone3")
+ *   clone(fn, stack, SIGCHLD, arg): libc's function    (HOW "libc")
  * libc runs no fork handler for such a child, yet it is a process of its
- * own.
+ * own.  libc's clone() starts the child in fn, on a stack of its own; fn
+ * ends it with exit().
  *
- *   rawclone HOW BYTES
+ *   rawclone clone|clone3|libc BYTES
  *
  * The parent makes a loopback TCP connection, then clones.  The child
  * changes its supplementary groups when root (setgroups: glibc's setxid
@@ -20,6 +22,7 @@
 #include "childxfer.h"
 
 #include <grp.h>
+#include <sched.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -48,20 +51,40 @@ static void child(int fd, long bytes)
 	xfer_send(fd, bytes);
 }
 
+static int fds[3];
+static long nbytes;
+
+static int libc_child(void *arg)
+{
+	(void)arg;
+	close(fds[0]);
+	close(fds[2]);
+	child(fds[1], nbytes);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
+	static char stack[256 * 1024] __attribute__((aligned(16)));
 	long bytes, pid;
 	int lfd, cfd, sfd;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: rawclone clone|clone3 BYTES\n");
+		fprintf(stderr, "usage: rawclone clone|clone3|libc BYTES\n");
 		return 2;
 	}
 	bytes = atol(argv[2]);
 	xfer_connect(&lfd, &cfd, &sfd);
 	/* Give a preload's thread time to start and run. */
 	usleep(100000);
-	pid = raw_clone(argv[1]);
+	fds[0] = lfd;
+	fds[1] = cfd;
+	fds[2] = sfd;
+	nbytes = bytes;
+	if (strcmp(argv[1], "libc") == 0)
+		pid = clone(libc_child, stack + sizeof(stack), SIGCHLD, NULL);
+	else
+		pid = raw_clone(argv[1]);
 	if (pid < 0)
 		die("clone");
 	if (pid == 0) {
