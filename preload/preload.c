@@ -623,10 +623,34 @@ static void fork_child(void)
  */
 static bool raw_write_locked;
 
+/*
+ * A ticker just created may not have run yet: its descriptor on libc's
+ * list of threads then still says "being created" (glibc's setxid_futex,
+ * cleared by the new thread's first instructions), and a raw clone's
+ * child keeps that list as it was, with no thread to clear it: its first
+ * setuid, setgid or setgroups waits for ever (vsftpd's login child, made
+ * by a raw clone right after the session's first read had started our
+ * ticker: t_raw_clone).  So the clone waits for the ticker to run,
+ * at most a second.
+ */
+static void wait_ticker_running(void)
+{
+	struct timespec pause = {0, 50000};
+	int i;
+
+	for (i = 0; i < 20000 &&
+		    __atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&tk.start_failed, __ATOMIC_ACQUIRE);
+	     i++)
+		nanosleep(&pause, NULL);
+}
+
 void sm_raw_fork(enum sm_raw_fork_phase phase)
 {
 	switch (phase) {
 	case SM_RAW_FORK_PREPARE:
+		wait_ticker_running();
 		sm_names_fork(SM_RAW_FORK_PREPARE);
 		fork_prepare();
 		raw_write_locked = tk.fork_locked &&
