@@ -937,6 +937,27 @@ void sm_closing(int fd)
 	meter_closed(&sm_meter, fd, real_now());
 }
 
+/*
+ * dup2 or dup3 onto newfd closes what newfd held: a seen close, with the
+ * kernel's last word, made before the real call as close() makes it.
+ * Only when the call can succeed: oldfd is open (one fcntl, and only when
+ * newfd holds a connection).  Else the slot stays, and sm_opened_dup
+ * retires it as a reused number, a close unseen (gawk's and bash's dup2
+ * of /dev/null or a saved fd over a socket were).
+ */
+void sm_dup_closing(int oldfd, int newfd)
+{
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, newfd);
+	int saved;
+
+	if (oldfd == newfd || !s || !fd_kind_tracked(fdtab_kind(s)) ||
+	    raw_syscall6(SYS_fcntl, oldfd, F_GETFD, 0, 0, 0, 0) < 0)
+		return;
+	saved = errno;
+	sm_closing(newfd);
+	errno = saved;
+}
+
 void sm_closing_range(unsigned first, unsigned last)
 {
 	uint32_t high = __atomic_load_n(&sm_meter.tab.high, __ATOMIC_ACQUIRE);

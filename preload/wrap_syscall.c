@@ -29,6 +29,12 @@
 #include <sched.h>
 #include <sys/prctl.h>
 
+#ifdef SYS_dup2
+#define SYS_IS_DUP2(n) ((n) == SYS_dup2)
+#else
+#define SYS_IS_DUP2(n) false
+#endif
+
 /* The numbers that get a named wrapper's treatment. */
 /* clang-format off */
 #ifdef SYS_dup2
@@ -208,6 +214,9 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	if (n == SYS_close)
 		/* Retire first, as close() does. */
 		sm_closing((int)a1);
+	else if (SYS_IS_DUP2(n) || n == SYS_dup3)
+		/* Its close of a2, as dup2() and dup3() make it. */
+		sm_dup_closing((int)a1, (int)a2);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot)
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)

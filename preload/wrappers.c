@@ -491,7 +491,10 @@ SM_EXPORT int dup(int oldfd)
 
 SM_EXPORT int dup2(int oldfd, int newfd)
 {
-	int fd = sm_real.dup2(oldfd, newfd);
+	int fd;
+
+	sm_dup_closing(oldfd, newfd);
+	fd = sm_real.dup2(oldfd, newfd);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
@@ -500,7 +503,10 @@ SM_EXPORT int dup2(int oldfd, int newfd)
 
 SM_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-	int fd = sm_real.dup3(oldfd, newfd, flags);
+	int fd;
+
+	sm_dup_closing(oldfd, newfd);
+	fd = sm_real.dup3(oldfd, newfd, flags);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
