@@ -861,6 +861,11 @@ void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 
 	if (!sm_meter.tab.cap)
 		return;
+	/* A listener not known yet (inherited: a pre-fork server's worker
+	 * accepting on its parent's) is learned at this first use, as a data
+	 * call's fd is: else the worker's log had no record of it at all. */
+	if (s && fdtab_kind(s) == KIND_UNKNOWN)
+		sm_classify_slow(listen_fd);
 	if (s && fd_kind_tracked(fdtab_kind(s)))
 		kind = fdtab_kind(s);
 	else

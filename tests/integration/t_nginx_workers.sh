@@ -3,7 +3,8 @@
 # nobody's own default directory (/tmp/sockmeter-UID, created by the worker
 # itself, 0700), and their close records must carry exactly the bytes
 # nginx's own access log counts: $bytes_sent out, $request_length in, one
-# record per request (ab, no keep-alive).
+# record per request (ab, no keep-alive).  Each worker's log also has the
+# listener it inherited and accepted on (learned at its first accept).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (nginx's master must start as root)"
@@ -95,4 +96,8 @@ assert len(ex) == ${#logs[@]}, "%d exit records" % len(ex)
 assert all("close_records_dropped" not in r["totals"] for r in ex), "drops"
 PYEOF
 check_py "$T/workers.log" "$T/w.py" "workers' records vs nginx's access log"
+for l in "${logs[@]}"; do
+	check "$l" "[f for f in conns(kind='tcp', local='127.0.0.1:$port') if not f.get('peer')]" \
+		"the listener in $(basename "$l")"
+done
 exit 0
