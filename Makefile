@@ -17,9 +17,9 @@ ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
            -fvisibility=hidden $(WARN) $(shell pkg-config --cflags inih) \
            $(CFLAGS) -MMD -MP
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
-# The library's own syscall() calls go to libc, not to its exported
-# syscall() wrapper (preload/wrap_syscall.c).
-LDFLAGS_SO := -Wl,--wrap=syscall
+# The library's own syscall() and clone() calls go to libc, not to its
+# exported wrappers (preload/wrap_syscall.c, preload/wrap_vfork.c).
+LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone
 
 ifeq ($(V),1)
 Q :=
