@@ -149,7 +149,7 @@ static inline void sm_vm_child_begin(void)
 /* ...and was made (r, its pid, in the parent; 0 in a child that returns
  * on our stack) or not (r -1).  A vfork-like child has exec'd or exited by
  * the time its parent runs again: no longer counted; any other stays
- * counted for good. */
+ * counted for good.  errno untouched. */
 static inline void sm_vm_child_end(long r, bool vfork_like)
 {
 	if (SM_COUNT_VFORK && (r < 0 || (vfork_like && r > 0)))

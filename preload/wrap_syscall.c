@@ -190,9 +190,7 @@ static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
 		 * (wrap_vfork.c), so that its pid tells it apart. */
 		sm_vm_child_begin();
 		r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
-		saved = errno;
 		sm_vm_child_end(r, flags & CLONE_VFORK);
-		errno = saved;
 		return r;
 	}
 	sm_raw_fork(SM_RAW_FORK_PREPARE);

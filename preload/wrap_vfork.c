@@ -119,40 +119,51 @@ static int cloned_child(void *p)
 	return c->fn(c->arg);
 }
 
+/* clone()'s three optional arguments, read whether given or not, as
+ * libc's own code reads them. */
+struct clone_rest {
+	pid_t *ptid;
+	void *tls;
+	pid_t *ctid;
+};
+
+#define CLONE_REST(rest, last)                                                 \
+	do {                                                                   \
+		va_list ap_;                                                   \
+		va_start(ap_, last);                                           \
+		(rest).ptid = va_arg(ap_, pid_t *);                            \
+		(rest).tls = va_arg(ap_, void *);                              \
+		(rest).ctid = va_arg(ap_, pid_t *);                            \
+		va_end(ap_);                                                   \
+	} while (0)
+
 /*
  * libc's clone(): its child runs fn on a stack of its own, never through
  * this frame, so a C wrapper will do.  As syscall(SYS_clone) is treated
  * (wrap_syscall.c's cloning): a child on our memory (CLONE_VM) or a
  * vfork-like one is counted; a process of its own gets our fork handlers
  * (through cloned_child: the child starts in fn, not here) and is metered
- * as a fork child; a thread passes.  The three optional arguments are
- * passed on whether given or not, as libc's own code reads them.
+ * as a fork child; a thread passes.
  */
 SM_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	struct cloned c = {fn, arg};
-	va_list ap;
-	pid_t *ptid, *ctid;
-	void *tls;
+	struct clone_rest x;
 	int r, saved;
 
-	va_start(ap, arg);
-	ptid = va_arg(ap, pid_t *);
-	tls = va_arg(ap, void *);
-	ctid = va_arg(ap, pid_t *);
-	va_end(ap);
+	CLONE_REST(x, arg);
 	if ((flags & CLONE_THREAD) || !fn)
-		return sm_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+		return sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls,
+				     x.ctid);
 	if (flags & (CLONE_VM | CLONE_VFORK)) {
 		sm_vm_child_begin();
-		r = sm_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
-		saved = errno;
+		r = sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls, x.ctid);
 		sm_vm_child_end(r, flags & CLONE_VFORK);
-		errno = saved;
 		return r;
 	}
 	sm_raw_fork(SM_RAW_FORK_PREPARE);
-	r = sm_real.clone(cloned_child, stack, flags, &c, ptid, tls, ctid);
+	r = sm_real.clone(cloned_child, stack, flags, &c, x.ptid, x.tls,
+			  x.ctid);
 	saved = errno;
 	sm_raw_fork(SM_RAW_FORK_PARENT);
 	errno = saved;
@@ -165,31 +176,20 @@ SM_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 int __wrap_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 int __wrap_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
-	va_list ap;
-	pid_t *ptid, *ctid;
-	void *tls;
+	struct clone_rest x;
 
-	va_start(ap, arg);
-	ptid = va_arg(ap, pid_t *);
-	tls = va_arg(ap, void *);
-	ctid = va_arg(ap, pid_t *);
-	va_end(ap);
-	return sm_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	CLONE_REST(x, arg);
+	return sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls, x.ctid);
 }
 
 int unbound_clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
-	va_list ap;
-	pid_t *ptid, *ctid;
-	void *tls;
+	struct clone_rest x;
 
-	va_start(ap, arg);
-	ptid = va_arg(ap, pid_t *);
-	tls = va_arg(ap, void *);
-	ctid = va_arg(ap, pid_t *);
-	va_end(ap);
+	CLONE_REST(x, arg);
 	if (sm_bind() && sm_real.clone != unbound_clone)
-		return sm_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+		return sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls,
+				     x.ctid);
 	errno = ENOSYS;
 	return -1;
 }
