@@ -598,10 +598,13 @@ static void fork_child(void)
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
-	/* It has no children yet: another thread's vfork in flight, or a
-	 * child that shares the parent's memory, is not its own. */
+	/* It has no children yet: a child that shares the parent's memory
+	 * is not its own; and it is no vfork child, whatever its thread's
+	 * mark said in the parent. */
 	if (SM_COUNT_VFORK && sm_vm_children)
 		sm_vm_children = 0;
+	if (sm_vfork_child)
+		sm_vfork_child = 0;
 	/* A sandboxed thread's child (quiet.h) could not make a state file
 	 * or map fresh counters of its own without system calls its filter
 	 * may forbid, and the parent's counters are not its to count into:
@@ -812,17 +815,11 @@ __attribute__((destructor)) static void sm_fini(void)
 
 /* --- lifecycle hooks ----------------------------------------------------- */
 
-/*
- * True in a vfork child (or a raw clone): it shares our memory, so its
- * close/dup2 before exec must not retire the parent's connections.  A
- * getpid() system call, on close and dup paths only, never on data calls,
- * and only while such a child may be running (wrap_vfork.c).
- */
+/* A vfork child's calls are not ours to follow (preload.h). */
 SM_FORK_PATH
 static bool foreign_process(void)
 {
-	return __atomic_load_n(&sm_vm_children, __ATOMIC_SEQ_CST) &&
-	       !sm_quiet() && raw_getpid() != sm_meter.pid;
+	return sm_foreign_process();
 }
 
 static bool peers_on(void)
@@ -833,7 +830,8 @@ static bool peers_on(void)
 static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		   const struct fd_addr *peer)
 {
-	if (!sm_meter.tab.cap)
+	/* A vfork child's new fd is in its own table, not in ours. */
+	if (!sm_meter.tab.cap || foreign_process())
 		return;
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
 	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
@@ -859,7 +857,7 @@ void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 	enum fd_kind kind = KIND_UNKNOWN;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
 
-	if (!sm_meter.tab.cap)
+	if (!sm_meter.tab.cap || foreign_process())
 		return;
 	/* A listener not known yet (inherited: a pre-fork server's worker
 	 * accepting on its parent's) is learned at this first use, as a data
@@ -908,7 +906,7 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 	struct fd_addr local, peer;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
-	if (!s || !peers_on())
+	if (!s || !peers_on() || foreign_process())
 		return;
 	if (fdtab_kind(s) == KIND_UNKNOWN)
 		sm_classify_slow(fd);
@@ -925,7 +923,7 @@ void sm_bound(int fd)
 {
 	struct fd_addr local;
 
-	if (!sm_meter.tab.cap || !peers_on())
+	if (!sm_meter.tab.cap || !peers_on() || foreign_process())
 		return;
 	classify_addrs(fd, &local, NULL);
 	meter_set_addrs(&sm_meter, fd, &local, NULL);
@@ -1319,6 +1317,10 @@ enum fd_kind sm_classify_slow(int fd)
 	enum fd_kind kind, got;
 	bool peers = peers_on();
 
+	/* A vfork child's fd is not the one our slot describes: not
+	 * counted, not learned. */
+	if (foreign_process())
+		return KIND_UNTRACKED;
 	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
 	if (kind == KIND_UNKNOWN)
 		return KIND_UNKNOWN; /* not open: look again next time */

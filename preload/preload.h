@@ -7,6 +7,8 @@
 #define SOCKMETER_PRELOAD_H
 
 #include "../core/meter.h"
+#include "../core/quiet.h"
+#include "../core/rawsys.h"
 #include "../core/state.h"
 
 #include <errno.h>
@@ -125,10 +127,14 @@ extern struct sm_core sm_core;
  * or the categories are not the default set. */
 extern bool sm_slow;
 extern bool sm_latency; /* the latency category is on */
-/* Children that may be running on our memory (wrap_vfork.c): vfork's, a
- * clone with CLONE_VM but not CLONE_THREAD.  Always at least 1 where vfork
- * is not counted (SM_COUNT_VFORK 0). */
+/* Children that may be running on our memory (wrap_vfork.c) with no
+ * mark of their own: a clone with CLONE_VM but not CLONE_THREAD, but for
+ * the vfork-like ones that sm_vfork_child marks.  Always at least 1 where
+ * vfork is not marked (SM_COUNT_VFORK 0). */
 extern int sm_vm_children;
+/* 1 while this thread runs as a vfork child (wrap_vfork.c): a vfork
+ * child runs on the thread that called vfork, its TLS included. */
+extern __thread int sm_vfork_child __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
 /* vfork is counted (wrap_vfork.c's assembly): x86-64, no sanitizer. */
@@ -138,6 +144,20 @@ extern int sm_vm_children;
 #else
 #define SM_COUNT_VFORK 0
 #endif
+
+/*
+ * True in a child that runs on our memory (a vfork child, a raw clone
+ * with CLONE_VM) with an fd table of its own: its calls must not touch
+ * the parent's slots.  A vfork child is marked (one TLS load); a getpid()
+ * system call only while another kind may be running (wrap_vfork.c).
+ * Never on data calls.
+ */
+static inline bool sm_foreign_process(void)
+{
+	return sm_vfork_child ||
+	       (__atomic_load_n(&sm_vm_children, __ATOMIC_SEQ_CST) &&
+		!sm_quiet() && raw_getpid() != sm_meter.pid);
+}
 
 /* A child on our memory is about to be made (clone with CLONE_VM). */
 static inline void sm_vm_child_begin(void)

@@ -52,12 +52,10 @@ static uint64_t real_now(void)
 }
 
 /* A vfork child shares our memory but not our fd table: its fds are not
- * the ones our slots describe.  (preload.c's foreign_process, which says
- * why the count comes first.) */
+ * the ones our slots describe (preload.h). */
 static bool foreign(void)
 {
-	return __atomic_load_n(&sm_vm_children, __ATOMIC_SEQ_CST) &&
-	       !sm_quiet() && raw_getpid() != sm_meter.pid;
+	return sm_foreign_process();
 }
 
 /* fd was just handed out by a call we do not otherwise follow: anything

@@ -159,10 +159,10 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
  * A raw clone that makes a process of its own (no CLONE_VM, no
  * CLONE_THREAD) and returns on the caller's stack: a fork without libc's
  * handlers, so ours run around it (sm_raw_fork) and the child is metered
- * as a fork child.  A child on our memory (CLONE_VM), a vfork-like one
- * (CLONE_VFORK) or one on a stack of its own (it never returns here, so
- * no handler runs in it) is counted (wrap_vfork.c): its pid tells it
- * apart.  A thread passes on untouched.
+ * as a fork child (vfork-like or not).  A child on our memory (CLONE_VM)
+ * or one on a stack of its own (it never returns here, so no handler runs
+ * in it) is counted (wrap_vfork.c): its pid tells it apart.  A thread
+ * passes on untouched.
  */
 static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
 		    long a6)
@@ -184,10 +184,10 @@ static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
 	}
 	if (flags & CLONE_THREAD)
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
-	if ((flags & (CLONE_VM | CLONE_VFORK)) || own_stack) {
+	if ((flags & CLONE_VM) || own_stack) {
 		/* A child on our memory, or one that runs none of our
-		 * handlers (vfork-like, or on a stack of its own): counted
-		 * (wrap_vfork.c), so that its pid tells it apart. */
+		 * handlers (on a stack of its own): counted (wrap_vfork.c),
+		 * so that its pid tells it apart. */
 		sm_vm_child_begin();
 		r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 		sm_vm_child_end(r, flags & CLONE_VFORK);

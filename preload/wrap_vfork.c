@@ -1,33 +1,34 @@
 /*
- * wrap_vfork.c - vfork and clone, counted: children that run on our
- * memory.
+ * wrap_vfork.c - vfork and clone: children that run on our memory.
  *
  * A vfork child runs on our memory, and on the forking thread's TLS, until
- * it execs or exits, with an fd table of its own: its close or dup2 before
- * exec must not retire the parent's connections (t_vfork_spawn).  Telling
- * it apart takes a getpid() system call (sm_foreign_process).  That call
- * was made on every close and dup; now it is made only while such a child
- * may be running: sm_vm_children counts them, and a close in a process
- * that has none pays one load.
+ * it execs or exits, with an fd table of its own: its close, dup2, socket
+ * or accept before exec must not touch the parent's slots (t_vfork_spawn).
+ * Telling it apart took a getpid() system call on every close and dup; now
+ * a vfork child is marked: sm_vfork_child, a TLS word of the thread that
+ * called vfork, which the child runs on.  One TLS load, no system call,
+ * and the parent's other threads are never mistaken for the child.
  *
- * Counted: vfork (here), libc's clone() with CLONE_VM or CLONE_VFORK
- * and without CLONE_THREAD (here), and the same through syscall()
- * (wrap_syscall.c, which also counts a child on a stack of its own).  A
- * vfork-like child (CLONE_VFORK) is counted until its parent runs again;
- * any other is counted for good: it may run as long as we do.
- * posix_spawn's child runs none of our code (libc's own clone, its
- * signals blocked, straight to exec): not counted.
+ * Marked: vfork (here), and libc's clone() with CLONE_VM and CLONE_VFORK
+ * but not CLONE_SETTLS (here: its child starts in our function, on the
+ * caller's TLS).  Counted in sm_vm_children instead, and told apart by
+ * their pid while the count is not zero (preload.h's sm_foreign_process):
+ * any other child on our memory (CLONE_VM without CLONE_THREAD, through
+ * clone() or syscall()), and a child of syscall(SYS_clone*) on a stack of
+ * its own.  A vfork-like one is counted until its parent runs again; any
+ * other for good: it may run as long as we do.  posix_spawn's child runs
+ * none of our code (libc's own clone, its signals blocked, straight to
+ * exec).
  *
  * vfork cannot be a C wrapper: the child returns from it first, on the
  * parent's stack, and the frame it returned through would be the one the
  * parent returns through next.  glibc's vfork is a few instructions that
  * keep the return address in a register across the system call; ours is
- * the same with the count around it.  The count goes up before the call,
- * so the child runs counted, and down when the parent runs again (the
- * child has exec'd or exited by then) or at once when the call failed.  A
- * child that vforks in turn counts its own child the same way.  With a
- * shadow stack (x86 CET) the child returns by a jump, as glibc's does: the
- * shadow stack is the parent's.
+ * the same with the mark around it: the child sets it, the parent, once
+ * it runs again (the child has exec'd or exited by then), puts back what
+ * it was (1 in a vfork child that vforks in turn).  With a shadow stack
+ * (x86 CET) the child returns by a jump, as glibc's does: the shadow stack
+ * is the parent's.
  *
  * Only on x86-64: elsewhere the count starts at 1 and stays there (every
  * close and dup makes the getpid call, as before).  Sanitizer builds keep
@@ -38,6 +39,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
+
+__thread int sm_vfork_child __attribute__((tls_model("initial-exec")));
 
 #if SM_COUNT_VFORK
 
@@ -63,8 +66,10 @@ __asm__(
 	"__vfork:\n"
 	".cfi_startproc\n"
 	"	endbr64\n"
-	"	lock incl sm_vm_children(%rip)\n"
-	/* The return address, in a register the kernel keeps. */
+	/* The mark as it is, in a register the kernel keeps (rsi). */
+	"	movq sm_vfork_child@gottpoff(%rip), %rdx\n"
+	"	movl %fs:(%rdx), %esi\n"
+	/* The return address, in another (rdi). */
 	"	popq %rdi\n"
 	".cfi_adjust_cfa_offset -8\n"
 	".cfi_register %rip, %rdi\n"
@@ -73,15 +78,19 @@ __asm__(
 	"	pushq %rdi\n"
 	".cfi_adjust_cfa_offset 8\n"
 	".cfi_rel_offset %rip, 0\n"
+	"	movq sm_vfork_child@gottpoff(%rip), %rdx\n"
 	"	testq %rax, %rax\n"
 	"	jz 2f\n"
-	/* The parent, running again: the child is gone (or none was made). */
-	"	lock decl sm_vm_children(%rip)\n"
+	/* The parent, running again (the child is gone, or none was
+	 * made): the mark as it was. */
+	"	movl %esi, %fs:(%rdx)\n"
 	"	cmpq $-4095, %rax\n"
 	"	jae 3f\n"
 	"	ret\n"
-	/* The child: with a shadow stack in use, return by a jump. */
-	"2:	xorl %esi, %esi\n"
+	/* The child: marked; with a shadow stack in use, return by a
+	 * jump. */
+	"2:	movl $1, %fs:(%rdx)\n"
+	"	xorl %esi, %esi\n"
 	"	rdsspq %rsi\n"
 	"	testq %rsi, %rsi\n"
 	"	jz 1f\n"
@@ -137,25 +146,45 @@ struct clone_rest {
 		va_end(ap_);                                                   \
 	} while (0)
 
+/* A vfork-like clone()'s child on our memory and our TLS: marked as a
+ * vfork child (the parent puts the mark back), then the program's
+ * function. */
+static int marked_child(void *p)
+{
+	const struct cloned *c = p;
+
+	sm_vfork_child = 1;
+	return c->fn(c->arg);
+}
+
 /*
  * libc's clone(): its child runs fn on a stack of its own, never through
- * this frame, so a C wrapper will do.  As syscall(SYS_clone) is treated
- * (wrap_syscall.c's cloning): a child on our memory (CLONE_VM) or a
- * vfork-like one is counted; a process of its own gets our fork handlers
- * (through cloned_child: the child starts in fn, not here) and is metered
- * as a fork child; a thread passes.
+ * this frame, so a C wrapper will do.  A thread passes.  A vfork-like
+ * child on our memory and TLS is marked (marked_child); any other child
+ * on our memory is counted.  A process of its own (no CLONE_VM, with or
+ * without CLONE_VFORK) gets our fork handlers, as syscall(SYS_clone)'s
+ * does (wrap_syscall.c's cloning), through cloned_child: it starts in fn,
+ * not here.  It is then metered as a fork child.
  */
 SM_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	struct cloned c = {fn, arg};
 	struct clone_rest x;
-	int r, saved;
+	int r, saved, mark;
 
 	CLONE_REST(x, arg);
 	if ((flags & CLONE_THREAD) || !fn)
 		return sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls,
 				     x.ctid);
-	if (flags & (CLONE_VM | CLONE_VFORK)) {
+	if (SM_COUNT_VFORK && (flags & CLONE_VM) && (flags & CLONE_VFORK) &&
+	    !(flags & CLONE_SETTLS)) {
+		mark = sm_vfork_child;
+		r = sm_real.clone(marked_child, stack, flags, &c, x.ptid,
+				  x.tls, x.ctid);
+		sm_vfork_child = mark;
+		return r;
+	}
+	if (flags & CLONE_VM) {
 		sm_vm_child_begin();
 		r = sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls, x.ctid);
 		sm_vm_child_end(r, flags & CLONE_VFORK);

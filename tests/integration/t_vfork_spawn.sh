@@ -1,10 +1,12 @@
 # A vfork() child, and a clone(CLONE_VM | CLONE_VFORK) child, share the
-# parent's memory: their close()/dup2() before exec or _exit must not
-# retire the parent's connection, whose one close record holds all 3000
-# bytes (1000 before the children, 2000 after).  A posix_spawn()ed program
-# is metered in its own log, with its own bytes.  Once the children are
-# gone, a close costs no getpid() again (wrap_vfork.c): checked with
-# strace when it is installed.
+# parent's memory: their close(), dup2(), socket() and socketpair() before
+# exec or _exit must not touch the parent's slots: the connection's one
+# close record holds all 3000 bytes (1000 before the children, 2000
+# after), and the parent's log has no other record.  A clone(CLONE_VFORK)
+# child without CLONE_VM is a process of its own, metered in its own log,
+# and so is a posix_spawn()ed program.  No close makes a getpid() system
+# call (wrap_vfork.c marks the vfork child): checked with strace when it
+# is installed.
 . "$(dirname "$0")/lib.sh"
 
 need_prog spawner
@@ -19,20 +21,27 @@ bytes=$(field bytes "$T/out")
 kid=$(field spawned_pid "$T/out")
 expect_eq "spawned program's status" "$(field spawned_status "$T/out")" 0
 expect_eq "clone child's status" "$(field clone_status "$T/out")" 0
-plog=$(one_log "$T/logs/spawner.*.log")
+plog=$T/logs/spawner.$(field pid "$T/out").log
 expect_eq "parent: close records of fd $sfd [bytes_out]" \
 	"$(q "$plog" "[f['bytes_out'] for f in closes(fd=$sfd)]")" "[$bytes]"
 expect_eq "parent: close records of fd $rfd [bytes_in]" \
 	"$(q "$plog" "[f['bytes_in'] for f in closes(fd=$rfd)]")" "[$bytes]"
 expect_eq "parent: exit bytes_out" "$(q "$plog" "tot('bytes_out')")" "$bytes"
 expect_eq "parent: pids in its log" "$(q "$plog" "len(set(r['pid'] for r in R))")" 1
+expect_eq "parent: close records" "$(q "$plog" "len(closes())")" 2
+expect_eq "parent: fds closed" "$(q "$plog" "T['fds_closed']")" 2
+own=$(field own_pid "$T/out")
+expect_eq "clone(CLONE_VFORK) child's status" "$(field own_status "$T/out")" 0
+olog=$T/logs/spawner.$own.log
+[ -f "$olog" ] || fail "no log for the clone(CLONE_VFORK) child ($olog)"
+expect_eq "clone(CLONE_VFORK) child: exit bytes_out" "$(q "$olog" "tot('bytes_out')")" 500
 klog=$T/logs/pairxfer.$kid.log
 [ -f "$klog" ] || fail "no log for the spawned pairxfer ($klog)"
 expect_eq "spawned: exit bytes_out" "$(q "$klog" "tot('bytes_out')")" 5000
 expect_eq "spawned: exit bytes_in" "$(q "$klog" "tot('bytes_in')")" 5000
 # /bin/true, exec'd by the vfork child, tracked nothing.
-n=$(find "$T/logs" -type f ! -name 'spawner.*' ! -name 'pairxfer.*' | wc -l)
-expect_eq "other logs" "$n" 0
+n=$(find "$T/logs" -type f ! -name 'pairxfer.*' | wc -l)
+expect_eq "logs besides pairxfer's (the parent's and its clone child's)" "$n" 2
 
 if command -v strace >/dev/null; then
 	rm -rf "$T/logs"
