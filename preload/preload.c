@@ -743,7 +743,6 @@ out:
 	errno = saved;
 }
 
-static bool foreign_process(void);
 
 /*
  * The final record's span: from its write to the end of the state file
@@ -772,7 +771,7 @@ __attribute__((destructor)) static void sm_fini(void)
 
 	/* A child made by a raw clone (no fork handlers ran): the meter is
 	 * its parent's, and the ticker's memory is not even there (topn.c). */
-	if (sm_meter.tab.cap && foreign_process())
+	if (sm_meter.tab.cap && sm_foreign_process())
 		return;
 	/* What the FILEs on metered fds still buffer leaves now, counted
 	 * (glibc would flush it after this destructor, too late). */
@@ -815,13 +814,6 @@ __attribute__((destructor)) static void sm_fini(void)
 
 /* --- lifecycle hooks ----------------------------------------------------- */
 
-/* A vfork child's calls are not ours to follow (preload.h). */
-SM_FORK_PATH
-static bool foreign_process(void)
-{
-	return sm_foreign_process();
-}
-
 static bool peers_on(void)
 {
 	return sm_meter.cfg.category[CAT_PEERS];
@@ -831,7 +823,7 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		   const struct fd_addr *peer)
 {
 	/* A vfork child's new fd is in its own table, not in ours. */
-	if (!sm_meter.tab.cap || foreign_process())
+	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
 	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
@@ -857,7 +849,7 @@ void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 	enum fd_kind kind = KIND_UNKNOWN;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
 
-	if (!sm_meter.tab.cap || foreign_process())
+	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
 	/* A listener not known yet (inherited: a pre-fork server's worker
 	 * accepting on its parent's) is learned at this first use, as a data
@@ -887,7 +879,7 @@ void sm_opened_dup(int oldfd, int newfd)
 	struct fd_snapshot s;
 	struct fd_slot *slot = fdtab_slot(&sm_meter.tab, oldfd);
 
-	if (!sm_meter.tab.cap || oldfd == newfd || foreign_process())
+	if (!sm_meter.tab.cap || oldfd == newfd || sm_foreign_process())
 		return;
 	if (slot && fdtab_snapshot(&sm_meter.tab, oldfd, &s)) {
 		opened(newfd, s.kind, &s.local, &s.peer);
@@ -906,7 +898,7 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 	struct fd_addr local, peer;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
-	if (!s || !peers_on() || foreign_process())
+	if (!s || !peers_on() || sm_foreign_process())
 		return;
 	if (fdtab_kind(s) == KIND_UNKNOWN)
 		sm_classify_slow(fd);
@@ -923,7 +915,7 @@ void sm_bound(int fd)
 {
 	struct fd_addr local;
 
-	if (!sm_meter.tab.cap || !peers_on() || foreign_process())
+	if (!sm_meter.tab.cap || !peers_on() || sm_foreign_process())
 		return;
 	classify_addrs(fd, &local, NULL);
 	meter_set_addrs(&sm_meter, fd, &local, NULL);
@@ -935,7 +927,7 @@ void sm_closing(int fd)
 
 	if (!s || fdtab_kind(s) == KIND_UNKNOWN)
 		return;
-	if (fd_kind_counts(fdtab_kind(s)) && foreign_process())
+	if (fd_kind_counts(fdtab_kind(s)) && sm_foreign_process())
 		return;
 	meter_closed(&sm_meter, fd, real_now());
 }
@@ -967,7 +959,7 @@ void sm_closing_range(unsigned first, unsigned last)
 	uint64_t now;
 	unsigned fd;
 
-	if (!sm_meter.tab.cap || foreign_process())
+	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++)
@@ -1024,7 +1016,7 @@ void sm_final_record(bool exec)
 	 * recovered. */
 	if (!sm_meter.tab.cap || (exec && sm_quiet()))
 		return;
-	if (foreign_process()) {
+	if (sm_foreign_process()) {
 		/* A vfork child's exec: the new image may keep our fds (it
 		 * shares our memory: the mark is the parent's). */
 		if (exec)
@@ -1191,7 +1183,7 @@ int sm_confine_begin(enum sm_confine how)
 	bool prepare;
 
 	/* A vfork child's filter or root is its own (it execs next). */
-	if (!sm_meter.tab.cap || foreign_process())
+	if (!sm_meter.tab.cap || sm_foreign_process())
 		return -1;
 	prepare = !sm_quiet() && !maybe_in_handler();
 	if (prepare) {
@@ -1238,7 +1230,7 @@ void sm_creds_changing(void)
 	 * only when a ticker is wanted: it opens the file, with the
 	 * credentials of now, for the records the new ones could not write
 	 * (sink_reinit_for_uid turns it on then). */
-	if (!sm_meter.tab.cap || sm_quiet() || foreign_process() ||
+	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    sm_meter.prom || sm_meter.sink.pin || sm_meter.sink.to_stderr ||
 	    strstr(sm_meter.cfg.log_path, "%u") || maybe_in_handler())
 		goto out;
@@ -1267,7 +1259,7 @@ void sm_creds_changed(void)
 	int saved = errno;
 
 	/* A vfork child's setuid before exec is not ours to follow. */
-	if (!sm_meter.tab.cap || sm_quiet() || foreign_process())
+	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process())
 		return;
 	if (lock_bounded(&tk.write_lock, 500)) {
 		/* A forked child sets its log up at its first write: now, so
@@ -1319,7 +1311,7 @@ enum fd_kind sm_classify_slow(int fd)
 
 	/* A vfork child's fd is not the one our slot describes: not
 	 * counted, not learned. */
-	if (foreign_process())
+	if (sm_foreign_process())
 		return KIND_UNTRACKED;
 	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
 	if (kind == KIND_UNKNOWN)

@@ -137,7 +137,8 @@ extern int sm_vm_children;
 extern __thread int sm_vfork_child __attribute__((tls_model("initial-exec")));
 #pragma GCC visibility pop
 
-/* vfork is counted (wrap_vfork.c's assembly): x86-64, no sanitizer. */
+/* vfork children are marked (wrap_vfork.c's assembly): x86-64, no
+ * sanitizer. */
 #if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) &&                   \
     !defined(__SANITIZE_THREAD__)
 #define SM_COUNT_VFORK 1

@@ -51,13 +51,6 @@ static uint64_t real_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A vfork child shares our memory but not our fd table: its fds are not
- * the ones our slots describe (preload.h). */
-static bool foreign(void)
-{
-	return sm_foreign_process();
-}
-
 /* fd was just handed out by a call we do not otherwise follow: anything
  * its slot still holds was closed without our seeing it. */
 static void created(int fd)
@@ -65,7 +58,7 @@ static void created(int fd)
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 	int saved = errno;
 
-	if (!s || fdtab_kind(s) == KIND_UNKNOWN || foreign())
+	if (!s || fdtab_kind(s) == KIND_UNKNOWN || sm_foreign_process())
 		return;
 	meter_closed_unseen(&sm_meter, fd, real_now());
 	errno = saved;
@@ -80,7 +73,7 @@ static uint64_t gen_before(FILE *fp, int *fd)
 	*fd = fp ? fileno_unlocked(fp) : -1;
 	errno = saved;
 	s = fdtab_slot(&sm_meter.tab, *fd);
-	if (!s || foreign())
+	if (!s || sm_foreign_process())
 		return UINT64_MAX;
 	return __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
 }
