@@ -45,7 +45,9 @@ CustomLog $T/access.log bytes
 CONF
 	timeout 20 env LD_PRELOAD="$LIB" /usr/sbin/apache2 -f "$T/apache.conf" -k start \
 		>"$T/start.out" 2>&1 || fail "apache2 -k start: $(cat "$T/start.out")"
-	wait_for 10 is_listening "$port" && break
+	# The listener is open before the daemon writes its pid file.
+	wait_for 10 is_listening "$port" && wait_for 10 test -s "$T/apache.pid" &&
+		break
 	[ -f "$T/apache.pid" ] && kill "$(cat "$T/apache.pid")" 2>/dev/null
 done
 [ -f "$T/apache.pid" ] || fail "apache2 did not start: $(tail -n 3 "$T/error.log")"

@@ -52,6 +52,8 @@ CONF
 	master=
 done
 [ -n "$master" ] || fail "nginx did not start: $(tail -n 3 "$T/error.log")"
+# The listener is open before the master writes its pid file.
+wait_for 10 test -s "$T/nginx.pid" || fail "nginx wrote no pid file"
 mpid=$(cat "$T/nginx.pid")
 workers=()
 for i in $(seq 100); do
