@@ -29,6 +29,11 @@
 #include "funcs_stdio.h"
 
 #define SM_EXPORT __attribute__((visibility("default")))
+/* Receive flags that move no data from the peer, so nothing is counted:
+ * MSG_PEEK (the later read counts it), MSG_ERRQUEUE (the socket's own
+ * error queue: our sent packets looped back with their timestamps, as
+ * chronyd reads them). */
+#define SM_RECV_NO_DATA (MSG_PEEK | MSG_ERRQUEUE)
 #define SM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

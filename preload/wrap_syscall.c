@@ -275,18 +275,18 @@ static SM_METERED long dispatch(long n, long a1, long a2, long a3, long a4,
 	case SYS_sendto:
 	case SYS_sendmsg:
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, false);
-	case SYS_recvfrom: /* MSG_PEEK moves no data */
-		if (a4 & MSG_PEEK)
+	case SYS_recvfrom: /* SM_RECV_NO_DATA: no data from the peer */
+		if (a4 & SM_RECV_NO_DATA)
 			break;
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
 	case SYS_recvmsg:
-		if (a3 & MSG_PEEK)
+		if (a3 & SM_RECV_NO_DATA)
 			break;
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
 	case SYS_sendmmsg:
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, true);
 	case SYS_recvmmsg:
-		if (a4 & MSG_PEEK)
+		if (a4 & SM_RECV_NO_DATA)
 			break;
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, true);
 	default:

@@ -27,7 +27,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
  *
  * Three layers, after socket_wrapper: the exported name decides between the
  * fast path (a tail call to the real function when the fd is not metered,
- * or when a receive only peeks: MSG_PEEK moves no data)
+ * or when a receive moves no data from the peer: SM_RECV_NO_DATA)
  * and the metered path (real call, then sm_data); sm_real.NAME() is the real
  * function, or the raw system call while dlsym is being re-entered.
  */
@@ -160,7 +160,7 @@ SM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.recv(fd, buf, n, flags);
 	return metered_recv(fd, buf, n, flags, s);
 }
@@ -181,7 +181,7 @@ SM_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.__recv_chk(fd, buf, n, buflen, flags);
 	return metered_recv_chk(fd, buf, n, buflen, flags, s);
 }
@@ -224,7 +224,7 @@ SM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
 	return metered_recvfrom(fd, buf, n, flags, from, fromlen, s);
 }
@@ -249,7 +249,7 @@ SM_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from,
 					      fromlen);
 	return metered_recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen,
@@ -291,7 +291,7 @@ SM_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.recvmsg(fd, msg, flags);
 	return metered_recvmsg(fd, msg, flags, s);
 }
@@ -333,7 +333,7 @@ SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 {
 	struct fd_slot *s;
 
-	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & MSG_PEEK))
+	if (SM_LIKELY(!sm_metered(fd, &s)) || (flags & SM_RECV_NO_DATA))
 		return sm_real.recvmmsg(fd, v, n, flags, timeout);
 	return metered_recvmmsg(fd, v, n, flags, timeout, s);
 }
