@@ -570,11 +570,13 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 		s->pin_on = true;
 		return 0;
 	}
-	if (s->report) {
+	/* One warning for a log: one that already failed (a missing
+	 * directory...) said so when it did. */
+	if (s->report && !s->warned) {
 		snprintf(msg, sizeof(msg),
-			 "sockmeter: log %s: not writable by uid %u, which the "
-			 "process changed to; records are lost",
-			 s->path, (unsigned)geteuid());
+			 "sockmeter: log %s: not writable by uid %u gid %u, "
+			 "which the process changed to; records are lost",
+			 s->path, (unsigned)geteuid(), (unsigned)getegid());
 		s->report(s->ctx, msg);
 	}
 	s->warned = true;

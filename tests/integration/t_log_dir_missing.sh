@@ -1,7 +1,9 @@
 # SOCKMETER_LOG in a directory that does not exist: exactly one
 # "sockmeter:" warning on stderr however many records are lost (close
 # records, interval records every 0.1 s, the exit record), and the
-# program's output and exit status are unchanged.
+# program's output and exit status are unchanged.  As root, a process that
+# then changes only its groups (as dnsmasq does) gets no second warning
+# about a uid it did not change to.
 . "$(dirname "$0")/lib.sh"
 
 need_prog pairxfer
@@ -23,5 +25,23 @@ SOCKMETER_LOG=$dir/y.%p.log SOCKMETER_INTERVAL=0.1 \
 	fail "slow_sender failed: $(cat "$T/slow.err")"
 expect_eq "slow_sender: sockmeter: lines on stderr" "$(sm_lines "$T/slow.err")" 1
 expect_eq "slow_sender: other lines on stderr" "$(grep -vc '^sockmeter:' "$T/slow.err")" 0
+
+if [ "$(id -u)" = 0 ]; then
+	cat >"$T/groups.py" <<'PYEOF'
+import os, socket, time
+a, b = socket.socketpair()
+a.sendall(b"g" * 100)
+b.recv(100)
+time.sleep(1.3)  # the ticker tries the log
+os.setgroups([])
+os.setgid(65534)
+a.sendall(b"g" * 100)
+b.recv(100)
+print("gid", os.getegid())
+PYEOF
+	SOCKMETER_LOG=$dir/z.%p.log sm "$PY" "$T/groups.py" >"$T/g.out" 2>"$T/g.err" ||
+		fail "groups.py failed: $(cat "$T/g.err")"
+	expect_eq "groups only: sockmeter: lines on stderr" "$(sm_lines "$T/g.err")" 1
+fi
 [ -e "$dir" ] && fail "$dir was created"
 exit 0
