@@ -215,6 +215,7 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 			fd, &ti,
 			__atomic_load_n(&slot->c.bytes[DIR_IN],
 					__ATOMIC_RELAXED));
+	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (have_ti && s.kind == KIND_TCP)
 			s.ti = ti;
@@ -226,6 +227,7 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
+	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 }
 
 void meter_dup(struct meter *m, int oldfd, int newfd)
@@ -243,10 +245,12 @@ void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
 {
 	struct fd_snapshot s;
 
+	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		s.unseen = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
+	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 }
 
 /* --- the ticker ----------------------------------------------------------- */
@@ -415,16 +419,18 @@ static void sweep_strays(struct meter *m)
 }
 
 /*
- * Move the ready close records out of the queue into m->closing and their
- * numbers into the closed totals.  Returns how many there were (records
- * that did not fit in memory are counted as dropped).
+ * Move the ready close records out of the queue into m->closing (after
+ * those it holds, when append) and their numbers into the closed totals.
+ * Returns how many m->closing holds (records that did not fit in memory
+ * are counted as dropped).
  */
-static uint32_t drain(struct meter *m, uint32_t most)
+static uint32_t drain(struct meter *m, uint32_t most, bool append)
 {
 	struct closeq_entry e;
 	uint64_t n = 0;
 
-	m->closing.n = 0;
+	if (!append)
+		m->closing.n = 0;
 	state_ticker_begin(m->durable);
 	while (n < most && closeq_peek(&m->q, n, &e)) {
 		struct summary_fd *f;
@@ -616,6 +622,39 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 }
 
 /*
+ * The final record is a snapshot of the queue and of the slots taken
+ * while the program's other threads may still be closing fds.  A close
+ * retires its slot before its record reaches the queue, and one caught in
+ * between was in neither: gdbus closes its bus socket in a thread while
+ * main() exits, and its bytes were lost about one run in five.  So the
+ * snapshot is taken with no close under way (closes_inflight), and taken
+ * again when one ran meanwhile (the queue's pushed count moved), a few
+ * times at most: about 50 ms of waiting in all, bounded even for a close
+ * that cannot go on (a handler that exits in the middle of one).
+ */
+#define SETTLE_WAIT_NS 200000L /* one pause */
+#define SETTLE_PAUSES 250      /* pauses in all */
+#define SETTLE_TRIES 4         /* snapshots */
+
+static uint64_t settle_begin(struct meter *m, uint32_t *pauses)
+{
+	struct timespec pause = {0, SETTLE_WAIT_NS};
+
+	while (*pauses < SETTLE_PAUSES &&
+	       __atomic_load_n(&m->closes_inflight, __ATOMIC_SEQ_CST)) {
+		nanosleep(&pause, NULL);
+		(*pauses)++;
+	}
+	return __atomic_load_n(&m->q.sh->pushed, __ATOMIC_SEQ_CST);
+}
+
+static bool settled(struct meter *m, uint64_t pushed)
+{
+	return !__atomic_load_n(&m->closes_inflight, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&m->q.sh->pushed, __ATOMIC_SEQ_CST) == pushed;
+}
+
+/*
  * One tick's work: drain the close queue, sample every fd, then format the
  * close records (whose totals are the process totals at this tick) and,
  * unless type is SUMMARY_CLOSE (meaning "no record due"), an interval or
@@ -626,7 +665,8 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 {
 	bool record = type != SUMMARY_CLOSE;
 	bool final = type == SUMMARY_EXIT || type == SUMMARY_EXEC;
-	uint32_t nclosed, n, i;
+	uint32_t nclosed, n, i, pauses = 0, tries = 0;
+	uint64_t pushed = 0;
 	struct summary r, rc;
 
 	/* Prometheus labels peers by name, closed ones (drain) too. */
@@ -634,20 +674,31 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		m->prom->names = m->cfg.category[CAT_NAMES] ? LOAD(&m->names)
 							    : NULL;
 	reap(m, now);
+	if (final)
+		pushed = settle_begin(m, &pauses);
 	/* A drain alone takes a bounded batch: the ticker holds the state
 	 * lock (fork waits on it) for a bounded time, and comes back for the
 	 * rest at once.  A record drains all: its totals are whole. */
-	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN);
-	meter_build(m, type, now, &r);
+	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN, false);
+	for (;;) {
+		meter_build(m, type, now, &r);
+		if (m->prom) {
+			/* A whole snapshot per record; no close records. */
+			prom_begin(m, now);
+			n = sample_all(m, now, &r, record, false);
+		} else {
+			n = sample_all(m, now, &r, record, final);
+		}
+		if (!final || ++tries >= SETTLE_TRIES || settled(m, pushed))
+			break;
+		pushed = settle_begin(m, &pauses);
+		nclosed = drain(m, UINT32_MAX, true);
+	}
 	if (m->prom) {
-		/* A whole snapshot per record; no close records. */
-		prom_begin(m, now);
-		sample_all(m, now, &r, record, false);
 		if (record && (r.fds_open || r.fds_closed))
 			prom_agg_format(m->prom, &m->cfg, out);
 		return;
 	}
-	n = sample_all(m, now, &r, record, final);
 	for (i = 0; i < n; i++)
 		enrich_listed(m, &r, &m->top.v[i]);
 	for (i = 0; i < nclosed; i++) {
@@ -861,4 +912,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 		m->sink.pin_on = false;
 	}
 	__atomic_store_n(&m->ticker_wanted, false, __ATOMIC_RELAXED);
+	/* Another thread of the parent's may have been closing at the fork:
+	 * that close goes on in the parent only. */
+	if (__atomic_load_n(&m->closes_inflight, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->closes_inflight, 0, __ATOMIC_RELAXED);
 }

@@ -104,6 +104,9 @@ struct meter {
 	 * or fork, so a ticker is wanted.  False in a fork child: there it
 	 * sits on a page the child writes anyway. */
 	bool ticker_wanted;
+	/* Closes between their slot's retire and their record's push
+	 * (atomic): the final record waits for them (meter.c's settle). */
+	uint32_t closes_inflight;
 	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;

@@ -8,6 +8,9 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -624,6 +627,64 @@ static uint64_t first_record_u64(const char *type, const char *key)
 	return v;
 }
 
+/*
+ * A close made by another thread while the exit record is being made:
+ * its slot is retired before its record reaches the queue, and a record
+ * taken in between had the connection nowhere (gdbus's worker thread
+ * closes the bus socket while main() exits: its bytes were lost about
+ * one run in five).  Here the closing thread stops 30 ms between the two
+ * steps, as a thread preempted there would; the exit record must wait
+ * for it and hold the bytes.
+ */
+struct slow_close {
+	int fd;
+	int retired; /* atomic: the slot is gone, the record not pushed */
+};
+
+static void *slow_closer(void *arg)
+{
+	struct slow_close *c = arg;
+	struct fd_snapshot snap;
+	struct timespec pause = {0, 30000000};
+
+	__atomic_add_fetch(&m.closes_inflight, 1, __ATOMIC_SEQ_CST);
+	ck_assert(fdtab_retire(&m.tab, c->fd, &snap));
+	__atomic_store_n(&c->retired, 1, __ATOMIC_SEQ_CST);
+	nanosleep(&pause, NULL);
+	closeq_push(&m.q, &snap, at_s(3).real_ns);
+	__atomic_sub_fetch(&m.closes_inflight, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+START_TEST(test_meter_exit_record_waits_for_a_close_under_way)
+{
+	struct slow_close c = {100, 0};
+	char *log, *line;
+	pthread_t t;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_IN, 1000);
+	tick_seconds(1, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, slow_closer, &c), 0);
+	while (!__atomic_load_n(&c.retired, __ATOMIC_SEQ_CST))
+		sched_yield();
+	meter_exit(&m, at_s(4));
+	pthread_join(t, NULL);
+	log = log_text();
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 1000);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	free(line);
+	line = uu_line_with(log, "\"type\":\"close\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 1000);
+	free(line);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_call_finishing_after_close_is_in_totals_once)
 {
 	struct fd_slot *s;
@@ -817,6 +878,7 @@ static TCase *tc_close(void)
 	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
 	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
+	tcase_add_test(tc, test_meter_exit_record_waits_for_a_close_under_way);
 	tcase_add_test(tc, test_meter_call_finishing_after_close_is_in_totals_once);
 	tcase_add_test(tc, test_meter_exit_without_any_tracked_fd_writes_no_log);
 	tcase_add_test(tc, test_meter_totals_after_a_close_count_open_fds_too);
