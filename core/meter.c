@@ -200,10 +200,36 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 	fdtab_set_addrs(&m->tab, fd, local, peer);
 }
 
+/*
+ * Retire fd's slot and push its close record (ti: the kernel's view, or
+ * NULL; unseen: the close itself was not seen), counted in closes_inflight
+ * from the retire to the push: the final record waits for it (settle).
+ */
+static void retire_push(struct meter *m, int fd, uint64_t real_ns,
+			const struct tcpinfo *ti, bool unseen)
+{
+	struct fd_snapshot s;
+
+	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	if (fdtab_retire(&m->tab, fd, &s)) {
+		if (ti && s.kind == KIND_TCP)
+			s.ti = *ti;
+		/* Inherited (opened 0), or open across a fork: the kernel's
+		 * counts are not this fd's alone.  Decided now: a fork after
+		 * this close shares nothing of it. */
+		if (unseen)
+			s.unseen = true;
+		else if (s.opened_ns <=
+			 __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
+			s.shared = true;
+		closeq_push(&m->q, &s, real_ns);
+	}
+	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+}
+
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 {
 	struct fd_slot *slot = fdtab_slot(&m->tab, fd);
-	struct fd_snapshot s;
 	struct tcpinfo ti;
 	bool have_ti = false;
 
@@ -215,19 +241,7 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 			fd, &ti,
 			__atomic_load_n(&slot->c.bytes[DIR_IN],
 					__ATOMIC_RELAXED));
-	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
-	if (fdtab_retire(&m->tab, fd, &s)) {
-		if (have_ti && s.kind == KIND_TCP)
-			s.ti = ti;
-		/* Inherited (opened 0), or open across a fork: the kernel's
-		 * counts are not this fd's alone.  Decided now: a fork after
-		 * this close shares nothing of it. */
-		if (s.opened_ns <=
-		    __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
-			s.shared = true;
-		closeq_push(&m->q, &s, real_ns);
-	}
-	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	retire_push(m, fd, real_ns, have_ti ? &ti : NULL, false);
 }
 
 void meter_dup(struct meter *m, int oldfd, int newfd)
@@ -243,14 +257,7 @@ void meter_forked(struct meter *m, uint64_t real_ns)
 
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
 {
-	struct fd_snapshot s;
-
-	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
-	if (fdtab_retire(&m->tab, fd, &s)) {
-		s.unseen = true;
-		closeq_push(&m->q, &s, real_ns);
-	}
-	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	retire_push(m, fd, real_ns, NULL, true);
 }
 
 /* --- the ticker ----------------------------------------------------------- */
@@ -682,13 +689,10 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN, false);
 	for (;;) {
 		meter_build(m, type, now, &r);
-		if (m->prom) {
-			/* A whole snapshot per record; no close records. */
+		/* Prometheus: a whole snapshot per record; no close records. */
+		if (m->prom)
 			prom_begin(m, now);
-			n = sample_all(m, now, &r, record, false);
-		} else {
-			n = sample_all(m, now, &r, record, final);
-		}
+		n = sample_all(m, now, &r, record, final && !m->prom);
 		if (!final || ++tries >= SETTLE_TRIES || settled(m, pushed))
 			break;
 		pushed = settle_begin(m, &pauses);
