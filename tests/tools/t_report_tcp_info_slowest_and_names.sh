@@ -40,6 +40,25 @@ assert top["limited_s"] == round(t["rwnd_limited_us"] / 1e6, 3), (top, t)
 assert abs(top["limited_frac"] - t["rwnd_limited_us"] / 1e6 / sender["duration"]) < 1e-3, (top, t)
 assert top["limited_frac"] > 0.3, top
 assert top["rtt_us"] == t["rtt_us"] and top["bytes_acked"] == t["bytes_acked"], top
+# The kernel's timers count in ticks: a connection of 0.5 ms that reads
+# "busy 4 ms" (one tick at HZ=250; the io_uring one above sometimes does)
+# is not the slowest, though the part shown is 100 %.
+import re
+line = [l for l in open("logs/slow.log") if '"bytes_out":%d' % sender["bytes_out"] in l][0]
+tick = re.sub(r'"duration":[0-9.]+', '"duration":0.000500', line)
+tick = re.sub(r'"busy_us":[0-9]+', '"busy_us":4000', tick)
+tick = re.sub(r'"rwnd_limited_us":[0-9]+', '"rwnd_limited_us":0', tick)
+tick = tick.replace('"fd":%d,' % sender["fd"], '"fd":%d,' % (sender["fd"] + 100), 1)
+assert tick != line and '"prog":"tcpxfer"' in tick
+# Both readers: the fast expression, and JSON for a line it does not take
+# (an escaped character in the name).
+for t2 in (tick, tick.replace('"prog":"tcpxfer"', '"prog":"tcp\\u0078fer"')):
+    with open("logs/tick.log", "w") as f:
+        f.write(t2)
+    sl2 = report("logs/slow.log", "logs/tick.log")["slowest"]
+    assert sl2[0]["log"] == "logs/slow.log" and sl2[0]["fd"] == sender["fd"], sl2
+    art = [r for r in sl2 if r["log"] == "logs/tick.log"]
+    assert art and art[0]["limited"] == "busy 100%" and art[0]["prog"] == "tcpxfer", sl2
 # io_uring: unseen per connection and per process.
 ur = [r for r in rep["by_bytes"] if r["log"] == "logs/uring.log" and r["unseen"]]
 assert sorted((r["bytes_in_unseen"], r["bytes_out_unseen"]) for r in ur) == [(5000, 7000), (7000, 5000)], ur
