@@ -109,6 +109,34 @@ static void report_stderr(void *ctx, const char *msg)
 	sm_warn(msg);
 }
 
+/* The config's own warnings, held until it says where warnings go
+ * ([log] syslog): lines of buf, in order; what does not fit is lost. */
+struct held_warnings {
+	char buf[2048];
+	size_t len;
+};
+
+static void report_held(void *ctx, const char *msg)
+{
+	struct held_warnings *h = ctx;
+	size_t n = strlen(msg);
+
+	if (n + 1 <= sizeof(h->buf) - h->len) {
+		memcpy(h->buf + h->len, msg, n + 1);
+		h->len += n + 1;
+	}
+}
+
+static void report_release(const struct held_warnings *h)
+{
+	size_t i = 0;
+
+	while (i < h->len) {
+		sm_warn(h->buf + i);
+		i += strlen(h->buf + i) + 1;
+	}
+}
+
 static struct meter_time now_both(void)
 {
 	struct meter_time t;
@@ -713,8 +741,13 @@ __attribute__((constructor)) static void sm_init(void)
 	/* setuid/setgid: no environment, no log.  Pure pass-through. */
 	if (getauxval(AT_SECURE))
 		goto out;
-	config_load(&cfg, env_secure, report_stderr, NULL);
-	sm_warn_config(&cfg);
+	{
+		struct held_warnings held = { .len = 0 };
+
+		config_load(&cfg, env_secure, report_held, &held);
+		sm_warn_config(&cfg);
+		report_release(&held);
+	}
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(),

@@ -15,7 +15,12 @@
 #include <unistd.h>
 
 static struct stderr_id err_at_start;
-static bool err_is_null; /* fd 2 was /dev/null at start-up */
+/* fd 2 was /dev/null at start-up, or a socket: under inetd, xinetd,
+ * tcpserver or systemd's Accept=yes, fds 0-2 are the client's connection,
+ * and a warning written there would be bytes the peer never expected
+ * (journald's stream, a socket too, gets the same warning through
+ * /dev/log). */
+static bool err_unfit;
 static char syslog_path[CONFIG_SYSLOG_MAX] = CONFIG_DEFAULT_SYSLOG;
 
 void sm_warn_init(void)
@@ -23,8 +28,9 @@ void sm_warn_init(void)
 	struct stat st;
 
 	stderr_id_take(&err_at_start);
-	err_is_null = fstat(2, &st) == 0 && S_ISCHR(st.st_mode) &&
-		      st.st_rdev == makedev(1, 3);
+	err_unfit = fstat(2, &st) == 0 &&
+		    ((S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) ||
+		     S_ISSOCK(st.st_mode));
 }
 
 void sm_warn_config(const struct config *cfg)
@@ -39,7 +45,7 @@ void sm_warn(const char *msg)
 
 	if (sm_quiet())
 		return; /* sandboxed: no system call of ours (quiet.h) */
-	if (!err_is_null && stderr_id_same(&err_at_start))
+	if (!err_unfit && stderr_id_same(&err_at_start))
 		sink_warn(&err_at_start, msg);
 	else if (strcmp(syslog_path, "off") != 0)
 		syslog_send(syslog_path, (long)syscall(SYS_getpid), msg);

@@ -1,6 +1,7 @@
 /*
  * warn.h - where the library's warnings go: to stderr while fd 2 is still
- * the stderr the program started with (and that is not /dev/null), else to
+ * the stderr the program started with (and that is not /dev/null nor a
+ * socket, as an inetd service's is), else to
  * syslog ([log] syslog, /dev/log by default), so that a daemon's warnings
  * reach journald or rsyslog rather than the daemon's own error log.
  */
