@@ -13,6 +13,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CLOSE_RANGE_UNSHARE
@@ -115,15 +118,70 @@ int progfd_run(int (*fn)(void *), void *arg)
 	return r.result;
 }
 
-/* The program's fd n through the pidfd: a copy in our table, or -errno. */
-static int getfd(int n)
+uint32_t progfd_lent;
+
+#define AWAIT_STEP_NS 10000000L /* 10 ms */
+#define AWAIT_STEPS 5
+
+void progfd_await_slow(unsigned first, unsigned last)
 {
-	int fd;
+	struct timespec step = { 0, AWAIT_STEP_NS };
+	int saved = errno, i;
+
+	for (i = 0; i < AWAIT_STEPS;) {
+		uint32_t v = __atomic_load_n(&progfd_lent, __ATOMIC_ACQUIRE);
+		uint32_t n = v & ~PROGFD_WAITING;
+
+		if (n == 0 || n - 1 < first || n - 1 > last)
+			break;
+		if (!(v & PROGFD_WAITING) &&
+		    !__atomic_compare_exchange_n(&progfd_lent, &v,
+						 v | PROGFD_WAITING, false,
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_RELAXED))
+			continue;
+		/* Shared with a CLONE_VM child (a vfork child closing), so
+		 * not FUTEX_PRIVATE_FLAG's key either way. */
+		if (syscall(SYS_futex, &progfd_lent, FUTEX_WAIT,
+			    v | PROGFD_WAITING, &step, NULL, 0) != 0 &&
+		    errno == ETIMEDOUT)
+			i++;
+	}
+	errno = saved;
+}
+
+/* The copy is back: wake who waits for it. */
+static void lend_end(void)
+{
+	if (__atomic_exchange_n(&progfd_lent, 0, __ATOMIC_SEQ_CST) &
+	    PROGFD_WAITING)
+		syscall(SYS_futex, &progfd_lent, FUTEX_WAKE, INT_MAX, NULL,
+			NULL, 0);
+}
+
+void progfd_forked(void)
+{
+	__atomic_store_n(&progfd_lent, 0, __ATOMIC_RELAXED);
+}
+
+/* The program's fd n through the pidfd: a copy in our table, or -errno;
+ * lent (progfd_lent) unless keep, until lend_end. */
+static int getfd(int n, bool keep)
+{
+	int fd, err;
 
 	if (me.pidfd < 0)
 		return -ENOSYS;
+	if (!keep)
+		__atomic_store_n(&progfd_lent, (uint32_t)n + 1,
+				 __ATOMIC_SEQ_CST);
 	fd = (int)syscall(SYS_pidfd_getfd, me.pidfd, n, 0u);
-	return fd < 0 ? -errno : fd;
+	if (fd >= 0)
+		return fd;
+	err = errno;
+	if (!keep)
+		lend_end();
+	return -err;
 }
 
 /* A socket's own addresses (len 0: unknown). */
@@ -158,13 +216,14 @@ int progfd_stat_addrs(int fd, struct stat *st, struct progfd_addrs *a)
 	}
 	/* A copy through the pidfd: EBADF says "not open" for sure, and it
 	 * costs half of a /proc path walk. */
-	got = getfd(fd);
+	got = getfd(fd, false);
 	if (got >= 0) {
 		r = fstat(got, st) == 0 ? 0 : -errno;
 		if (!r && a && S_ISSOCK(st->st_mode))
 			sock_addrs(got, &a->local, &a->local_len, &a->peer,
 				   &a->peer_len);
 		syscall(SYS_close, got);
+		lend_end();
 	} else if (got == -EBADF) {
 		r = -EBADF;
 	} else {
@@ -183,14 +242,14 @@ int progfd_stat(int fd, struct stat *st)
 	return progfd_stat_addrs(fd, st, NULL);
 }
 
-int progfd_get(int fd)
+static int get(int fd, bool keep)
 {
 	char path[64];
 	int got, saved = errno;
 
 	if (!me.on)
 		return fd;
-	got = getfd(fd);
+	got = getfd(fd, keep);
 	if (got == -ENOSYS || got == -EPERM) {
 		/* No pidfd: reopen it (a pipe, tty or file, appended to). */
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", me.pid, fd);
@@ -204,12 +263,26 @@ int progfd_get(int fd)
 	return got;
 }
 
+int progfd_get(int fd)
+{
+	return get(fd, false);
+}
+
+int progfd_keep(int fd)
+{
+	return get(fd, true);
+}
+
 void progfd_put(int fd, int got)
 {
 	int saved = errno;
 
-	(void)fd;
-	if (me.on && got >= 0)
+	if (me.on && got >= 0) {
 		syscall(SYS_close, got);
+		/* Back, whether lent (a copy of fd) or kept. */
+		if ((__atomic_load_n(&progfd_lent, __ATOMIC_RELAXED) &
+		     ~PROGFD_WAITING) == (uint32_t)fd + 1)
+			lend_end();
+	}
 	errno = saved;
 }

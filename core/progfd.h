@@ -28,6 +28,7 @@
 #define SOCKMETER_PROGFD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -86,5 +87,47 @@ int progfd_stat_addrs(int fd, struct stat *st, struct progfd_addrs *a);
  */
 int progfd_get(int fd);
 void progfd_put(int fd, int got);
+
+/*
+ * The copy a detached thread holds keeps the program's file open: a
+ * socket the program closed meanwhile would be released only when the
+ * copy is given back (a listener's port still bound, EADDRINUSE for the
+ * program's next bind; a FIN sent late).  So the detached thread says
+ * which of the program's fds it holds a copy of (progfd_lent: the number
+ * plus one, 0 for none, PROGFD_WAITING while a closing thread waits), and
+ * every close of the program's fds checks it after the real close
+ * (progfd_await): when the number is in the range just closed, it waits
+ * until the copy is back, so that the close has released what the
+ * program's close alone would have.  The copy is held for a few system
+ * calls (fstat, getsockname, TCP_INFO); the wait is bounded (50 ms) for
+ * a ticker held up longer (a write to a full stderr pipe).
+ * Context: progfd_await in any thread and signal handler, after the real
+ * close (the fence pairs with the lender's store before pidfd_getfd: a
+ * close that sees no lending happened before the copy could be made).
+ */
+#define PROGFD_WAITING 0x80000000u
+extern uint32_t progfd_lent;
+void progfd_await_slow(unsigned first, unsigned last);
+
+static inline void progfd_await(unsigned first, unsigned last)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&progfd_lent, __ATOMIC_RELAXED) ==
+				     0,
+			     1))
+		return;
+	progfd_await_slow(first, last);
+}
+
+/*
+ * progfd_keep - a copy of the program's fd to hold for long (sink_pin's
+ * stderr), not lent: closes do not wait for it.  Give it back with
+ * progfd_put.  Context: any thread.
+ */
+int progfd_keep(int fd);
+
+/* progfd_forked - a fork child has no lender: clears progfd_lent.
+ * Context: fork child. */
+void progfd_forked(void);
 
 #endif

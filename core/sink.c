@@ -487,7 +487,7 @@ int sink_pin(struct sink *s, bool on)
 		 * were given. */
 		if (!stderr_id_same(&s->err))
 			return 0;
-		fd = progfd_get(2);
+		fd = progfd_keep(2);
 		if (fd < 0)
 			return fd;
 		s->pin = fd + 1;

@@ -633,6 +633,10 @@ static void fork_child(void)
 		sm_vm_children = 0;
 	if (sm_vfork_child)
 		sm_vfork_child = 0;
+	/* The parent's ticker may have held a copy of an fd (progfd.h):
+	 * the child has no ticker to give it back. */
+	if (progfd_lent)
+		progfd_forked();
 	/* A sandboxed thread's child (quiet.h) could not make a state file
 	 * or map fresh counters of its own without system calls its filter
 	 * may forbid, and the parent's counters are not its to count into:
@@ -968,18 +972,26 @@ void sm_closing(int fd)
 /*
  * dup2 or dup3 onto newfd closes what newfd held: a seen close, with the
  * kernel's last word, made before the real call as close() makes it.
- * Only when the call can succeed: oldfd is open (one fcntl, and only when
- * newfd holds a connection).  Else the slot stays, and sm_opened_dup
- * retires it as a reused number, a close unseen (gawk's and bash's dup2
- * of /dev/null or a saved fd over a socket were).
+ * Only when the call can succeed (else newfd stays open, and its
+ * connection goes on): dup3's flags are valid, oldfd is open (one fcntl)
+ * and newfd is under the fd limit (one prlimit; it may have been lowered
+ * since newfd was opened), asked only when newfd holds a connection.
+ * Else the slot stays, and sm_opened_dup retires it as a reused number, a
+ * close unseen (gawk's and bash's dup2 of /dev/null or a saved fd over a
+ * socket were).
  */
-void sm_dup_closing(int oldfd, int newfd)
+void sm_dup_closing(int oldfd, int newfd, int flags)
 {
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, newfd);
+	struct rlimit lim;
 	int saved;
 
-	if (oldfd == newfd || !s || !fd_kind_tracked(fdtab_kind(s)) ||
-	    raw_syscall6(SYS_fcntl, oldfd, F_GETFD, 0, 0, 0, 0) < 0)
+	if (oldfd == newfd || (flags & ~O_CLOEXEC) || !s ||
+	    !fd_kind_tracked(fdtab_kind(s)) ||
+	    raw_syscall6(SYS_fcntl, oldfd, F_GETFD, 0, 0, 0, 0) < 0 ||
+	    (raw_syscall6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&lim, 0,
+			  0) == 0 &&
+	     (rlim_t)newfd >= lim.rlim_cur))
 		return;
 	saved = errno;
 	sm_closing(newfd);

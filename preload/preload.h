@@ -7,6 +7,7 @@
 #define SOCKMETER_PRELOAD_H
 
 #include "../core/meter.h"
+#include "../core/progfd.h"
 #include "../core/quiet.h"
 #include "../core/rawsys.h"
 #include "../core/state.h"
@@ -233,10 +234,10 @@ static inline bool sm_connect_tried(int r, int err)
 void sm_bound(int fd);
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
-/* dup2/dup3(oldfd, newfd) is about to close newfd: its connection's close
- * record, as sm_closing's, when oldfd is open.  errno kept.  Context: any
- * thread and signal handler. */
-void sm_dup_closing(int oldfd, int newfd);
+/* dup2/dup3(oldfd, newfd, flags; 0 for dup2) is about to close newfd: its
+ * connection's close record, as sm_closing's, when the call can succeed.
+ * errno kept.  Context: any thread and signal handler. */
+void sm_dup_closing(int oldfd, int newfd, int flags);
 /* fds arrived with SCM_RIGHTS in msg (wrap_fds.c): their numbers' slots
  * are retired.  Context: any thread and signal handler. */
 void sm_fds_received(const struct msghdr *msg);

@@ -88,6 +88,8 @@ static void closed_after(int fd, uint64_t gen)
 {
 	struct fd_snapshot s;
 
+	if (fd >= 0)
+		progfd_await((unsigned)fd, (unsigned)fd);
 	if (gen == UINT64_MAX)
 		return;
 	if (fdtab_retire_gen(&sm_meter.tab, fd, (uint32_t)gen, &s))

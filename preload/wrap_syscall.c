@@ -214,7 +214,8 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		sm_closing((int)a1);
 	else if (SYS_IS_DUP2(n) || n == SYS_dup3)
 		/* Its close of a2, as dup2() and dup3() make it. */
-		sm_dup_closing((int)a1, (int)a2);
+		sm_dup_closing((int)a1, (int)a2,
+			       n == SYS_dup3 ? (int)a3 : 0);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot)
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
@@ -222,6 +223,14 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
 	switch (n) {
+	case SYS_close:
+		progfd_await((unsigned)a1, (unsigned)a1);
+		break;
+	case SYS_close_range:
+		progfd_await((unsigned)a1, (unsigned)a2);
+		if (r == 0 && !((int)a3 & CLOSE_RANGE_CLOEXEC))
+			sm_closing_range((unsigned)a1, (unsigned)a2);
+		break;
 	case SYS_socket:
 		if (r >= 0)
 			sm_opened_socket((int)r, (int)a1, (int)a2, (int)a3);
@@ -248,13 +257,9 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		if (r == 0)
 			sm_bound((int)a1);
 		break;
-	case SYS_close_range:
-		if (r == 0 && !((int)a3 & CLOSE_RANGE_CLOEXEC))
-			sm_closing_range((unsigned)a1, (unsigned)a2);
-		break;
-	case SYS_close:
-		break;
 	default: /* dup, dup2, dup3 */
+		if (n != SYS_dup)
+			progfd_await((unsigned)a2, (unsigned)a2);
 		if (r >= 0)
 			sm_opened_dup((int)a1, (int)r);
 		break;

@@ -456,20 +456,31 @@ SM_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 
 SM_EXPORT int close(int fd)
 {
+	int r;
+
 	/* Retire first: once the real close returns, another thread may
-	 * already hold a new fd with this number. */
+	 * already hold a new fd with this number.  After it, the ticker's
+	 * copy of fd, if it holds one, is back (progfd.h). */
 	sm_closing(fd);
-	return sm_real.close(fd);
+	r = sm_real.close(fd);
+	progfd_await((unsigned)fd, (unsigned)fd);
+	return r;
 }
 
 SM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
+	int r;
+
 	/* Retire first, as close() does: once the real call returns, another
-	 * thread may hold a new fd with one of these numbers.
-	 * CLOSE_RANGE_CLOEXEC only marks the fds: they stay open. */
-	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC))
+	 * thread may hold a new fd with one of these numbers.  Not for a
+	 * call the kernel refuses (EINVAL), nor for CLOSE_RANGE_CLOEXEC,
+	 * which only marks the fds: they stay open. */
+	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC) &&
+	    !(flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
 		sm_closing_range(first, last);
-	return sm_real.close_range(first, last, flags);
+	r = sm_real.close_range(first, last, flags);
+	progfd_await(first, last);
+	return r;
 }
 
 SM_EXPORT void closefrom(int first)
@@ -478,6 +489,7 @@ SM_EXPORT void closefrom(int first)
 		first = 0;
 	sm_closing_range((unsigned)first, ~0u);
 	sm_real.closefrom(first);
+	progfd_await((unsigned)first, ~0u);
 }
 
 SM_EXPORT int dup(int oldfd)
@@ -493,8 +505,9 @@ SM_EXPORT int dup2(int oldfd, int newfd)
 {
 	int fd;
 
-	sm_dup_closing(oldfd, newfd);
+	sm_dup_closing(oldfd, newfd, 0);
 	fd = sm_real.dup2(oldfd, newfd);
+	progfd_await((unsigned)newfd, (unsigned)newfd);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
@@ -505,8 +518,9 @@ SM_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	int fd;
 
-	sm_dup_closing(oldfd, newfd);
+	sm_dup_closing(oldfd, newfd, flags);
 	fd = sm_real.dup3(oldfd, newfd, flags);
+	progfd_await((unsigned)newfd, (unsigned)newfd);
 
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
