@@ -57,7 +57,7 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
  */
 enum { PIN_NOW = 1, PIN_LATER = 2 }; /* tk.pin_req: sink_pin's on, or not */
 
-static struct ticker_shared {
+struct ticker_shared {
 	pthread_mutex_t tick_lock;
 	pthread_mutex_t write_lock;
 	struct sbuf out;
@@ -70,7 +70,16 @@ static struct ticker_shared {
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
-} tk __attribute__((aligned(4096)));
+};
+/* The whole page, so that nothing else lands in it: a wiped page is
+ * wiped whole, and the variables the linker put after tk (the names
+ * cache, where warnings go, the bind once) were zeroes in every fork
+ * child. */
+static union {
+	struct ticker_shared s;
+	char page[4096];
+} tk_page __attribute__((aligned(4096)));
+#define tk (tk_page.s)
 static bool tk_wiped;
 static int initialized;
 
@@ -737,7 +746,8 @@ __attribute__((constructor)) static void sm_init(void)
 		static const pthread_mutex_t zero;
 
 		tk_wiped = memcmp(&init, &zero, sizeof(init)) == 0 &&
-			   madvise(&tk, sizeof(tk), MADV_WIPEONFORK) == 0;
+			   madvise(&tk_page, sizeof(tk_page),
+				   MADV_WIPEONFORK) == 0;
 	}
 	sm_bind();
 	sm_warn_init();
