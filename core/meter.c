@@ -132,6 +132,10 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 	if (m->prom && strcmp(m->cfg.log_path, CONFIG_DEFAULT_LOG) == 0)
 		snprintf(m->cfg.log_path, sizeof(m->cfg.log_path), "%s",
 			 CONFIG_DEFAULT_PROM);
+	/* A fork child sets its log up at its first write, after whatever
+	 * chdir() it made (a daemon's chdir("/")): the directory is the one
+	 * the program started in, taken now. */
+	sink_anchor(m->cfg.log_path, sizeof(m->cfg.log_path));
 	sink_init(&m->sink, m->cfg.log_path, pid, m->prog,
 		  now.real_ns / 1000000000ull, report, ctx);
 	sink_set_rotation(&m->sink, cfg->log_max_size, cfg->log_keep);

@@ -141,6 +141,33 @@ static int make_absolute(char *path, size_t cap)
 	return 0;
 }
 
+int sink_anchor(char *tmpl, size_t cap)
+{
+	char cwd[CONFIG_PATH_MAX], out[CONFIG_PATH_MAX + 128];
+	size_t n = 0, i;
+	int saved = errno;
+
+	if (tmpl[0] == '/' || tmpl[0] == '\0' || strcmp(tmpl, "stderr") == 0)
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd))) {
+		int r = -errno;
+
+		errno = saved;
+		return r;
+	}
+	for (i = 0; cwd[i] && n + 2 < sizeof(out); i++) {
+		if (cwd[i] == '%')
+			out[n++] = '%'; /* a '%' of the directory is itself */
+		out[n++] = cwd[i];
+	}
+	if (cwd[i] || (size_t)snprintf(out + n, sizeof(out) - n, "/%s", tmpl) >=
+			      sizeof(out) - n ||
+	    strlen(out) >= cap)
+		return -ENAMETOOLONG;
+	memcpy(tmpl, out, strlen(out) + 1);
+	return 0;
+}
+
 int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	      uint64_t start_s, config_report_fn report, void *ctx)
 {

@@ -85,6 +85,17 @@ int sink_expand(const char *tmpl, long pid, const char *prog,
 		uint64_t start_s, unsigned uid, char *out, size_t cap);
 
 /*
+ * sink_anchor - a relative path template (not "stderr") made absolute in
+ * place, from the current directory ('%' in it written "%%"), so that the
+ * path a fork child or a uid change expands later is the one of start-up,
+ * whatever chdir() came in between.  Returns 0 (also when there was
+ * nothing to do), or a negative errno with tmpl unchanged (sink_init then
+ * anchors it when it expands it).
+ * Context: start-up only.
+ */
+int sink_anchor(char *tmpl, size_t cap);
+
+/*
  * sink_init - prepare s for the path template (or "stderr").  When the
  * template is the default one, its per-user directory is created (0700) if
  * missing and refused if another user owns it or others can write to it.

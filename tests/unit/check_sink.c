@@ -108,10 +108,40 @@ START_TEST(test_sink_expand_too_long_is_enametoolong_with_empty_out)
 }
 END_TEST
 
+START_TEST(test_sink_anchor_prefixes_the_directory_with_percent_doubled)
+{
+	char adir[] = "/tmp/sm-anchor-%p-XXXXXX", back[4096], t[256], out[512];
+
+	ck_assert_ptr_nonnull(getcwd(back, sizeof(back)));
+	ck_assert_ptr_nonnull(mkdtemp(adir));
+	ck_assert_int_eq(chdir(adir), 0);
+	snprintf(t, sizeof(t), "rel/%%n.%%p.log");
+	ck_assert_int_eq(sink_anchor(t, sizeof(t)), 0);
+	/* Expanded, the adirectory comes back as it is. */
+	ck_assert_int_eq(sink_expand(t, 42, "prog", 0, 0, out, sizeof(out)), 0);
+	ck_assert_str_eq(out + strlen(adir), "/rel/prog.42.log");
+	ck_assert_int_eq(strncmp(out, adir, strlen(adir)), 0);
+	/* Absolute, empty and stderr stay. */
+	snprintf(t, sizeof(t), "/x/%%p");
+	ck_assert_int_eq(sink_anchor(t, sizeof(t)), 0);
+	ck_assert_str_eq(t, "/x/%p");
+	snprintf(t, sizeof(t), "stderr");
+	ck_assert_int_eq(sink_anchor(t, sizeof(t)), 0);
+	ck_assert_str_eq(t, "stderr");
+	/* Too long for the buffer: unchanged. */
+	snprintf(t, 8, "a.log");
+	ck_assert_int_eq(sink_anchor(t, 8), -ENAMETOOLONG);
+	ck_assert_str_eq(t, "a.log");
+	ck_assert_int_eq(chdir(back), 0);
+	rmdir(adir);
+}
+END_TEST
+
 static TCase *tc_expand(void)
 {
 	TCase *tc = tcase_create("expand");
 
+	tcase_add_test(tc, test_sink_anchor_prefixes_the_directory_with_percent_doubled);
 	tcase_add_test(tc, test_sink_expand_replaces_pid_name_time_uid_and_percent);
 	tcase_add_test(tc, test_sink_expand_unknown_or_trailing_escape_is_einval_with_empty_out);
 	tcase_add_test(tc, test_sink_expand_too_long_is_enametoolong_with_empty_out);
