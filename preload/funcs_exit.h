@@ -1,6 +1,7 @@
 /*
  * funcs_exit.h - the real functions of one group of wrapped calls: _exit,
- * _Exit, the exec family and posix_spawn (wrappers and stubs in
+ * _Exit, the exec family, posix_spawn, system and popen (wrappers and
+ * stubs in
  * wrap_exit.c), and clone (wrap_vfork.c).  execl,
  * execlp and execle are wrapped too, but forward to execv, execvp and
  * execve: a variadic call cannot be passed on.
@@ -25,6 +26,8 @@
 	X(posix_spawnp, int,                                                   \
 	  (pid_t *, const char *, const posix_spawn_file_actions_t *,          \
 	   const posix_spawnattr_t *, char *const[], char *const[]))           \
+	X(system, int, (const char *))                                         \
+	X(popen, FILE *, (const char *, const char *))                         \
 	X(clone, int, (int (*)(void *), void *, int, void *, ...))
 
 /* The wrappers exported besides those of the list above: each reaches libc

@@ -241,6 +241,10 @@ void sm_dup_closing(int oldfd, int newfd, int flags);
 /* fds arrived with SCM_RIGHTS in msg (wrap_fds.c): their numbers' slots
  * are retired.  Context: any thread and signal handler. */
 void sm_fds_received(const struct msghdr *msg);
+/* fds went with SCM_RIGHTS in msg (wrap_fds.c): another process may move
+ * bytes on their connections now, which the kernel's counts include:
+ * marked shared.  Context: any thread and signal handler. */
+void sm_fds_sent(const struct msghdr *msg);
 
 /*
  * sm_spawning - a child is about to be made that may hold our fds

@@ -90,6 +90,22 @@ int unbound_execveat(int dirfd, const char *path, char *const argv[],
 }
 
 /* No system call spawns: without the real one, say so. */
+int unbound_system(const char *cmd)
+{
+	if (BOUND(system))
+		return sm_real.system(cmd);
+	errno = ENOSYS;
+	return -1;
+}
+
+FILE *unbound_popen(const char *cmd, const char *mode)
+{
+	if (BOUND(popen))
+		return sm_real.popen(cmd, mode);
+	errno = ENOSYS;
+	return NULL;
+}
+
 int unbound_posix_spawn(pid_t *pid, const char *path,
 			const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[],
@@ -206,6 +222,24 @@ SM_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 {
 	sm_spawning();
 	return sm_real.posix_spawnp(pid, file, fa, attr, argv, envp);
+}
+
+/*
+ * system and popen: glibc makes their child with its own spawn, inside,
+ * which runs no fork handler and not the exported posix_spawn: a shell
+ * that inherits every fd without FD_CLOEXEC (a `cmd >&4` writes to our
+ * connection), so, as posix_spawn, the connections open now are shared.
+ */
+SM_EXPORT int system(const char *cmd)
+{
+	sm_spawning();
+	return sm_real.system(cmd);
+}
+
+SM_EXPORT FILE *popen(const char *cmd, const char *mode)
+{
+	sm_spawning();
+	return sm_real.popen(cmd, mode);
 }
 
 SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -96,7 +96,8 @@ static void closed_after(int fd, uint64_t gen)
 		closeq_push(&sm_meter.q, &s, real_now());
 }
 
-void sm_fds_received(const struct msghdr *msg)
+/* Call fn on every fd of msg's SCM_RIGHTS messages. */
+static void each_passed_fd(const struct msghdr *msg, void (*fn)(int))
 {
 	struct cmsghdr *c;
 
@@ -112,9 +113,25 @@ void sm_fds_received(const struct msghdr *msg)
 			int fd;
 
 			memcpy(&fd, p + i * sizeof(int), sizeof(int));
-			created(fd);
+			fn(fd);
 		}
 	}
+}
+
+void sm_fds_received(const struct msghdr *msg)
+{
+	each_passed_fd(msg, created);
+}
+
+static void sent(int fd)
+{
+	if (!sm_foreign_process())
+		fdtab_mark_shared(&sm_meter.tab, fd);
+}
+
+void sm_fds_sent(const struct msghdr *msg)
+{
+	each_passed_fd(msg, sent);
 }
 
 /* --- the calls that create fds ------------------------------------------ */

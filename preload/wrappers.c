@@ -263,6 +263,8 @@ static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
 	ssize_t r = sm_real.sendmsg(fd, msg, flags);
 
 	sm_data(s, DIR_OUT, r, t0);
+	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
+		sm_fds_sent(msg);
 	return r;
 }
 
