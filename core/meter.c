@@ -354,7 +354,10 @@ static void sample_fd(struct meter *m, struct fd_snapshot *s,
 		close_bucket(m, st, s, done);
 	act = activity_of(&s->c);
 	if (act != st->activity)
-		st->last_active_ns = now.real_ns;
+		st->last_active_ns = m->alive_until_ns &&
+					     now.real_ns > m->alive_until_ns
+					     ? m->alive_until_ns
+					     : now.real_ns;
 	st->activity = act;
 }
 
@@ -780,6 +783,8 @@ uint64_t meter_tick_into(struct meter *m, struct meter_time now,
 	if (m->finished || !m->tab.cap)
 		return now.mono_ns + DRAIN_NS;
 	m->durable->ns_per_tick = m->ns_per_tick;
+	__atomic_store_n(&m->durable->alive_real_ns, now.real_ns,
+			 __ATOMIC_RELAXED);
 	if (due)
 		fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, due ? SUMMARY_INTERVAL : SUMMARY_CLOSE, out);

@@ -80,6 +80,9 @@ struct meter {
 	 * fork child, so that a fork costs no copy-on-write fault for it). */
 	uint64_t *forked_at;
 	uint64_t forked_own;
+	/* Recovery (core/recover.c): when the dead process was last seen
+	 * alive; no connection's last_active is later (0: no bound). */
+	uint64_t alive_until_ns;
 	/* the ticker's durable part (core/state.h): what it drained */
 	struct state_ticker *durable;
 	struct state_ticker *durable_own; /* when none was given */

@@ -233,6 +233,11 @@ static int write_records(struct image *img, const struct recover_opts *o)
 		m.sink.report = NULL;
 	}
 	m.tab.high = m.tab.cap;
+	/* Its connections were last active before it died, not at this
+	 * recovery: no later than its ticker's latest tick (or its start). */
+	m.alive_until_ns = mem.ticker->alive_real_ns > start.real_ns
+				   ? mem.ticker->alive_real_ns
+				   : start.real_ns;
 	m.ns_per_tick =
 	    mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick : 1.0;
 	sum_closed(state_ticker_whole(mem.ticker), &m);

@@ -43,7 +43,7 @@
 #include <stdint.h>
 
 #define STATE_MAGIC "SOCKMST\n" /* 8 bytes, no NUL */
-#define STATE_VERSION 2
+#define STATE_VERSION 3 /* 3: state_ticker.alive_real_ns */
 #define STATE_BYTE_ORDER 0x01020304u
 #define STATE_PAGE 4096u
 #define STATE_SUFFIX ".state"
@@ -78,6 +78,9 @@ struct state_ticker {
 	uint32_t active;    /* 0 or 1; atomic */
 	uint32_t pad;
 	double ns_per_tick; /* latency clock calibration */
+	/* The wall clock at the ticker's latest tick: a recovery's bound on
+	 * when the process was last seen alive (0: it never ticked). */
+	uint64_t alive_real_ns;
 	struct state_closed buf[2];
 };
 

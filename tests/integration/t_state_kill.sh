@@ -3,7 +3,8 @@
 # `sockmeter recover`, exact, from its state file; then the file is gone.
 #  - SIGTERM: a python3 program that moved known bytes over two socketpairs
 #    (one closed, one still open) and then waits; its recovered exit record
-#    is marked "end":"killed", holds the totals and lists the open fds.
+#    is marked "end":"killed", holds the totals and lists the open fds,
+#    last active before the death (not at the recovery, 1.5 s later).
 #  - SIGKILL in the middle of a 1 GB TCP transfer by socat (64 KiB
 #    writes): the victim's recovered bytes_out equals what the receiver
 #    got, up to the one write in flight when the signal landed (its bytes
@@ -50,6 +51,9 @@ vpid=$(awk '/^ready/ { print $2 }' "$T/term.out")
 grep -q ', 1 still running' "$T/rec0" || fail "a live process was not left alone: $(cat "$T/rec0")"
 kill -TERM "$vpid"
 bg_wait "$vpid" 10
+# Recovered later: the open fds' last_active is still before the death.
+dead_at=$EPOCHREALTIME
+sleep 1.5
 "$launcher" recover "$T/state" 2>"$T/rec1" || fail "recover: $(cat "$T/rec1")"
 grep -q ': 1 recovered' "$T/rec1" || fail "recover: $(cat "$T/rec1")"
 log=$T/logs/term.$vpid.log
@@ -58,6 +62,8 @@ expect_eq "SIGTERM: bytes_out" "$(q "$log" "tot('bytes_out')")" $((123456 + 7777
 expect_eq "SIGTERM: bytes_in" "$(q "$log" "tot('bytes_in')")" $((123456 + 7777))
 expect_eq "SIGTERM: fds_closed" "$(q "$log" "tot('fds_closed')")" 2
 expect_eq "SIGTERM: fds still open" "$(q "$log" "sorted(f['bytes_out'] + f['bytes_in'] for f in E['fds'])")" "[123456, 123456]"
+expect_eq "SIGTERM: open fds last active before the death" \
+	"$(q "$log" "max(f['last_active'] for f in E['fds']) < $dead_at")" true
 expect_eq "SIGTERM: close records" "$(q "$log" "sorted(f['bytes_out'] + f['bytes_in'] for f in CL)")" "[7777, 7777]"
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 
