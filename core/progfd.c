@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -80,8 +81,28 @@ struct run {
 static int child_main(void *p)
 {
 	struct run *r = p;
+	struct rlimit lim;
 
 	r->result = r->fn(r->arg);
+	if (r->result == -EMFILE) {
+		/*
+		 * The child's table is a copy of the program's, bound by its
+		 * RLIMIT_NOFILE: a program at its limit left no number for
+		 * our file (fn failed before it wrote anything).  The copies
+		 * are the child's alone (closing them changes nothing for
+		 * the program, whose fds stay open; the child's exit would
+		 * close them anyway), so make room and go again: the soft
+		 * limit raised to the hard one (the child's own), every copy
+		 * above stderr closed.
+		 */
+		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) == 0 &&
+		    lim.rlim_cur < lim.rlim_max) {
+			lim.rlim_cur = lim.rlim_max;
+			syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL);
+		}
+		syscall(SYS_close_range, 3u, ~0u, 0u);
+		r->result = r->fn(r->arg);
+	}
 	return 0;
 }
 
