@@ -232,6 +232,19 @@ static inline bool sm_connect_tried(int r, int err)
 	}
 }
 void sm_bound(int fd);
+
+/* A TCP Fast Open send (sendto or sendmsg with MSG_FASTOPEN and an
+ * address) that returned r: the connect it made, as connect's. errno
+ * kept.  Context: any thread and signal handler. */
+static inline void sm_fastopen(int fd, ssize_t r, const void *addr,
+			       socklen_t len)
+{
+	int saved = errno;
+
+	if (sm_connect_tried(r < 0 ? -1 : 0, saved))
+		sm_connected(fd, (const struct sockaddr *)addr, len);
+	errno = saved;
+}
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
 /* dup2/dup3(oldfd, newfd, flags; 0 for dup2) is about to close newfd: its

@@ -194,6 +194,8 @@ static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n,
 	ssize_t r = sm_real.sendto(fd, buf, n, flags, to, tolen);
 
 	sm_data(s, DIR_OUT, r, t0);
+	if (SM_UNLIKELY(flags & MSG_FASTOPEN) && to)
+		sm_fastopen(fd, r, to, tolen);
 	return r;
 }
 
@@ -265,6 +267,8 @@ static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_sent(msg);
+	if (SM_UNLIKELY(flags & MSG_FASTOPEN) && msg->msg_name)
+		sm_fastopen(fd, r, msg->msg_name, msg->msg_namelen);
 	return r;
 }
 
