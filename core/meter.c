@@ -314,6 +314,17 @@ static void close_bucket(struct meter *m, struct meter_fdstate *st,
 	if (!st->win)
 		return;
 	if (!st->windowed) {
+		/* Rates come from whole buckets: a connection opened after
+		 * bucket done began has not lived through it, and its bytes
+		 * so far (in a part of a bucket) would read as a whole
+		 * bucket's.  Its window starts with the next bucket; what it
+		 * moved until now is in its counters and avg_rate only. */
+		if (s->opened_ns >
+		    m->start.real_ns + done * bucket_ns(m)) {
+			st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
+			st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
+			return;
+		}
 		window_reset(st->win, &m->shape, done);
 		st->windowed = true;
 	}
