@@ -192,8 +192,9 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 	}
 }
 
-/* Write the records of the dead process img holds.  Returns 0, or a
- * negative errno when its log could not be written (nothing said: the
+/* Write the records of the dead process img holds.  Returns 0, 1 when it
+ * had none to write (it never tracked an fd), or a negative errno when its
+ * log could not be written (nothing said: the
  * caller does, the sink's words are for a live process). */
 static int write_records(struct image *img, const struct recover_opts *o)
 {
@@ -204,7 +205,7 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	struct meter_time start, now;
 	struct timespec ts;
 	struct stat sb;
-	bool to_stderr, had_log;
+	bool to_stderr, had_log, wrote;
 	int r;
 
 	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
@@ -252,7 +253,14 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	now.mono_ns = start.mono_ns;
-	meter_exit(&m, now);
+	{
+		struct sbuf out = { 0 };
+
+		meter_exit_into(&m, now, &out);
+		wrote = out.len > 0;
+		meter_flush(&m, &out);
+		sbuf_free(&out);
+	}
 	r = !to_stderr && m.sink.failing
 		    ? -(m.sink.last_err ? m.sink.last_err : EIO)
 		    : 0;
@@ -264,7 +272,7 @@ static int write_records(struct image *img, const struct recover_opts *o)
 		fchownat(AT_FDCWD, img->hdr.log_path, (uid_t)img->hdr.uid,
 			 (gid_t)-1, AT_SYMLINK_NOFOLLOW);
 	meter_destroy(&m);
-	return r;
+	return r ? r : wrote ? 0 : 1;
 }
 
 static bool pid_alive(long pid)
@@ -415,12 +423,18 @@ static void recover_one(const char *dir, const char *name,
 	}
 	if (img.hdr.status == STATE_FINAL) {
 		st->removed++;
-	} else if ((r = write_records(&img, o)) == 0) {
+	} else if ((r = write_records(&img, o)) >= 0) {
 		st->recovered++;
-		say(o,
-		    "sockmeter recover: %s[%" PRId64 "]: final records "
-		    "appended to %s",
-		    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
+		if (r == 0)
+			say(o,
+			    "sockmeter recover: %s[%" PRId64 "]: final "
+			    "records appended to %s",
+			    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
+		else
+			say(o,
+			    "sockmeter recover: %s[%" PRId64 "]: it had no "
+			    "connection: no record to write",
+			    img.hdr.prog, img.hdr.pid);
 	} else if (snprintf(orig, sizeof(orig), "%.*s%s",
 			    (int)(strstr(claim, CLAIM) - claim), claim,
 			    UNWRITTEN) > 0 &&

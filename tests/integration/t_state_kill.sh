@@ -106,4 +106,18 @@ expect_eq "SIGKILL: end" "$(q "$log" "E['end']")" killed
 	fail "SIGKILL: recovered bytes_out $got, receiver got $total"
 echo "SIGKILL at $total bytes: recovered $got ($((total - got)) in flight)" >&2
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
+
+# --- SIGKILL of a process that never had a connection ---------------------
+# Nothing to write, and recover says so (it said "final records appended"
+# to a log it never made).
+SOCKMETER_LOG=$T/logs/idle.%p.log bg_start env LD_PRELOAD="$LIB" sleep 30
+wait_for 10 sh -c "ls '$T/state' | grep -q state" || fail "no state file for sleep"
+ipid=$(ls "$T/state" | sed -n 's/^\([0-9]*\)-.*/\1/p')
+kill -KILL "$ipid"
+wait_for 10 sh -c "! kill -0 $ipid 2>/dev/null" || fail "sleep $ipid lives on"
+"$launcher" recover "$T/state" 2>"$T/rec3" || fail "recover: $(cat "$T/rec3")"
+grep -q "sleep\[$ipid\]: it had no connection: no record to write" "$T/rec3" ||
+	fail "recover: $(cat "$T/rec3")"
+[ ! -e "$T/logs/idle.$ipid.log" ] || fail "a log for sleep: $(cat "$T/logs/idle.$ipid.log")"
+expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 exit 0
