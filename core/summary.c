@@ -735,10 +735,13 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 
 /* Text records are line-based: a control byte in a program name or a
  * socket path must not start a fake line. */
+/* A name or path in a text record: no control byte (no forged line) and
+ * no space (no forged field: a program named "x fd=9" would read as two
+ * fields). */
 static void text_clean(char *str)
 {
 	for (; *str; str++)
-		if ((unsigned char)*str < 0x20 || *str == 0x7f)
+		if ((unsigned char)*str <= 0x20 || *str == 0x7f)
 			*str = '?';
 }
 

@@ -856,6 +856,24 @@ START_TEST(test_summary_text_hides_zero_errors_and_dashes_unknown_addresses)
 }
 END_TEST
 
+/* A space in a program name cannot forge a field of a text record: the
+ * name stays one word (close records and the header of the others). */
+START_TEST(test_summary_text_name_with_spaces_is_one_field)
+{
+	const char *s;
+
+	cfg.format = FORMAT_TEXT;
+	rec.prog = "x fd=9 bytes_out=999999";
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, " prog=x?fd=9?bytes_out=999999 fd=7 "));
+	rec.type = SUMMARY_INTERVAL;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, " prog=x?fd=9?bytes_out=999999 fds_open="));
+}
+END_TEST
+
 /*
  * A newline in a peer path (chosen by whoever bound the socket) cannot forge
  * a log line: a text close record stays one line.
@@ -890,6 +908,7 @@ static TCase *tc_text(void)
 	tcase_add_test(tc, test_summary_fixed_point_numbers_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_rates_without_printf_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
+	tcase_add_test(tc, test_summary_text_name_with_spaces_is_one_field);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
 	return tc;
