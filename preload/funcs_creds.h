@@ -37,6 +37,7 @@
 	X(chroot, int, (const char *))                                         \
 	X(prctl, int, (int, unsigned long, unsigned long, unsigned long,       \
 		       unsigned long))                                         \
+	X(capset, int, (void *, void *))                                       \
 	SM_FUNCS_SYSCALL(X)
 
 /*

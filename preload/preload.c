@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -70,7 +71,16 @@ struct ticker_shared {
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
+	/* A per-thread credential call to repeat on the ticker (see
+	 * sm_creds_mirror): CRED_* state, the call, and a futex word that
+	 * grows when one is served. */
+	uint32_t cred_req;
+	uint32_t cred_done;
+	long cred_nr, cred_arg[4];
+	struct __user_cap_header_struct cred_hdr;
+	struct __user_cap_data_struct cred_data[2];
 };
+enum { CRED_FREE, CRED_FILLING, CRED_READY, CRED_SERVING };
 /* The whole page, so that nothing else lands in it: a wiped page is
  * wiped whole, and the variables the linker put after tk (the names
  * cache, where warnings go, the bind once) were zeroes in every fork
@@ -365,6 +375,28 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 	return next < alone_next_ns ? next : alone_next_ns;
 }
 
+/* Repeat on the ticker the credential call a program thread made
+ * (sm_creds_mirror), when one waits. */
+static void serve_cred(void)
+{
+	uint32_t ready = CRED_READY;
+
+	if (__atomic_load_n(&tk.cred_req, __ATOMIC_ACQUIRE) != CRED_READY ||
+	    !__atomic_compare_exchange_n(&tk.cred_req, &ready, CRED_SERVING,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		return;
+	if (tk.cred_nr == SYS_capset)
+		raw_syscall6(SYS_capset, (long)&tk.cred_hdr,
+			     (long)tk.cred_data, 0, 0, 0, 0);
+	else
+		raw_syscall6(tk.cred_nr, tk.cred_arg[0], tk.cred_arg[1],
+			     tk.cred_arg[2], tk.cred_arg[3], 0, 0);
+	__atomic_fetch_add(&tk.cred_done, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&tk.cred_req, CRED_FREE, __ATOMIC_RELEASE);
+	futex(&tk.cred_done, FUTEX_WAKE, INT32_MAX, NULL);
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -382,6 +414,7 @@ static void *ticker_main(void *arg)
 		uint32_t req, pin;
 		bool more;
 
+		serve_cred();
 		pthread_mutex_lock(&tk.tick_lock);
 		now = now_both();
 		calibrate(now);
@@ -1222,6 +1255,75 @@ static void pin_log(uint32_t how)
 		/* The ticker took it a moment ago: it is being served. */
 		until.tv_sec += 1;
 	}
+}
+
+/*
+ * Capabilities, securebits and keep-caps are the calling thread's own, but
+ * glibc applies setuid and its family to every thread and aborts the
+ * process when they do not all succeed.  A daemon that keeps its
+ * capabilities across a drop to another user (PR_SET_KEEPCAPS, capset:
+ * proftpd's mod_cap) and later takes root back would have the ticker,
+ * without them, refuse that setresuid, and glibc abort the daemon.  So
+ * each such call that succeeded is repeated on the ticker (the same
+ * arguments; capset for the thread itself), and the caller waits for it,
+ * 2 s at most.  nr is SYS_prctl or SYS_capset; for capset a[0] and a[1]
+ * are the header and data pointers.
+ */
+void sm_creds_mirror(long nr, const long a[4])
+{
+	uint32_t free = CRED_FREE, done, ready = CRED_READY;
+	struct timespec until;
+	int saved = errno, i, round;
+
+	if (sm_ticker_thread || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; !__atomic_compare_exchange_n(&tk.cred_req, &free,
+						  CRED_FILLING, false,
+						  __ATOMIC_ACQ_REL,
+						  __ATOMIC_ACQUIRE);
+	     i++) {
+		struct timespec pause = { 0, 100000 };
+
+		if (i >= 20000)
+			goto out; /* another thread's, stuck for 2 s */
+		free = CRED_FREE;
+		nanosleep(&pause, NULL);
+	}
+	tk.cred_nr = nr;
+	memcpy(tk.cred_arg, a, sizeof(tk.cred_arg));
+	if (nr == SYS_capset) {
+		const struct __user_cap_header_struct *h = (const void *)a[0];
+
+		tk.cred_hdr.version = h->version;
+		tk.cred_hdr.pid = 0; /* the ticker itself */
+		memset(tk.cred_data, 0, sizeof(tk.cred_data));
+		memcpy(tk.cred_data, (const void *)a[1],
+		       (h->version == _LINUX_CAPABILITY_VERSION_1 ? 1 : 2) *
+			       sizeof(tk.cred_data[0]));
+	}
+	done = __atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&tk.cred_req, CRED_READY, __ATOMIC_RELEASE);
+	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
+	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += 2;
+	for (round = 0; round < 2; round++) {
+		while (__atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE) == done &&
+		       (futex(&tk.cred_done, FUTEX_WAIT_BITSET, done, &until) ==
+				0 ||
+			errno != ETIMEDOUT))
+			;
+		if (__atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE) != done)
+			break;
+		/* Not taken: take it back.  Taken: it is being served. */
+		if (__atomic_compare_exchange_n(&tk.cred_req, &ready, CRED_FREE,
+						false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			break;
+		until.tv_sec += 1;
+	}
+out:
+	errno = saved;
 }
 
 /* A ticker runs, or is starting (its start did not fail). */

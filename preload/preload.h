@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -258,6 +259,20 @@ void sm_fds_received(const struct msghdr *msg);
  * bytes on their connections now, which the kernel's counts include:
  * marked shared.  Context: any thread and signal handler. */
 void sm_fds_sent(const struct msghdr *msg);
+
+/* sm_creds_mirror - a per-thread credential call (SYS_prctl's keep-caps,
+ * securebits, bounding and ambient sets; SYS_capset with a[0], a[1] its
+ * header and data) succeeded: the ticker makes it too (preload.c).
+ * errno kept.  Context: any program thread (not a signal handler). */
+void sm_creds_mirror(long nr, const long a[4]);
+
+/* Whether a successful prctl(option, ...) changes what glibc's setuid
+ * broadcast needs alike on every thread. */
+static inline bool sm_prctl_mirrored(int option)
+{
+	return option == PR_SET_KEEPCAPS || option == PR_SET_SECUREBITS ||
+	       option == PR_CAPBSET_DROP || option == PR_CAP_AMBIENT;
+}
 
 /*
  * sm_spawning - a child is about to be made that may hold our fds

@@ -171,7 +171,34 @@ SM_EXPORT int prctl(int option, ...)
 		errno = saved;
 		return r;
 	}
+	if (sm_prctl_mirrored(option)) {
+		int r = sm_real.prctl(option, a2, a3, a4, a5);
+
+		if (r == 0) {
+			const long a[4] = { option, (long)a2, (long)a3,
+					    (long)a4 };
+
+			sm_creds_mirror(SYS_prctl, a);
+		}
+		return r;
+	}
 	return sm_real.prctl(option, a2, a3, a4, a5);
+}
+
+/* capset changes the calling thread (see sm_creds_mirror).  glibc exports
+ * it without declaring it in a header. */
+int capset(void *hdr, void *data);
+
+SM_EXPORT int capset(void *hdr, void *data)
+{
+	int r = sm_real.capset(hdr, data);
+
+	if (r == 0 && hdr && data) {
+		const long a[4] = { (long)hdr, (long)data, 0, 0 };
+
+		sm_creds_mirror(SYS_capset, a);
+	}
+	return r;
 }
 
 /* The stubs: bind and forward; while dlsym is re-entered, the raw system
@@ -246,6 +273,13 @@ int unbound_prctl(int option, unsigned long a2, unsigned long a3,
 	if (BOUND(prctl))
 		return sm_real.prctl(option, a2, a3, a4, a5);
 	return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+}
+
+int unbound_capset(void *hdr, void *data)
+{
+	if (BOUND(capset))
+		return sm_real.capset(hdr, data);
+	return (int)syscall(SYS_capset, hdr, data);
 }
 
 int unbound_setgroups(size_t n, const gid_t *list)

@@ -49,7 +49,7 @@
 	X(SYS_socket, w) X(SYS_socketpair, w) X(SYS_accept, w)                 \
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
-	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w)                     \
+	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
 	X(SYS_clone, w) X(SYS_clone3, w)                                       \
 	SYS_LIST_DUP2(X, w)
 
@@ -130,6 +130,14 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 
 	if (n == SYS_chroot) {
 		how = SM_CONFINE_ROOT;
+	} else if (n == SYS_capset || (n == SYS_prctl && sm_prctl_mirrored((int)a1))) {
+		r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+		if (r == 0 && (n != SYS_capset || (a1 && a2))) {
+			const long a[4] = { a1, a2, a3, a4 };
+
+			sm_creds_mirror(n, a);
+		}
+		return r;
 	} else if (n == SYS_prctl) {
 		if ((int)a1 != PR_SET_SECCOMP ||
 		    ((int)a2 != SECCOMP_MODE_STRICT &&
@@ -216,7 +224,8 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		/* Its close of a2, as dup2() and dup3() make it. */
 		sm_dup_closing((int)a1, (int)a2,
 			       n == SYS_dup3 ? (int)a3 : 0);
-	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot)
+	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot ||
+		 n == SYS_capset)
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
 		return cloning(n, a1, a2, a3, a4, a5, a6);

@@ -115,3 +115,26 @@ tcpxfer_logged() {
 	wait "$cpid" || fail "sender failed"
 	wait "$spid" || fail "server failed"
 }
+
+# $SM_FIX/steady: tests/tools/steady.py (a unix socketpair moving 10,000
+# bytes every 25 ms for 4.5 s, and a long pair moving 2,000 bytes each
+# round until 2.7 s) run twice at once, metered (JSON).  logs/steady.log:
+# interval 2 s, the whole log.  rot/steady.log: the default interval
+# (10 s: no interval record), rotated at 24 KiB keeping 2 files, so the
+# set holds only its last 1.5 to 2 s, close records then the exit
+# record.  steady.out and rot.out: one line per round, "TIME BYTES".
+fixture_steady() {
+	local d=$SM_FIX/steady pid
+	[ -f "$d/done" ] && return 0
+	rm -rf "$d"
+	mkdir -p "$d/logs" "$d/rot"
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$d/rot/steady.log" \
+		SOCKMETER_LOG_MAX_SIZE=24K SOCKMETER_LOG_KEEP=2 \
+		sm "$PY" "$HERE/steady.py" 4.5 2.7 >"$d/rot.out" &
+	pid=$!
+	SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=2 SOCKMETER_LOG="$d/logs/steady.log" \
+		sm "$PY" "$HERE/steady.py" 4.5 2.7 >"$d/steady.out" ||
+		fail "fixture: steady.py failed"
+	wait "$pid" || fail "fixture: steady.py (rotated) failed"
+	touch "$d/done"
+}
