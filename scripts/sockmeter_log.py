@@ -474,8 +474,8 @@ def _read_state(fd, path):
         raise StateError("too short for a state file")
     (magic, version, hsize, order, status, pid, proc_start, start_real, _,
      _, _, boot, prog, logp) = STATE_HEAD.unpack_from(data, 0)
-    if magic != STATE_MAGIC or version != 2 or order != 0x01020304:
-        raise StateError("not a version 2 state file of this byte order")
+    if magic != STATE_MAGIC or version != 3 or order != 0x01020304:
+        raise StateError("not a version 3 state file of this byte order")
     u64 = struct.unpack_from("=15Q", data, STATE_LAYOUT_AT)
     u32 = struct.unpack_from("=43I", data, STATE_LAYOUT_AT + 8 * 15)
     L = dict(zip(STATE_LAYOUT_U64, u64))
