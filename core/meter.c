@@ -314,17 +314,20 @@ static void close_bucket(struct meter *m, struct meter_fdstate *st,
 	if (!st->win)
 		return;
 	if (!st->windowed) {
-		/* Rates come from whole buckets: a connection opened after
-		 * bucket done began has not lived through it, and its bytes
-		 * so far (in a part of a bucket) would read as a whole
-		 * bucket's.  Its window starts with the next bucket; what it
-		 * moved until now is in its counters and avg_rate only. */
-		if (s->opened_ns >
-		    m->start.real_ns + done * bucket_ns(m)) {
-			st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
-			st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
+		uint64_t begin = m->start.real_ns + done * bucket_ns(m);
+
+		/* Opened after bucket done ended (the ticker samples a
+		 * little after the boundary): its bytes so far belong to
+		 * the next bucket, which it is living in. */
+		if (s->opened_ns >= begin + bucket_ns(m))
 			return;
-		}
+		/* Opened during bucket done: its window starts there, and
+		 * the part before it opened is not time it lived (a span's
+		 * rate that reaches back there divides by less). */
+		st->unlived_ms =
+		    s->opened_ns > begin
+			    ? (uint32_t)((s->opened_ns - begin) / 1000000u)
+			    : 0;
 		window_reset(st->win, &m->shape, done);
 		st->windowed = true;
 	}
@@ -363,6 +366,12 @@ static void sample_fd(struct meter *m, struct fd_snapshot *s,
 	finish_counters(m, &s->c);
 	if (boundary && m->cfg.category[CAT_WINDOWS])
 		close_bucket(m, st, s, done);
+	/* Rates once it has lived a bucket's width (a connection of a few
+	 * milliseconds at a boundary would show them as a bucket's). */
+	if (st->windowed && !st->rates_ok &&
+	    (!st->unlived_ms || !s->opened_ns ||
+	     now.real_ns >= s->opened_ns + bucket_ns(m)))
+		st->rates_ok = true;
 	act = activity_of(&s->c);
 	if (act != st->activity)
 		st->last_active_ns = m->alive_until_ns &&
@@ -378,12 +387,16 @@ static void fill_rates(const struct meter *m, const struct meter_fdstate *st,
 	double width_s = (double)m->cfg.bucket_ms / 1000.0;
 	unsigned k, d;
 
-	f->have_rates = m->cfg.category[CAT_WINDOWS] && st->win && st->windowed;
+	f->have_rates = m->cfg.category[CAT_WINDOWS] && st->win &&
+			st->windowed && st->rates_ok;
 	if (!f->have_rates)
 		return;
 	for (k = 0; k < m->shape.nspans; k++) {
 		double secs = (double)window_covered(st->win, &m->shape, k) *
 			      width_s;
+
+		if (st->unlived_ms && window_has_first(st->win, &m->shape, k))
+			secs -= (double)st->unlived_ms / 1000.0;
 
 		for (d = 0; d < DIR_COUNT; d++)
 			f->rate[k][d] =

@@ -49,9 +49,12 @@ struct meter_time {
 struct meter_fdstate {
 	uint32_t gen;
 	bool known;
-	bool windowed;              /* its window has a whole bucket */
+	bool windowed;              /* its window has a bucket */
 	uint8_t unseen;             /* UNSEEN_* bits of the last live reading
 				     * (tcp_info; in the padding: no cost) */
+	bool rates_ok;              /* it has lived a bucket's width */
+	uint32_t unlived_ms;        /* the part of its window's first bucket
+				     * before it opened */
 	uint64_t bytes[DIR_COUNT];  /* cumulative at the last boundary */
 	uint64_t activity;          /* activity sum at the last tick */
 	uint64_t activity_recorded; /* activity sum at the last record */

@@ -249,3 +249,12 @@ uint64_t window_covered(const struct window *w, const struct window_shape *s,
 		start = w->first;
 	return w->head - start + 1;
 }
+
+bool window_has_first(const struct window *w, const struct window_shape *s,
+		      unsigned k)
+{
+	uint64_t r = window_res(s, k), n = s->nt[k];
+	uint64_t b = w->head / r;
+
+	return b + 1 < n || (b + 1 - n) * r <= w->first;
+}

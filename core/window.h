@@ -31,6 +31,7 @@
 #define SOCKMETER_WINDOW_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define WINDOW_MAX_SPANS 4
@@ -142,5 +143,13 @@ static inline uint64_t window_sum(const struct window *w, unsigned k,
  */
 uint64_t window_covered(const struct window *w, const struct window_shape *s,
 			unsigned k);
+
+/*
+ * window_has_first - whether span k still reaches back to the bucket the
+ * window was reset at (its first: a connection's window starts with the
+ * bucket it opened in).  Context: ticker only.
+ */
+bool window_has_first(const struct window *w, const struct window_shape *s,
+		      unsigned k);
 
 #endif

@@ -2,7 +2,8 @@
 # bucket has no rates at the interval record that ends that bucket (its
 # bytes there would read as a whole bucket's: 1000 B in 0.5 s shown as
 # 1000 B/s), and has them from the next one, which it lived through
-# (1000 bytes more in it: 1000 B/s).
+# (1000 bytes more in it: 1000 B/s); a span that reaches back to the first
+# bucket divides by the time the connection lived.
 . "$(dirname "$0")/lib.sh"
 SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=1 SOCKMETER_LOG=$T/r.log \
 	sm "$PY" -c '
@@ -28,5 +29,11 @@ assert len(second) == 2 and all("rates" in f for f in second), iv[1]
 # The second bucket, lived whole, holds the second 1000 bytes.
 assert sorted(f["rates"]["1s"]["in"] + f["rates"]["1s"]["out"]
               for f in second) == [1000, 1000], second
+# The 10 s span reaches back to the first bucket: 2000 bytes over the
+# time lived, not over two whole buckets.
+for f in second:
+    lived = iv[1]["ts"] - f["opened"]
+    r10 = f["rates"]["10s"]["in"] + f["rates"]["10s"]["out"]
+    assert abs(r10 - 2000 / lived) < 0.02 * 2000 / lived, (r10, lived, f)
 PYEOF
 exit 0
