@@ -129,24 +129,14 @@ static void report_stderr(void *ctx, const char *msg)
 }
 
 /* The config's own warnings, held until it says where warnings go
- * ([log] syslog): lines of buf, in order; what does not fit is lost. */
+ * ([log] syslog): lines of buf, in order.  When they do not fit, those
+ * held are let go first (to where warnings go by default). */
 struct held_warnings {
-	char buf[2048];
+	char buf[4096];
 	size_t len;
 };
 
-static void report_held(void *ctx, const char *msg)
-{
-	struct held_warnings *h = ctx;
-	size_t n = strlen(msg);
-
-	if (n + 1 <= sizeof(h->buf) - h->len) {
-		memcpy(h->buf + h->len, msg, n + 1);
-		h->len += n + 1;
-	}
-}
-
-static void report_release(const struct held_warnings *h)
+static void report_release(struct held_warnings *h)
 {
 	size_t i = 0;
 
@@ -154,6 +144,22 @@ static void report_release(const struct held_warnings *h)
 		sm_warn(h->buf + i);
 		i += strlen(h->buf + i) + 1;
 	}
+	h->len = 0;
+}
+
+static void report_held(void *ctx, const char *msg)
+{
+	struct held_warnings *h = ctx;
+	size_t n = strlen(msg);
+
+	if (n + 1 > sizeof(h->buf) - h->len)
+		report_release(h);
+	if (n + 1 > sizeof(h->buf)) {
+		sm_warn(msg);
+		return;
+	}
+	memcpy(h->buf + h->len, msg, n + 1);
+	h->len += n + 1;
 }
 
 static struct meter_time now_both(void)
