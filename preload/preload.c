@@ -1281,7 +1281,10 @@ void sm_creds_mirror(long nr, const long a[4])
 	struct timespec until;
 	int saved = errno, i, round;
 
-	if (sm_ticker_thread || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
+	/* A vfork child's credentials are its own (it execs next): the
+	 * parent's ticker keeps the parent's. */
+	if (sm_ticker_thread || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) ||
+	    sm_foreign_process())
 		return;
 	for (i = 0; !__atomic_compare_exchange_n(&tk.cred_req, &free,
 						  CRED_FILLING, false,
