@@ -1283,8 +1283,12 @@ void sm_creds_mirror(long nr, const long a[4])
 
 	/* A vfork child's credentials are its own (it execs next): the
 	 * parent's ticker keeps the parent's. */
-	if (sm_ticker_thread || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) ||
-	    sm_foreign_process())
+	if (sm_ticker_thread || sm_foreign_process())
+		return;
+	/* A ticker just created took the credentials of the moment it was
+	 * made: it must run to take this call too. */
+	wait_ticker_running();
+	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
 		return;
 	for (i = 0; !__atomic_compare_exchange_n(&tk.cred_req, &free,
 						  CRED_FILLING, false,

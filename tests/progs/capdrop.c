@@ -6,7 +6,9 @@
  * thread only), and setresuid(-1, 0, -1) back to root.  glibc applies
  * setresuid to every thread and aborts when they disagree: a thread
  * without the capability (the ticker, had it not been given the same
- * keepcaps and capabilities) makes the process abort.  Run as root.
+ * keepcaps and capabilities) makes the process abort.  Run as root:
+ * capdrop [libc|raw [now]] (capset through libc or syscall(); "now": no
+ * pause between the socket and the privilege calls).
  * Prints "ok euid=0" and exits 0, or says what failed.
  */
 #include <linux/capability.h>
@@ -33,7 +35,9 @@ int main(int argc, char **argv)
 		perror("socketpair");
 		return 1;
 	}
-	usleep(200000);
+	/* "now": at once, while a ticker just made may not run yet. */
+	if (!(argc > 2 && strcmp(argv[2], "now") == 0))
+		usleep(200000);
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) {
 		perror("prctl");
 		return 1;
