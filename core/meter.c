@@ -307,14 +307,21 @@ static void finish_counters(const struct meter *m, struct fd_counters *c)
 
 /* Put the bytes moved since the last boundary into bucket done. */
 static void close_bucket(struct meter *m, struct meter_fdstate *st,
-			 const struct fd_snapshot *s, uint64_t done)
+			 const struct fd_snapshot *s, uint64_t done,
+			 struct meter_time now)
 {
 	if (!st->win)
 		st->win = ownmem_alloc(&m->wins, window_bytes(&m->shape));
 	if (!st->win)
 		return;
 	if (!st->windowed) {
-		uint64_t begin = m->start.real_ns + done * bucket_ns(m);
+		/* Bucket done's start on the wall clock that opened_ns is
+		 * read with, from the two clocks' offset now (buckets are
+		 * on the monotonic clock: a wall-clock step since the start
+		 * must not move them). */
+		uint64_t since = now.mono_ns - (m->start.mono_ns +
+						done * bucket_ns(m));
+		uint64_t begin = now.real_ns > since ? now.real_ns - since : 0;
 
 		/* Opened after bucket done ended (the ticker samples a
 		 * little after the boundary): its bytes so far belong to
@@ -328,12 +335,21 @@ static void close_bucket(struct meter *m, struct meter_fdstate *st,
 		    s->opened_ns > begin
 			    ? (uint32_t)((s->opened_ns - begin) / 1000000u)
 			    : 0;
+		if (st->unlived_ms >= m->cfg.bucket_ms)
+			st->unlived_ms = (uint32_t)m->cfg.bucket_ms - 1;
 		window_reset(st->win, &m->shape, done);
 		st->windowed = true;
 	}
 	window_add(st->win, &m->shape, done,
 		   s->c.bytes[DIR_IN] - st->bytes[DIR_IN],
 		   s->c.bytes[DIR_OUT] - st->bytes[DIR_OUT]);
+	/* Rates once the window holds a bucket the connection lived at
+	 * least half of (its first, or the next): never a rate divided by
+	 * a sliver of a bucket. */
+	if (!st->rates_ok &&
+	    (st->unlived_ms <= m->cfg.bucket_ms / 2 ||
+	     st->win->head > st->win->first))
+		st->rates_ok = true;
 	st->bytes[DIR_IN] = s->c.bytes[DIR_IN];
 	st->bytes[DIR_OUT] = s->c.bytes[DIR_OUT];
 }
@@ -365,19 +381,15 @@ static void sample_fd(struct meter *m, struct fd_snapshot *s,
 	}
 	finish_counters(m, &s->c);
 	if (boundary && m->cfg.category[CAT_WINDOWS])
-		close_bucket(m, st, s, done);
-	/* Rates once it has lived a bucket's width (a connection of a few
-	 * milliseconds at a boundary would show them as a bucket's). */
-	if (st->windowed && !st->rates_ok &&
-	    (!st->unlived_ms || !s->opened_ns ||
-	     now.real_ns >= s->opened_ns + bucket_ns(m)))
-		st->rates_ok = true;
+		close_bucket(m, st, s, done, now);
 	act = activity_of(&s->c);
 	if (act != st->activity)
-		st->last_active_ns = m->alive_until_ns &&
-					     now.real_ns > m->alive_until_ns
-					     ? m->alive_until_ns
-					     : now.real_ns;
+		st->last_active_ns =
+		    m->alive_until_ns && now.real_ns > m->alive_until_ns
+			    ? (s->opened_ns > m->alive_until_ns
+				       ? s->opened_ns
+				       : m->alive_until_ns)
+			    : now.real_ns;
 	st->activity = act;
 }
 

@@ -52,7 +52,8 @@ struct meter_fdstate {
 	bool windowed;              /* its window has a bucket */
 	uint8_t unseen;             /* UNSEEN_* bits of the last live reading
 				     * (tcp_info; in the padding: no cost) */
-	bool rates_ok;              /* it has lived a bucket's width */
+	bool rates_ok;              /* its window has a bucket it lived at
+				     * least half of */
 	uint32_t unlived_ms;        /* the part of its window's first bucket
 				     * before it opened */
 	uint64_t bytes[DIR_COUNT];  /* cumulative at the last boundary */

@@ -141,19 +141,31 @@ int progfd_run(int (*fn)(void *), void *arg)
 
 uint32_t progfd_lent;
 
-#define AWAIT_STEP_NS 10000000L /* 10 ms */
-#define AWAIT_STEPS 5
+#define AWAIT_NS 50000000L /* 50 ms */
 
 void progfd_await_slow(unsigned first, unsigned last)
 {
-	struct timespec step = { 0, AWAIT_STEP_NS };
-	int saved = errno, i;
+	struct timespec until, now;
+	int saved = errno;
 
-	for (i = 0; i < AWAIT_STEPS;) {
+	/* One deadline, whatever wakes the wait (signals, a futex the
+	 * kernel or a filter refuses): never more than 50 ms in all. */
+	if (clock_gettime(CLOCK_MONOTONIC, &until) != 0)
+		goto out;
+	until.tv_nsec += AWAIT_NS;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
 		uint32_t v = __atomic_load_n(&progfd_lent, __ATOMIC_ACQUIRE);
 		uint32_t n = v & ~PROGFD_WAITING;
 
 		if (n == 0 || n - 1 < first || n - 1 > last)
+			break;
+		if (clock_gettime(CLOCK_MONOTONIC, &now) != 0 ||
+		    now.tv_sec > until.tv_sec ||
+		    (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
 			break;
 		if (!(v & PROGFD_WAITING) &&
 		    !__atomic_compare_exchange_n(&progfd_lent, &v,
@@ -163,11 +175,10 @@ void progfd_await_slow(unsigned first, unsigned last)
 			continue;
 		/* Shared with a CLONE_VM child (a vfork child closing), so
 		 * not FUTEX_PRIVATE_FLAG's key either way. */
-		if (syscall(SYS_futex, &progfd_lent, FUTEX_WAIT,
-			    v | PROGFD_WAITING, &step, NULL, 0) != 0 &&
-		    errno == ETIMEDOUT)
-			i++;
+		syscall(SYS_futex, &progfd_lent, FUTEX_WAIT_BITSET,
+			v | PROGFD_WAITING, &until, NULL, FUTEX_BITSET_MATCH_ANY);
 	}
+out:
 	errno = saved;
 }
 
@@ -272,13 +283,21 @@ static int get(int fd, bool keep)
 		return fd;
 	got = getfd(fd, keep);
 	if (got == -ENOSYS || got == -EPERM) {
-		/* No pidfd: reopen it (a pipe, tty or file, appended to). */
+		/* No pidfd: reopen it (a pipe, tty or file, appended to); a
+		 * pipe's other end sees its EOF only once this goes too, so
+		 * it is lent as a copy is. */
 		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", me.pid, fd);
+		if (!keep)
+			__atomic_store_n(&progfd_lent, (uint32_t)fd + 1,
+					 __ATOMIC_SEQ_CST);
 		got = (int)syscall(SYS_openat, AT_FDCWD, path,
 				   O_WRONLY | O_APPEND | O_CLOEXEC |
 					   O_NONBLOCK | O_NOCTTY);
-		if (got < 0)
+		if (got < 0) {
 			got = -errno;
+			if (!keep)
+				lend_end();
+		}
 	}
 	errno = saved;
 	return got;

@@ -76,6 +76,7 @@ struct ticker_shared {
 	 * grows when one is served. */
 	uint32_t cred_req;
 	uint32_t cred_done;
+	uint32_t cred_stuck; /* a request timed out: no waiting until served */
 	long cred_nr, cred_arg[4];
 	struct __user_cap_header_struct cred_hdr;
 	struct __user_cap_data_struct cred_data[2];
@@ -399,6 +400,7 @@ static void serve_cred(void)
 		raw_syscall6(tk.cred_nr, tk.cred_arg[0], tk.cred_arg[1],
 			     tk.cred_arg[2], tk.cred_arg[3], 0, 0);
 	__atomic_fetch_add(&tk.cred_done, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&tk.cred_stuck, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&tk.cred_req, CRED_FREE, __ATOMIC_RELEASE);
 	futex(&tk.cred_done, FUTEX_WAKE, INT32_MAX, NULL);
 }
@@ -1035,8 +1037,10 @@ void sm_dup_closing(int oldfd, int newfd, int flags)
 	struct rlimit lim;
 	int saved;
 
+	/* Sandboxed (quiet.h): no system call of ours; the slot stays and
+	 * is retired as a reused number. */
 	if (oldfd == newfd || (flags & ~O_CLOEXEC) || !s ||
-	    !fd_kind_tracked(fdtab_kind(s)) ||
+	    !fd_kind_tracked(fdtab_kind(s)) || sm_quiet() ||
 	    raw_syscall6(SYS_fcntl, oldfd, F_GETFD, 0, 0, 0, 0) < 0 ||
 	    (raw_syscall6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&lim, 0,
 			  0) == 0 &&
@@ -1288,7 +1292,11 @@ void sm_creds_mirror(long nr, const long a[4])
 	/* A ticker just created took the credentials of the moment it was
 	 * made: it must run to take this call too. */
 	wait_ticker_running();
-	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
+	/* A ticker held up (a write to a full pipe) that let a request time
+	 * out is not waited for again until it serves one: each call would
+	 * wait its 2 s. */
+	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&tk.cred_stuck, __ATOMIC_RELAXED))
 		return;
 	for (i = 0; !__atomic_compare_exchange_n(&tk.cred_req, &free,
 						  CRED_FILLING, false,
@@ -1329,10 +1337,13 @@ void sm_creds_mirror(long nr, const long a[4])
 		if (__atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE) != done)
 			break;
 		/* Not taken: take it back.  Taken: it is being served. */
+		ready = CRED_READY;
 		if (__atomic_compare_exchange_n(&tk.cred_req, &ready, CRED_FREE,
 						false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
+						__ATOMIC_ACQUIRE)) {
+			__atomic_store_n(&tk.cred_stuck, 1, __ATOMIC_RELAXED);
 			break;
+		}
 		until.tv_sec += 1;
 	}
 out:

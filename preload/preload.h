@@ -246,6 +246,19 @@ static inline void sm_fastopen(int fd, ssize_t r, const void *addr,
 		sm_connected(fd, (const struct sockaddr *)addr, len);
 	errno = saved;
 }
+
+/* The same for sendmsg: msg is read only when the kernel took it (a
+ * connect was made), never after it refused it (EFAULT). */
+static inline void sm_fastopen_msg(int fd, ssize_t r,
+				   const struct msghdr *msg)
+{
+	int saved = errno;
+
+	if (sm_connect_tried(r < 0 ? -1 : 0, saved) && msg->msg_name)
+		sm_connected(fd, (const struct sockaddr *)msg->msg_name,
+			     msg->msg_namelen);
+	errno = saved;
+}
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
 /* dup2/dup3(oldfd, newfd, flags; 0 for dup2) is about to close newfd: its
@@ -268,10 +281,11 @@ void sm_creds_mirror(long nr, const long a[4]);
 
 /* Whether a successful prctl(option, ...) changes what glibc's setuid
  * broadcast needs alike on every thread. */
-static inline bool sm_prctl_mirrored(int option)
+static inline bool sm_prctl_mirrored(int option, unsigned long a2)
 {
 	return option == PR_SET_KEEPCAPS || option == PR_SET_SECUREBITS ||
-	       option == PR_CAPBSET_DROP || option == PR_CAP_AMBIENT;
+	       option == PR_CAPBSET_DROP ||
+	       (option == PR_CAP_AMBIENT && a2 != PR_CAP_AMBIENT_IS_SET);
 }
 
 /*

@@ -171,7 +171,7 @@ SM_EXPORT int prctl(int option, ...)
 		errno = saved;
 		return r;
 	}
-	if (sm_prctl_mirrored(option)) {
+	if (sm_prctl_mirrored(option, a2)) {
 		int r = sm_real.prctl(option, a2, a3, a4, a5);
 
 		if (r == 0) {

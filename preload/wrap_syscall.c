@@ -130,7 +130,9 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 
 	if (n == SYS_chroot) {
 		how = SM_CONFINE_ROOT;
-	} else if (n == SYS_capset || (n == SYS_prctl && sm_prctl_mirrored((int)a1))) {
+	} else if (n == SYS_capset ||
+		   (n == SYS_prctl &&
+		    sm_prctl_mirrored((int)a1, (unsigned long)a2))) {
 		r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 		if (r == 0 && (n != SYS_capset || (a1 && a2))) {
 			const long a[4] = { a1, a2, a3, a4 };

@@ -267,8 +267,8 @@ static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_sent(msg);
-	if (SM_UNLIKELY(flags & MSG_FASTOPEN) && msg->msg_name)
-		sm_fastopen(fd, r, msg->msg_name, msg->msg_namelen);
+	if (SM_UNLIKELY(flags & MSG_FASTOPEN))
+		sm_fastopen_msg(fd, r, msg);
 	return r;
 }
 

@@ -10,7 +10,8 @@
  *   pipe_fd    send() and write() after the peer closed: 2 x EPIPE
  *              (SIGPIPE ignored)
  * plus EBADF from recv()/read() on a closed fd and from close(-1), ENOENT
- * from connect() to a missing unix socket, and errno left untouched by
+ * from connect() to a missing unix socket, EFAULT from a TCP Fast Open
+ * sendmsg() without a msghdr, and errno left untouched by
  * successful calls, also on the first call on an fd the preload did not see
  * being made (a socketpair from a raw system call: classified then).  Bytes
  * that do move: OK_BYTES from ok_fd to again_fd, RAW_BYTES from raw_out_fd
@@ -24,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -147,6 +149,16 @@ int main(void)
 	r = connect(fd, (struct sockaddr *)&un, sizeof(un));
 	e = errno;
 	check("connect_enoent", r == -1 && e == ENOENT, "returned %ld", r, e);
+	close(fd);
+
+	/* sendmsg with MSG_FASTOPEN and no msghdr: EFAULT, nothing read
+	 * (the TCP Fast Open hook read msg_name and crashed). */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	errno = 0;
+	r = sendmsg(fd, NULL, MSG_FASTOPEN);
+	e = errno;
+	check("sendmsg_fastopen_null_efault", r == -1 && e == EFAULT,
+	      "returned %ld", r, e);
 	close(fd);
 
 	/* The first calls on fds made behind the preload's back classify

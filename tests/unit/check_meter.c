@@ -232,6 +232,66 @@ START_TEST(test_meter_young_connection_rates_divide_by_the_buckets_it_lived)
 }
 END_TEST
 
+/*
+ * A connection opened a sliver before a boundary: no rates from that
+ * sliver (1000 bytes in 1 ms would read 1 MB/s); from the next bucket on,
+ * a span that reaches back to it divides by the time it lived.
+ */
+START_TEST(test_meter_connection_opened_just_before_a_boundary_waits_a_bucket)
+{
+	char *log;
+	const char *f;
+
+	start();
+	tick_seconds(1, 8);
+	meter_opened(&m, 100, KIND_TCP, at_ms(8999).real_ns, NULL, NULL);
+	move(100, DIR_IN, 1000); /* the last 1 ms of bucket [8 s, 9 s) */
+	meter_tick(&m, at_s(9));
+	move(100, DIR_IN, 500); /* bucket [9 s, 10 s) */
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	f = uu_json_fd(log, 100); /* the interval record at 10 s */
+	ck_assert_ptr_nonnull(f);
+	ck_assert_double_eq(rate_of(f, "1s", "in"), 500.0);
+	ck_assert_double_eq_tol(rate_of(f, "10s", "in"), 1500.0 / 1.001, 0.01);
+	free(log);
+}
+END_TEST
+
+/*
+ * Buckets follow the monotonic clock; a connection's open time is read on
+ * the wall clock.  A wall clock stepped an hour forward since the start
+ * (NTP after boot, a VM resumed) must not leave new connections without
+ * rates, nor pile their bytes into one bucket.
+ */
+START_TEST(test_meter_rates_survive_a_wall_clock_step)
+{
+	const uint64_t step = 3600ull * 1000000000ull;
+	struct meter_time t;
+	char *log;
+	const char *f;
+
+	start();
+	tick_seconds(1, 8);
+	t = at_s(8);
+	meter_opened(&m, 100, KIND_TCP, t.real_ns + step, NULL, NULL);
+	move(100, DIR_IN, 3000);
+	t = at_s(9);
+	t.real_ns += step;
+	meter_tick(&m, t);
+	move(100, DIR_IN, 500);
+	t = at_s(10);
+	t.real_ns += step;
+	meter_tick(&m, t);
+	log = log_text();
+	f = uu_json_fd(log, 100);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_double_eq(rate_of(f, "1s", "in"), 500.0);
+	ck_assert_double_eq(rate_of(f, "10s", "in"), 1750.0);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_steady_traffic_gives_exact_rates_on_every_span_after_a_minute)
 {
 	char *log;
@@ -460,6 +520,8 @@ static TCase *tc_interval(void)
 	tcase_add_test(tc, test_meter_interval_record_appears_at_interval_not_before);
 	tcase_add_test(tc, test_meter_records_between_boundaries_rate_only_whole_buckets);
 	tcase_add_test(tc, test_meter_young_connection_rates_divide_by_the_buckets_it_lived);
+	tcase_add_test(tc, test_meter_connection_opened_just_before_a_boundary_waits_a_bucket);
+	tcase_add_test(tc, test_meter_rates_survive_a_wall_clock_step);
 	tcase_add_test(tc, test_meter_steady_traffic_gives_exact_rates_on_every_span_after_a_minute);
 	tcase_add_test(tc, test_meter_burst_in_first_second_leaves_every_span_after_it_passes);
 	tcase_add_test(tc, test_meter_top_n_lists_busiest_first_and_counts_omitted);
