@@ -91,6 +91,8 @@ static union {
 	char page[4096];
 } tk_page __attribute__((aligned(4096)));
 #define tk (tk_page.s)
+_Static_assert(sizeof(struct ticker_shared) <= 4096,
+	       "the ticker's shared variables fit their page");
 static bool tk_wiped;
 static int initialized;
 
