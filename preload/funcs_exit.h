@@ -35,7 +35,8 @@
 #define SM_EXIT_EXPORTED_ONLY(Y)                                               \
 	Y(execl)                                                               \
 	Y(execlp)                                                              \
-	Y(execle)
+	Y(execle)                                                              \
+	Y(daemon)
 
 /* Made in assembly, with no real function to call (wrap_vfork.c; x86-64
  * only, t_exports.sh knows). */

@@ -826,6 +826,9 @@ __attribute__((constructor)) static void sm_init(void)
 	clock_origin.ticks0 = sm_ticks();
 	sm_slow = sm_latency || sm_meter.acct != SM_ACCT_DEFAULT;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/* quick_exit ends with glibc's internal _exit: the exit record is
+	 * made by a handler of ours, the first registered, so the last run. */
+	at_quick_exit(sm_quick_exit_handler);
 	/* The constructor runs on the main thread. */
 	if (pthread_key_create(&main_key, main_thread_ends) == 0)
 		pthread_setspecific(main_key, &main_key);

@@ -304,6 +304,11 @@ void sm_spawning(void);
  */
 void sm_final_record(bool exec);
 
+/* sm_quick_exit_handler - the exit record at quick_exit (registered with
+ * at_quick_exit by sm_init, so that it runs after the program's
+ * handlers).  Context: the thread that called quick_exit. */
+void sm_quick_exit_handler(void);
+
 /*
  * sm_raw_fork - around a raw clone that makes a process of its own (no
  * CLONE_VM): our fork handlers, which libc does not run for it (prepare

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* glibc declares these only for some feature sets. */
@@ -144,6 +146,65 @@ SM_EXPORT void _Exit(int status)
 	sm_real._Exit(status);
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
+}
+
+/*
+ * daemon(3): glibc's forks, and its parent ends with glibc's internal
+ * _exit, past the wrapper above: the parent's exit record was never
+ * written (recovered later as "killed").  The same steps, made here
+ * through the wrapped calls: fork (its handlers run), the parent's
+ * _exit(0) (the wrapper: its exit record), then in the child setsid, "/"
+ * unless nochdir, and fds 0-2 onto /dev/null unless noclose, with glibc's
+ * checks and errors.
+ */
+SM_EXPORT int daemon(int nochdir, int noclose)
+{
+	struct stat st;
+	int fd;
+
+	switch (fork()) {
+	case -1:
+		return -1;
+	case 0:
+		break;
+	default:
+		_exit(0);
+	}
+	if (setsid() == -1)
+		return -1;
+	if (!nochdir)
+		(void)chdir("/");
+	if (!noclose) {
+		fd = open("/dev/null", O_RDWR, 0);
+		if (fd == -1)
+			return -1;
+		if (fstat(fd, &st) != 0) {
+			int saved = errno;
+
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+			close(fd);
+			errno = ENODEV;
+			return -1;
+		}
+		(void)dup2(fd, STDIN_FILENO);
+		(void)dup2(fd, STDOUT_FILENO);
+		(void)dup2(fd, STDERR_FILENO);
+		if (fd > 2)
+			(void)close(fd);
+	}
+	return 0;
+}
+
+/* quick_exit: glibc runs the at_quick_exit handlers, then its internal
+ * _exit.  Ours, registered first at start-up (sm_init), runs last: the
+ * exit record, after the program's handlers. */
+void sm_quick_exit_handler(void)
+{
+	sm_final_record(false);
 }
 
 /* --- exec ---------------------------------------------------------------- */

@@ -50,7 +50,7 @@
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
-	X(SYS_clone, w) X(SYS_clone3, w)                                       \
+	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w)                  \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -219,7 +219,11 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	long r;
 	int saved;
 
-	if (n == SYS_close)
+	if (n == SYS_exit_group) {
+		/* The process ends here, as at _exit: its exit record. */
+		sm_final_record(false);
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	} else if (n == SYS_close)
 		/* Retire first, as close() does. */
 		sm_closing((int)a1);
 	else if (SYS_IS_DUP2(n) || n == SYS_dup3)
