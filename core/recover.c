@@ -315,19 +315,24 @@ static bool is_state_name(const char *name)
 }
 
 /*
- * A file shorter than a header whose process (pid and start time from its
- * name) is gone: it died between creating the file and sizing it, and
- * there is nothing to recover.  Removes it and returns true.
+ * A file shorter than a header, or with no magic yet (written last by
+ * fill_header), whose process (pid and start time from its name) is gone:
+ * it died while setting the file up (killed at start-up), and there is
+ * nothing to recover.  Left there, such files filled the automatic scan's
+ * quota and hid the files that had numbers.  Removes it and returns true.
  */
-static bool unfinished(const char *name, const char *path)
+static bool unfinished(const char *name, const char *path,
+		       const struct state_header *h)
 {
+	static const char zero[sizeof(h->magic)];
 	struct stat sb;
 	long pid;
 	uint64_t start;
 	char *end;
 
 	if (stat(path, &sb) != 0 ||
-	    sb.st_size >= (off_t)sizeof(struct state_header))
+	    (sb.st_size >= (off_t)sizeof(struct state_header) &&
+	     memcmp(h->magic, zero, sizeof(zero)) != 0))
 		return false;
 	pid = strtol(name, &end, 10);
 	if (*end != '-')
@@ -385,7 +390,7 @@ static void recover_one(const char *dir, const char *name,
 		}
 		if (read_header(fd, &img.hdr, &why) != 0) {
 			syscall(SYS_close, fd);
-			if (unfinished(name, path)) {
+			if (unfinished(name, path, &img.hdr)) {
 				st->removed++;
 				return;
 			}
@@ -508,6 +513,10 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				continue;
 			if (o->max_files && seen++ >= o->max_files)
 				goto done;
+			/* A final record asked for (the host's exit or
+			 * exec): the ticker is wanted, the rest can wait. */
+			if (o->stop && __atomic_load_n(o->stop, __ATOMIC_ACQUIRE))
+				goto done;
 			recover_one(dir, e->name, o, st);
 		}
 	}
@@ -522,10 +531,11 @@ static void no_report(void *ctx, const char *msg)
 	(void)msg;
 }
 
-void recover_auto(const struct config *cfg)
+void recover_auto(const struct config *cfg, const uint32_t *stop)
 {
 	struct recover_opts o = {.max_files = RECOVER_AUTO_MAX,
-				 .report = no_report};
+				 .report = no_report,
+				 .stop = stop};
 	struct recover_stats st;
 	char dir[CONFIG_PATH_MAX], lock[CONFIG_PATH_MAX + 32];
 	struct stat sb;

@@ -54,6 +54,9 @@ struct recover_opts {
 				 * by hand, never in the automatic scans */
 	config_report_fn report; /* messages; may be NULL */
 	void *ctx;
+	const uint32_t *stop;   /* when not NULL and non-zero: stop before
+				 * the next file (the ticker's final record
+				 * is wanted) */
 };
 
 /*
@@ -68,9 +71,10 @@ int recover_dir(const char *dir, const struct recover_opts *o,
  * recover_auto - the ticker's recovery (after start, then once a minute) in
  * cfg's state
  * directory: quiet, bounded, and skipped when another process holds the
- * directory's lock file or scanned it recently.
+ * directory's lock file or scanned it recently; it stops between files
+ * once *stop (when stop is not NULL) is non-zero.
  * Context: ticker only (outside its lock).
  */
-void recover_auto(const struct config *cfg);
+void recover_auto(const struct config *cfg, const uint32_t *stop);
 
 #endif

@@ -381,8 +381,10 @@ static void fill_header(struct state *st, const struct config *cfg,
 			uint64_t start_mono_ns, const char *log_path)
 {
 	struct state_header *h = st->hdr;
+	uint64_t magic;
 
-	memcpy(h->magic, STATE_MAGIC, sizeof(h->magic));
+	/* The magic goes in last (below): a file whose process died while
+	 * this was being filled has none, and recovery removes it. */
 	h->version = STATE_VERSION;
 	h->header_size = sizeof(*h);
 	h->byte_order = STATE_BYTE_ORDER;
@@ -400,6 +402,10 @@ static void fill_header(struct state *st, const struct config *cfg,
 	memcpy(st->head + h->layout.config_off, cfg, sizeof(*cfg));
 	st->ticker->ns_per_tick = 1.0;
 	STORE(&h->status, (uint32_t)STATE_LIVE);
+	memcpy(&magic, STATE_MAGIC, sizeof(magic));
+	_Static_assert(sizeof(h->magic) == sizeof(magic), "an 8-byte magic");
+	__atomic_store_n((uint64_t *)(void *)h->magic, magic,
+			 __ATOMIC_RELEASE);
 }
 
 /* Move [from, from + len) of the file's mapping to the address the

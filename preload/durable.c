@@ -161,7 +161,7 @@ void sm_durable_before_sandbox(void)
 					      CLOSEQ_CAP));
 }
 
-void sm_durable_chores(uint64_t mono_ns)
+void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop)
 {
 	if (!sm_meter.cfg.state_enabled || chores_due == UINT64_MAX)
 		return;
@@ -172,5 +172,5 @@ void sm_durable_chores(uint64_t mono_ns)
 	if (mono_ns < chores_due)
 		return;
 	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
-	recover_auto(&sm_meter.cfg);
+	recover_auto(&sm_meter.cfg, stop);
 }

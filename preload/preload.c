@@ -453,7 +453,7 @@ static void *ticker_main(void *arg)
 		/* Every thread sandboxed (quiet.h): no recovery scan, no
 		 * look at /proc. */
 		if (!sm_quiet()) {
-			sm_durable_chores(now.mono_ns);
+			sm_durable_chores(now.mono_ns, &tk.final_req);
 			next = check_alone(now.mono_ns, next);
 		}
 		/* Until the next tick, or until a busy closer asks for a

@@ -363,7 +363,7 @@ void sm_durable_log_moved(void);
 /* sm_durable_chores - once, a little after the ticker starts: recover
  * dead processes' state files (rate-limited across processes).
  * Context: ticker only, outside the ticker's lock. */
-void sm_durable_chores(uint64_t mono_ns);
+void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop);
 
 /* The first data call on an fd nobody classified: returns the kind the
  * slot now holds.  Context: any thread and signal handler. */
