@@ -275,6 +275,99 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	return r ? r : wrote ? 0 : 1;
 }
 
+/* The time a record's line gives (JSON "ts", or the text timestamp that
+ * starts it), in seconds; -1 when it has none. */
+static double line_time(const char *line, const char *end)
+{
+	char buf[40];
+	struct tm tm;
+	const char *p;
+	size_t n = (size_t)(end - line);
+	int ms = 0;
+
+	if (n && line[0] == '{') {
+		p = memmem(line, n, "\"ts\":", 5);
+		return p ? strtod(p + 5, NULL) : -1;
+	}
+	/* 2026-12-01T19:25:31.564Z */
+	if (n < 24)
+		return -1;
+	memcpy(buf, line, 24);
+	buf[24] = '\0';
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year,
+		   &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec, &ms) != 7)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (double)timegm(&tm) + ms / 1000.0;
+}
+
+/*
+ * Whether the log already ends with the final record of the process img
+ * holds: marked STATE_ENDING, it was killed while writing that record,
+ * or after.  Its own exit or exec record (no "end": not a recovered one)
+ * with its pid, made after it started, among the last megabyte of the
+ * log (other processes may have appended since).
+ */
+static bool log_has_final(const struct image *img)
+{
+	const size_t tail_max = 1u << 20;
+	char pj[48], pt[64], pt2[64];
+	double start = (double)img->hdr.start_real_ns / 1e9 - 0.001;
+	struct stat sb;
+	const char *map, *p, *end;
+	size_t len, off, pl, n;
+	long fd;
+	bool found = false;
+
+	if (img->hdr.format == FORMAT_PROMETHEUS)
+		return false; /* rewritten whole: writing it again is harmless */
+	fd = sys_open(img->hdr.log_path, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
+		syscall(SYS_close, fd);
+		return false;
+	}
+	off = (size_t)sb.st_size > tail_max ? (size_t)sb.st_size - tail_max : 0;
+	off &= ~(size_t)4095;
+	len = (size_t)sb.st_size - off;
+	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, (int)fd, (off_t)off);
+	syscall(SYS_close, fd);
+	if (map == MAP_FAILED)
+		return false;
+	snprintf(pj, sizeof(pj), ",\"pid\":%" PRId64 ",", img->hdr.pid);
+	snprintf(pt, sizeof(pt), " sockmeter exit pid=%" PRId64 " ",
+		 img->hdr.pid);
+	snprintf(pt2, sizeof(pt2), " sockmeter exec pid=%" PRId64 " ",
+		 img->hdr.pid);
+	end = map + len;
+	for (p = map; p < end && !found;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *line = p;
+
+		p = eol ? eol + 1 : end;
+		n = (size_t)((eol ? eol : end) - line);
+		pl = n < 200 ? n : 200; /* the head of the line */
+		if (n && line[0] == '{') {
+			if (n < 15 ||
+			    (memcmp(line, "{\"type\":\"exit\",", 15) != 0 &&
+			     memcmp(line, "{\"type\":\"exec\",", 15) != 0) ||
+			    !memmem(line, pl, pj, strlen(pj)) ||
+			    memmem(line, n, "\"end\":\"", 7))
+				continue;
+		} else if (!memmem(line, pl, pt, strlen(pt)) &&
+			   !memmem(line, pl, pt2, strlen(pt2))) {
+			continue;
+		}
+		found = line_time(line, line + n) >= start;
+	}
+	munmap((void *)map, len);
+	return found;
+}
+
 static bool pid_alive(long pid)
 {
 	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
@@ -426,7 +519,13 @@ static void recover_one(const char *dir, const char *name,
 		st->skipped++;
 		return;
 	}
-	if (img.hdr.status == STATE_FINAL) {
+	/* Killed while writing its final record, or it wrote it and could
+	 * not tell (its writer, a child, was killed after the write): the
+	 * record may be in the log already. */
+	if (img.hdr.status == STATE_FINAL ||
+	    ((img.hdr.status == STATE_ENDING ||
+	      img.hdr.status == STATE_UNWRITTEN) &&
+	     log_has_final(&img))) {
 		st->removed++;
 	} else if ((r = write_records(&img, o)) >= 0) {
 		st->recovered++;

@@ -59,6 +59,9 @@ enum state_status {
 	STATE_UNWRITTEN = 4, /* it exited, but its final record could not
 			      * be written (log unreachable): recover it,
 			      * marked "exit-recovered" */
+	STATE_ENDING = 5, /* its final record is being written: a process
+			   * killed meanwhile may have written it whole, so
+			   * recovery looks for it in the log first */
 };
 
 /* What the ticker drained out of the close queue, as records show it. */

@@ -118,6 +118,12 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 }
 
 SM_FORK_PATH
+void sm_durable_ending(void)
+{
+	if (sm_state.hdr)
+		state_set_status(&sm_state, STATE_ENDING);
+}
+
 void sm_durable_end(enum sm_end how)
 {
 	switch (how) {

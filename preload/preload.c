@@ -351,6 +351,7 @@ static void end_as_last_thread(int status)
 		meter_exit_into(&sm_meter, now, &tk.out);
 		if (lock_bounded(&tk.write_lock, 2000)) {
 			pthread_mutex_unlock(&tk.tick_lock);
+			sm_durable_ending();
 			meter_flush(&sm_meter, &tk.out);
 			sm_durable_end(SM_END_EXIT);
 			pthread_mutex_unlock(&tk.write_lock);
@@ -439,6 +440,8 @@ static void *ticker_main(void *arg)
 		}
 		pthread_mutex_lock(&tk.write_lock);
 		pthread_mutex_unlock(&tk.tick_lock);
+		if (req)
+			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
 		if (req)
 			final_written(req);
@@ -894,6 +897,7 @@ __attribute__((destructor)) static void sm_fini(void)
 	 * state file then keeps the numbers for recovery). */
 	if (lock_bounded(&tk.write_lock, 2000)) {
 		pthread_mutex_unlock(&tk.tick_lock);
+		sm_durable_ending();
 		meter_flush(&sm_meter, &out);
 		sm_durable_end(SM_END_EXIT);
 		pthread_mutex_unlock(&tk.write_lock);
@@ -1160,6 +1164,7 @@ void sm_final_record(bool exec)
 	}
 	now = now_both();
 	calibrate(now);
+	sm_durable_ending();
 	if (exec)
 		meter_exec(&sm_meter, now);
 	else

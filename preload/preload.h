@@ -365,6 +365,12 @@ void sm_durable_log_moved(void);
  * Context: ticker only, outside the ticker's lock. */
 void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop);
 
+/* sm_durable_ending - the final record is about to be written: the state
+ * file says so (STATE_ENDING), so that a recovery after a kill in the
+ * middle looks for the record in the log before writing it again.
+ * sm_durable_end follows.  Context: whoever writes the final record. */
+void sm_durable_ending(void);
+
 /* The first data call on an fd nobody classified: returns the kind the
  * slot now holds.  Context: any thread and signal handler. */
 __attribute__((cold)) enum fd_kind sm_classify_slow(int fd);
