@@ -40,6 +40,28 @@ wrapped_calls() {
 	return 0
 }
 
+# syslog_listen SOCK OUT - a syslog socket of the test's own at SOCK (for
+# SOCKMETER_SYSLOG): each datagram it gets becomes a line of OUT; it ends
+# after 20 s without one.  Returns once it listens.
+syslog_listen() {
+	cat >"$T/syslog_listen.py" <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(20)
+with open(sys.argv[2], "w") as out:
+    while True:
+        try:
+            m = s.recv(4096)
+        except socket.timeout:
+            break
+        out.write(m.decode("utf-8", "replace") + "\n")
+        out.flush()
+PYEOF
+	bg_start "$PY" "$T/syslog_listen.py" "$1" "$2"
+	wait_socket "$1" "$BG_PID" 10 || fail "the syslog listener did not start"
+}
+
 # q LOG EXPR - the value of EXPR over the log (see logq.py); a log that
 # cannot be read or an expression that fails stops the test.
 q() {

@@ -8,23 +8,7 @@
 need socat
 
 sock=$T/log.sock
-cat >"$T/listen.py" <<'PYEOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(20)
-with open(sys.argv[2], "w") as out:
-    while True:
-        try:
-            m = s.recv(4096)
-        except socket.timeout:
-            break
-        out.write(m.decode("utf-8", "replace") + "\n")
-        out.flush()
-PYEOF
-bg_start "$PY" "$T/listen.py" "$sock" "$T/syslog.txt"
-listener=$BG_PID
-wait_socket "$sock" "$listener" 10 || fail "listener did not start"
+syslog_listen "$sock" "$T/syslog.txt"
 
 # The service reads all, answers, waits for the ticker to fail a write,
 # answers again.

@@ -8,23 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sock=$T/log.sock
-cat >"$T/listen.py" <<'PYEOF'
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(20)
-with open(sys.argv[2], "w") as out:
-    while True:
-        try:
-            m = s.recv(4096)
-        except socket.timeout:
-            break
-        out.write(m.decode("utf-8", "replace") + "\n")
-        out.flush()
-PYEOF
-bg_start "$PY" "$T/listen.py" "$sock" "$T/syslog.txt"
-listener=$BG_PID
-wait_socket "$sock" "$listener" 10 || fail "listener did not start"
+syslog_listen "$sock" "$T/syslog.txt"
 
 # A program that moves fd 2 to a file of its own after start, then meters
 # a connection; its log cannot be written (a missing directory).
