@@ -309,6 +309,13 @@ void sm_final_record(bool exec);
  * handlers).  Context: the thread that called quick_exit. */
 void sm_quick_exit_handler(void);
 
+/* What the exported close, dup2 and open do, for the library's own use
+ * (daemon): it never calls its exported wrappers (t_own_calls_unwrapped).
+ * Context: as the calls. */
+int sm_close_hooked(int fd);
+int sm_dup2_hooked(int oldfd, int newfd);
+int sm_open_hooked(const char *path, int flags, mode_t mode);
+
 /*
  * sm_raw_fork - around a raw clone that makes a process of its own (no
  * CLONE_VM): our fork handlers, which libc does not run for it (prepare

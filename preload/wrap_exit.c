@@ -168,33 +168,37 @@ SM_EXPORT int daemon(int nochdir, int noclose)
 	case 0:
 		break;
 	default:
-		_exit(0);
+		/* As the _exit wrapper. */
+		sm_final_record(false);
+		sm_real._exit(0);
+		syscall(SYS_exit_group, 0);
+		__builtin_unreachable();
 	}
 	if (setsid() == -1)
 		return -1;
 	if (!nochdir)
 		(void)chdir("/");
 	if (!noclose) {
-		fd = open("/dev/null", O_RDWR, 0);
+		fd = sm_open_hooked("/dev/null", O_RDWR, 0);
 		if (fd == -1)
 			return -1;
 		if (fstat(fd, &st) != 0) {
 			int saved = errno;
 
-			close(fd);
+			sm_close_hooked(fd);
 			errno = saved;
 			return -1;
 		}
 		if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
-			close(fd);
+			sm_close_hooked(fd);
 			errno = ENODEV;
 			return -1;
 		}
-		(void)dup2(fd, STDIN_FILENO);
-		(void)dup2(fd, STDOUT_FILENO);
-		(void)dup2(fd, STDERR_FILENO);
+		(void)sm_dup2_hooked(fd, STDIN_FILENO);
+		(void)sm_dup2_hooked(fd, STDOUT_FILENO);
+		(void)sm_dup2_hooked(fd, STDERR_FILENO);
 		if (fd > 2)
-			(void)close(fd);
+			(void)sm_close_hooked(fd);
 	}
 	return 0;
 }

@@ -152,6 +152,11 @@ static int made(int fd)
 	return fd;
 }
 
+int sm_open_hooked(const char *path, int flags, mode_t mode)
+{
+	return made(sm_real.open(path, flags, mode));
+}
+
 SM_EXPORT int open(const char *path, int flags, ...)
 {
 	mode_t mode;

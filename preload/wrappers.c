@@ -460,7 +460,7 @@ SM_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return r;
 }
 
-SM_EXPORT int close(int fd)
+int sm_close_hooked(int fd)
 {
 	int r;
 
@@ -471,6 +471,11 @@ SM_EXPORT int close(int fd)
 	r = sm_real.close(fd);
 	progfd_await((unsigned)fd, (unsigned)fd);
 	return r;
+}
+
+SM_EXPORT int close(int fd)
+{
+	return sm_close_hooked(fd);
 }
 
 SM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
@@ -507,7 +512,7 @@ SM_EXPORT int dup(int oldfd)
 	return fd;
 }
 
-SM_EXPORT int dup2(int oldfd, int newfd)
+int sm_dup2_hooked(int oldfd, int newfd)
 {
 	int fd;
 
@@ -518,6 +523,11 @@ SM_EXPORT int dup2(int oldfd, int newfd)
 	if (fd >= 0)
 		sm_opened_dup(oldfd, fd);
 	return fd;
+}
+
+SM_EXPORT int dup2(int oldfd, int newfd)
+{
+	return sm_dup2_hooked(oldfd, newfd);
 }
 
 SM_EXPORT int dup3(int oldfd, int newfd, int flags)
