@@ -216,6 +216,24 @@ static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
 		       FUTEX_BITSET_MATCH_ANY);
 }
 
+/* Wake the ticker: it sleeps on the close queue's wake-up word. */
+static void wake_ticker(void)
+{
+	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
+	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+}
+
+/* Wait until *w is no longer was, or until (CLOCK_MONOTONIC) has passed;
+ * true when it changed. */
+static bool wait_change(uint32_t *w, uint32_t was, const struct timespec *until)
+{
+	while (__atomic_load_n(w, __ATOMIC_ACQUIRE) == was &&
+	       (futex(w, FUTEX_WAIT_BITSET, was, until) == 0 ||
+		errno != ETIMEDOUT))
+		;
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE) != was;
+}
+
 /* Make the final record asked for (the caller holds the tick lock). */
 static void serve_final(uint32_t req, struct meter_time now)
 {
@@ -266,8 +284,7 @@ static void main_thread_ends(void *arg)
 {
 	(void)arg;
 	__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
-	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+	wake_ticker();
 }
 
 /* A key whose value only the main thread sets: glibc runs its destructor
@@ -1095,13 +1112,8 @@ static void ask_ticker(bool exec)
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 2;
 	__atomic_store_n(&tk.final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
-	/* The ticker sleeps on the close queue's wake-up word. */
-	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
-	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
-	while (__atomic_load_n(&final_done, __ATOMIC_ACQUIRE) == done &&
-	       (futex(&final_done, FUTEX_WAIT_BITSET, done, &until) == 0 ||
-		errno != ETIMEDOUT))
-		;
+	wake_ticker();
+	wait_change(&final_done, done, &until);
 }
 
 void sm_spawning(void)
@@ -1261,15 +1273,9 @@ static void pin_log(uint32_t how)
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 1;
 	__atomic_store_n(&tk.pin_req, how, __ATOMIC_RELEASE);
-	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
-	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+	wake_ticker();
 	for (round = 0; round < 2; round++) {
-		while (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) == done &&
-		       (futex(&tk.pin_done, FUTEX_WAIT_BITSET, done, &until) ==
-				0 ||
-			errno != ETIMEDOUT))
-			;
-		if (__atomic_load_n(&tk.pin_done, __ATOMIC_ACQUIRE) != done ||
+		if (wait_change(&tk.pin_done, done, &until) ||
 		    __atomic_exchange_n(&tk.pin_req, 0, __ATOMIC_ACQ_REL))
 			return; /* served, or taken back */
 		/* The ticker took it a moment ago: it is being served. */
@@ -1334,17 +1340,11 @@ void sm_creds_mirror(long nr, const long a[4])
 	}
 	done = __atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&tk.cred_req, CRED_READY, __ATOMIC_RELEASE);
-	__atomic_store_n(&sm_meter.q.wake, 1, __ATOMIC_RELEASE);
-	futex(&sm_meter.q.wake, FUTEX_WAKE, 1, NULL);
+	wake_ticker();
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 2;
 	for (round = 0; round < 2; round++) {
-		while (__atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE) == done &&
-		       (futex(&tk.cred_done, FUTEX_WAIT_BITSET, done, &until) ==
-				0 ||
-			errno != ETIMEDOUT))
-			;
-		if (__atomic_load_n(&tk.cred_done, __ATOMIC_ACQUIRE) != done)
+		if (wait_change(&tk.cred_done, done, &until))
 			break;
 		/* Not taken: take it back.  Taken: it is being served. */
 		ready = CRED_READY;
