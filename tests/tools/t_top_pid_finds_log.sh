@@ -1,7 +1,8 @@
 # "sockmeter top PID" finds a running process's log: (a) where the
 # SOCKMETER_LOG in its environment says, (b) with no SOCKMETER_LOG, at the
 # default /tmp/sockmeter-UID/PROG.PID.log; the table shows that process's
-# connection and peer.  Both programs run at once.
+# connection and peer.  Both programs run at once.  A log an earlier
+# process with the same pid left in the default directory is not followed.
 . "$(dirname "$0")/lib.sh"
 need socat
 mkdir -p "$T/logs"
@@ -18,7 +19,13 @@ bg_start env LD_PRELOAD="$LIB" SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 \
 	"$PY" "$HERE/pace.py" 127.0.0.1 "$pb" 300000 200000
 pb_pid=$BG_PID
 default_log=/tmp/sockmeter-$(id -u)/python3.$pb_pid.log
-trap 'sm_cleanup; rm -f "$default_log"' EXIT
+# An earlier process that had the same pid left its log there (a postfix
+# "cleanup" once did, and CI's top showed both): not this process's.
+stale_log=/tmp/sockmeter-$(id -u)/oldprog.$pb_pid.log
+trap 'sm_cleanup; rm -f "$default_log" "$stale_log"' EXIT
+printf '{"type":"close","ts":1,"pid":%s,"prog":"oldprog","start":1,"fds":[{"fd":8,"kind":"tcp","local":"10.9.9.9:1","peer":"10.9.9.9:2","bytes_in":5,"calls_in":1,"bytes_out":0,"calls_out":0,"opened":1,"last_active":1,"closed":1,"duration":0.0}]}\n' \
+	"$pb_pid" >"$stale_log"
+touch -d '-1 hour' "$stale_log"
 # top_once OUT CMD... - run a top command into OUT; true when its table
 # has the python3 row wanted ($want), polled until the log has a record
 # listing the connection (no fixed wait).
