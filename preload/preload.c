@@ -1313,7 +1313,7 @@ void sm_creds_mirror(long nr, const long a[4])
 	 * wait its 2 s. */
 	if (!__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&tk.cred_stuck, __ATOMIC_RELAXED))
-		return;
+		goto out; /* errno as it was: the wait's nanosleep may set it */
 	for (i = 0; !__atomic_compare_exchange_n(&tk.cred_req, &free,
 						  CRED_FILLING, false,
 						  __ATOMIC_ACQ_REL,
