@@ -252,12 +252,8 @@ static inline void sm_fastopen(int fd, ssize_t r, const void *addr,
 static inline void sm_fastopen_msg(int fd, ssize_t r,
 				   const struct msghdr *msg)
 {
-	int saved = errno;
-
-	if (sm_connect_tried(r < 0 ? -1 : 0, saved) && msg->msg_name)
-		sm_connected(fd, (const struct sockaddr *)msg->msg_name,
-			     msg->msg_namelen);
-	errno = saved;
+	if (sm_connect_tried(r < 0 ? -1 : 0, errno) && msg->msg_name)
+		sm_fastopen(fd, r, msg->msg_name, msg->msg_namelen);
 }
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
