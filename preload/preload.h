@@ -27,6 +27,7 @@
 #include "funcs_exit.h"
 #include "funcs_fds.h"
 #include "funcs_names.h"
+#include "funcs_pio.h"
 #include "funcs_signals.h"
 #include "funcs_stdio.h"
 
@@ -44,6 +45,7 @@
  * wrappers.  X(name, return type, parameter types) */
 #define SM_REAL_FUNCS(X)                                                       \
 	SM_FUNCS_DATA(X)                                                       \
+	SM_FUNCS_PIO(X)                                                        \
 	SM_FUNCS_FDS(X)                                                        \
 	SM_FUNCS_EXIT(X)                                                       \
 	SM_FUNCS_CREDS(X)                                                      \
@@ -502,6 +504,10 @@ sm_ends_start(int out, int in, struct sm_ends *e)
 	e->in_t0 = sm_metered(in, &e->in) ? sm_start() : UINT64_MAX;
 	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
 }
+
+/* The direction of a vmsplice on pipe end fd: one fcntl system call, errno
+ * left as it was (wrap_splice.c). */
+enum fd_dir sm_vmsplice_dir(int fd);
 
 static inline void sm_ends_account(const struct sm_ends *e, ssize_t r)
 {

@@ -52,7 +52,7 @@ SM_EXPORT ssize_t tee(int in, int out, size_t n, unsigned int flags)
  * metered pipes only (pipes are metered only with [track] pipes = true; a
  * socket refuses vmsplice).  errno is left as it was.
  */
-static enum fd_dir vmsplice_dir(int fd)
+enum fd_dir sm_vmsplice_dir(int fd)
 {
 	int saved = errno;
 	long fl = syscall(SYS_fcntl, fd, F_GETFL);
@@ -65,7 +65,7 @@ static SM_METERED ssize_t metered_vmsplice(int fd, const struct iovec *iov,
 					   size_t nr, unsigned int flags,
 					   struct fd_slot *s)
 {
-	enum fd_dir dir = vmsplice_dir(fd);
+	enum fd_dir dir = sm_vmsplice_dir(fd);
 	uint64_t t0 = sm_start();
 	ssize_t r = sm_real.vmsplice(fd, iov, nr, flags);
 

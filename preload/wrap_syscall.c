@@ -23,6 +23,7 @@
 
 #if SM_WRAP_SYSCALL
 
+#include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
@@ -51,6 +52,10 @@
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
 	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w)                  \
+	X(SYS_pread64, w) X(SYS_pwrite64, w) X(SYS_preadv, w)                  \
+	X(SYS_pwritev, w) X(SYS_preadv2, w) X(SYS_pwritev2, w)                 \
+	X(SYS_sendfile, w) X(SYS_splice, w) X(SYS_tee, w) X(SYS_vmsplice, w)   \
+	X(SYS_copy_file_range, w) X(SYS_fcntl, w)                              \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -113,6 +118,40 @@ static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
 	sm_data(s, dir,
 		mmsg ? sm_mmsg_bytes((const struct mmsghdr *)a2, (int)r) : r,
 		t0);
+	return r;
+}
+
+/* A call that moves bytes from fd `in` straight into fd `out` inside the
+ * kernel (sendfile, splice, copy_file_range; tee fills `out` only: in is
+ * -1): each metered end, as the named wrappers count them. */
+static SM_METERED long ends(long n, long a1, long a2, long a3, long a4, long a5,
+			    long a6, int out, int in)
+{
+	struct sm_ends e;
+	long r;
+
+	if (!sm_ends_start(out, in, &e))
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	sm_ends_account(&e, r);
+	return r;
+}
+
+/* vmsplice, in the direction of the pipe end (a1), as wrap_splice.c. */
+static SM_METERED long vmsplicing(long n, long a1, long a2, long a3, long a4,
+				  long a5, long a6)
+{
+	struct fd_slot *s;
+	enum fd_dir dir;
+	uint64_t t0;
+	long r;
+
+	if (!sm_metered((int)a1, &s))
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	dir = sm_vmsplice_dir((int)a1);
+	t0 = sm_start();
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	sm_data(s, dir, r, t0);
 	return r;
 }
 
@@ -228,8 +267,7 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		sm_closing((int)a1);
 	else if (SYS_IS_DUP2(n) || n == SYS_dup3)
 		/* Its close of a2, as dup2() and dup3() make it. */
-		sm_dup_closing((int)a1, (int)a2,
-			       n == SYS_dup3 ? (int)a3 : 0);
+		sm_dup_closing((int)a1, (int)a2, n == SYS_dup3 ? (int)a3 : 0);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot ||
 		 n == SYS_capset)
 		return confining(n, a1, a2, a3, a4, a5, a6);
@@ -272,6 +310,11 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		if (r == 0)
 			sm_bound((int)a1);
 		break;
+	case SYS_fcntl: /* a new fd only from the dup commands */
+		if (r >= 0 &&
+		    ((int)a2 == F_DUPFD || (int)a2 == F_DUPFD_CLOEXEC))
+			sm_opened_dup((int)a1, (int)r);
+		break;
 	default: /* dup, dup2, dup3 */
 		if (n != SYS_dup)
 			progfd_await((unsigned)a2, (unsigned)a2);
@@ -305,6 +348,23 @@ static SM_METERED long dispatch(long n, long a1, long a2, long a3, long a4,
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
 	case SYS_sendmmsg:
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, true);
+	case SYS_pread64:
+	case SYS_preadv:
+	case SYS_preadv2:
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_IN, false);
+	case SYS_pwrite64:
+	case SYS_pwritev:
+	case SYS_pwritev2:
+		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, false);
+	case SYS_sendfile:
+		return ends(n, a1, a2, a3, a4, a5, a6, (int)a1, (int)a2);
+	case SYS_splice:
+	case SYS_copy_file_range:
+		return ends(n, a1, a2, a3, a4, a5, a6, (int)a3, (int)a1);
+	case SYS_tee:
+		return ends(n, a1, a2, a3, a4, a5, a6, (int)a2, -1);
+	case SYS_vmsplice:
+		return vmsplicing(n, a1, a2, a3, a4, a5, a6);
 	case SYS_recvmmsg:
 		if (a4 & SM_RECV_NO_DATA)
 			break;
