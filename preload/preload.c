@@ -6,6 +6,7 @@
 #include "preload.h"
 
 #include "../core/classify.h"
+#include "../core/elfnote.h"
 #include "warn.h"
 #include "wrap_stdio.h"
 #include "../core/progfd.h"
@@ -788,6 +789,28 @@ static uint32_t fd_capacity(void)
 	return rl.rlim_max < 1024 ? 1024 : (uint32_t)rl.rlim_max;
 }
 
+/*
+ * A Go program makes its system calls itself, not through libc: its
+ * sockets never reach the wrappers (only cgo code's calls do).  Say so
+ * once, rather than write nothing and leave the user to guess why
+ * (`[sockmeter] skip` silences it, as it leaves the program alone).
+ */
+static void warn_if_go(const char *prog)
+{
+	char msg[320];
+
+	if (!elf_has_note((const ElfW(Phdr) *)getauxval(AT_PHDR),
+			  getauxval(AT_PHNUM), ELFNOTE_GO_OWNER,
+			  ELFNOTE_GO_BUILDID))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s is a Go program: Go makes its own system "
+		 "calls, not through libc, so its sockets cannot be metered "
+		 "(only calls made through libc, by cgo code, are counted)",
+		 prog);
+	report_stderr(NULL, msg);
+}
+
 static const char *env_secure(const char *name)
 {
 	return secure_getenv(name);
@@ -827,6 +850,7 @@ __attribute__((constructor)) static void sm_init(void)
 	}
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
+	warn_if_go(prog);
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(),
 			    now_both(), report_stderr, NULL);
 	if (r) {
