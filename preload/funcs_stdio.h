@@ -46,6 +46,16 @@
 	X(getdelim, ssize_t, (char **, size_t *, int, FILE *))                 \
 	X(vfscanf, int, (FILE *, const char *, va_list))                       \
 	X(__isoc99_vfscanf, int, (FILE *, const char *, va_list))              \
+	X(fseek, int, (FILE *, long, int))                                     \
+	X(fseeko, int, (FILE *, off_t, int))                                   \
+	X(fseeko64, int, (FILE *, off64_t, int))                               \
+	X(fsetpos, int, (FILE *, const fpos_t *))                              \
+	X(fsetpos64, int, (FILE *, const fpos64_t *))                          \
+	X(rewind, void, (FILE *))                                              \
+	X(setvbuf, int, (FILE *, char *, int, size_t))                         \
+	X(setbuf, void, (FILE *, char *))                                      \
+	X(setbuffer, void, (FILE *, char *, size_t))                           \
+	X(fcloseall, int, (void))                                              \
 	X(splice, ssize_t, (int, loff_t *, int, loff_t *, size_t, unsigned int)) \
 	X(tee, ssize_t, (int, int, size_t, unsigned int))                      \
 	X(vmsplice, ssize_t, (int, const struct iovec *, size_t, unsigned int))

@@ -785,6 +785,90 @@ SM_EXPORT int fflush_unlocked(FILE *fp)
 	return metered_fflush(sm_real.fflush_unlocked, false, fp, s);
 }
 
+/*
+ * The calls that flush a FILE's output on the way: fseek and the other
+ * positioning calls (glibc flushes before it moves; on a socket the seek
+ * then fails with ESPIPE, the bytes are gone all the same), setvbuf and
+ * setbuf (before the buffer is replaced).  What left the buffer went to
+ * the kernel, counted as fflush counts it.  (setlinebuf only sets a flag.)
+ */
+#define FLUSHING(ret, name, params, args)                                      \
+	static SM_METERED ret metered_##name(struct fd_slot *s_,               \
+					     SM_STDIO_UNPAREN params)          \
+	{                                                                      \
+		STDIO_CALL c;                                                  \
+		ret r;                                                         \
+                                                                               \
+		if (!stdio_begin(&c, fp, s_, true, false))                     \
+			return sm_real.name args;                              \
+		STDIO_HOLD(&c);                                                \
+		r = sm_real.name args;                                         \
+		stdio_end_write(&c, 0);                                        \
+		STDIO_DROP();                                                  \
+		return r;                                                      \
+	}                                                                      \
+                                                                               \
+	SM_EXPORT ret name params                                              \
+	{                                                                      \
+		struct fd_slot *s_;                                            \
+                                                                               \
+		if (SM_LIKELY(!file_metered(fp, &s_)))                         \
+			return sm_real.name args;                              \
+		return metered_##name(s_, SM_STDIO_UNPAREN args);              \
+	}
+
+/* The same for the calls that return nothing. */
+#define FLUSHING_VOID(name, params, args)                                      \
+	static SM_METERED void metered_##name(struct fd_slot *s_,              \
+					      SM_STDIO_UNPAREN params)         \
+	{                                                                      \
+		STDIO_CALL c;                                                  \
+                                                                               \
+		if (!stdio_begin(&c, fp, s_, true, false)) {                   \
+			sm_real.name args;                                     \
+			return;                                                \
+		}                                                              \
+		STDIO_HOLD(&c);                                                \
+		sm_real.name args;                                             \
+		stdio_end_write(&c, 0);                                        \
+		STDIO_DROP();                                                  \
+	}                                                                      \
+                                                                               \
+	SM_EXPORT void name params                                             \
+	{                                                                      \
+		struct fd_slot *s_;                                            \
+                                                                               \
+		if (SM_LIKELY(!file_metered(fp, &s_)))                         \
+			sm_real.name args;                                     \
+		else                                                           \
+			metered_##name(s_, SM_STDIO_UNPAREN args);             \
+	}
+
+#define SM_STDIO_UNPAREN(...) __VA_ARGS__
+
+/* clang-format off */
+FLUSHING(int, fseek, (FILE *fp, long off, int whence), (fp, off, whence))
+FLUSHING(int, fseeko, (FILE *fp, off_t off, int whence), (fp, off, whence))
+FLUSHING(int, fseeko64, (FILE *fp, off64_t off, int whence),
+	 (fp, off, whence))
+FLUSHING(int, fsetpos, (FILE *fp, const fpos_t *pos), (fp, pos))
+FLUSHING(int, fsetpos64, (FILE *fp, const fpos64_t *pos), (fp, pos))
+FLUSHING(int, setvbuf, (FILE *fp, char *buf, int mode, size_t size),
+	 (fp, buf, mode, size))
+FLUSHING_VOID(rewind, (FILE *fp), (fp))
+FLUSHING_VOID(setbuf, (FILE *fp, char *buf), (fp, buf))
+FLUSHING_VOID(setbuffer, (FILE *fp, char *buf, size_t size), (fp, buf, size))
+/* clang-format on */
+
+/* fcloseall flushes every FILE (and closes none of their fds: glibc's
+ * _IO_cleanup): the metered ones counted first, as fflush(NULL). */
+SM_EXPORT int fcloseall(void)
+{
+	int r = fflush_all(), c = sm_real.fcloseall();
+
+	return r == EOF ? EOF : c;
+}
+
 void sm_stdio_at_exit(void)
 {
 	struct fd_slot *s;
@@ -1470,6 +1554,80 @@ int unbound___isoc99_vfscanf(FILE *a0, const char *a1, va_list a2)
 {
 	if (BOUND(__isoc99_vfscanf))
 		return sm_real.__isoc99_vfscanf(a0, a1, a2);
+	errno = ENOSYS;
+	return EOF;
+}
+
+int unbound_fseek(FILE *a0, long a1, int a2)
+{
+	if (BOUND(fseek))
+		return sm_real.fseek(a0, a1, a2);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_fseeko(FILE *a0, off_t a1, int a2)
+{
+	if (BOUND(fseeko))
+		return sm_real.fseeko(a0, a1, a2);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_fseeko64(FILE *a0, off64_t a1, int a2)
+{
+	if (BOUND(fseeko64))
+		return sm_real.fseeko64(a0, a1, a2);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_fsetpos(FILE *a0, const fpos_t *a1)
+{
+	if (BOUND(fsetpos))
+		return sm_real.fsetpos(a0, a1);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_fsetpos64(FILE *a0, const fpos64_t *a1)
+{
+	if (BOUND(fsetpos64))
+		return sm_real.fsetpos64(a0, a1);
+	errno = ENOSYS;
+	return -1;
+}
+
+int unbound_setvbuf(FILE *a0, char *a1, int a2, size_t a3)
+{
+	if (BOUND(setvbuf))
+		return sm_real.setvbuf(a0, a1, a2, a3);
+	errno = ENOSYS;
+	return -1;
+}
+
+void unbound_rewind(FILE *a0)
+{
+	if (BOUND(rewind))
+		sm_real.rewind(a0);
+}
+
+void unbound_setbuf(FILE *a0, char *a1)
+{
+	if (BOUND(setbuf))
+		sm_real.setbuf(a0, a1);
+}
+
+void unbound_setbuffer(FILE *a0, char *a1, size_t a2)
+{
+	if (BOUND(setbuffer))
+		sm_real.setbuffer(a0, a1, a2);
+}
+
+int unbound_fcloseall(void)
+{
+	if (BOUND(fcloseall))
+		return sm_real.fcloseall();
 	errno = ENOSYS;
 	return EOF;
 }
