@@ -44,8 +44,8 @@ static void put(FILE *fp, size_t n)
 	memset(fill, 'f', sizeof(fill));
 	fwrite(fill, 1, n, fp);
 	if (got() != 0)
-		snprintf(line[lines++], sizeof(line[0]), "put %zu: written at once",
-			 n);
+		snprintf(line[lines++], sizeof(line[0]),
+			 "put %zu: written at once", n);
 	errno = 0;
 }
 
