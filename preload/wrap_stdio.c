@@ -90,6 +90,7 @@ struct file_state {
 	ptrdiff_t pending; /* output buffered, not yet written */
 	ptrdiff_t unread;  /* input read from the fd, not yet consumed */
 	const char *rbase, *rend, *rptr;
+	int64_t offset; /* the fd's offset as glibc keeps it (_offset) */
 };
 
 static void file_state(const FILE *fp, struct file_state *st, bool reading)
@@ -105,6 +106,7 @@ static void file_state(const FILE *fp, struct file_state *st, bool reading)
 	st->rbase = fp->_IO_read_base;
 	st->rend = fp->_IO_read_end;
 	st->rptr = fp->_IO_read_ptr;
+	st->offset = fp->_offset;
 }
 
 /* One metered FILE around one call. */
@@ -791,7 +793,29 @@ SM_EXPORT int fflush_unlocked(FILE *fp)
  * then fails with ESPIPE, the bytes are gone all the same), setvbuf and
  * setbuf (before the buffer is replaced).  What left the buffer went to
  * the kernel, counted as fflush counts it.  (setlinebuf only sets a flag.)
+ *
+ * A seek outside the buffer of a FILE that reads also refills it: glibc
+ * reads the block the new position falls in, inside the call (binutils,
+ * ed, zip and lua read their files so).  The get area then holds what that
+ * read returned, and glibc's own record of the fd's offset (_offset) has
+ * moved; a seek inside the buffer moves only the read pointer, one that
+ * reads nothing leaves the get area empty.
  */
+static void stdio_end_seek(struct stdio_call *c)
+{
+	struct file_side *f = &c->f;
+	const struct file_state *b = &f->before, *a = &f->after;
+	int err = errno;
+
+	side_end(f, true);
+	count_flushed(f, c->t0);
+	if (a->rend > a->rbase &&
+	    (a->rbase != b->rbase || a->rend != b->rend ||
+	     a->offset != b->offset))
+		count(f, DIR_IN, a->rend - a->rbase, c->t0);
+	errno = err;
+}
+
 #define FLUSHING(ret, name, params, args)                                      \
 	static SM_METERED ret metered_##name(struct fd_slot *s_,               \
 					     SM_STDIO_UNPAREN params)          \
@@ -799,11 +823,11 @@ SM_EXPORT int fflush_unlocked(FILE *fp)
 		STDIO_CALL c;                                                  \
 		ret r;                                                         \
                                                                                \
-		if (!stdio_begin(&c, fp, s_, true, false))                     \
+		if (!stdio_begin(&c, fp, s_, true, true))                      \
 			return sm_real.name args;                              \
 		STDIO_HOLD(&c);                                                \
 		r = sm_real.name args;                                         \
-		stdio_end_write(&c, 0);                                        \
+		stdio_end_seek(&c);                                            \
 		STDIO_DROP();                                                  \
 		return r;                                                      \
 	}                                                                      \
@@ -824,13 +848,13 @@ SM_EXPORT int fflush_unlocked(FILE *fp)
 	{                                                                      \
 		STDIO_CALL c;                                                  \
                                                                                \
-		if (!stdio_begin(&c, fp, s_, true, false)) {                   \
+		if (!stdio_begin(&c, fp, s_, true, true)) {                    \
 			sm_real.name args;                                     \
 			return;                                                \
 		}                                                              \
 		STDIO_HOLD(&c);                                                \
 		sm_real.name args;                                             \
-		stdio_end_write(&c, 0);                                        \
+		stdio_end_seek(&c);                                            \
 		STDIO_DROP();                                                  \
 	}                                                                      \
                                                                                \
