@@ -18,8 +18,10 @@ ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
            $(CFLAGS) -MMD -MP
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
 # The library's own syscall() and clone() calls go to libc, not to its
-# exported wrappers (preload/wrap_syscall.c, preload/wrap_vfork.c).
-LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone
+# exported wrappers (preload/wrap_syscall.c, preload/wrap_vfork.c); its
+# clock calls go to libc's own, not to another preload's (preload/clock.c).
+LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone \
+	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep
 
 ifeq ($(V),1)
 Q :=

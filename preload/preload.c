@@ -835,6 +835,7 @@ __attribute__((constructor)) static void sm_init(void)
 			   madvise(&tk_page, sizeof(tk_page),
 				   MADV_WIPEONFORK) == 0;
 	}
+	sm_clock_bind();
 	sm_bind();
 	sm_warn_init();
 	pthread_sigmask(SIG_BLOCK, NULL, &mask_at_start);

@@ -505,6 +505,10 @@ sm_ends_start(int out, int in, struct sm_ends *e)
 	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
 }
 
+/* sm_clock_bind - find libc's own clock_gettime and clock_nanosleep, which
+ * the library's clock calls go to (clock.c).  Context: the constructor. */
+void sm_clock_bind(void);
+
 /* The direction of a vmsplice on pipe end fd: one fcntl system call, errno
  * left as it was (wrap_splice.c). */
 enum fd_dir sm_vmsplice_dir(int fd);
