@@ -69,19 +69,24 @@ static bool segment_has(const unsigned char *p, size_t len, size_t al,
 bool elf_has_note(const ElfW(Phdr) *phdr, size_t phnum, const char *owner,
 		  uint32_t type)
 {
-	uintptr_t bias = 0;
-	bool have_bias = false;
 	size_t i;
 
 	if (!phdr || phnum == 0 || phnum > 4096)
 		return false;
 	for (i = 0; i < phnum; i++)
-		if (phdr[i].p_type == PT_PHDR) {
-			bias = (uintptr_t)phdr - phdr[i].p_vaddr;
-			have_bias = true;
-			break;
-		}
-	if (!have_bias)
+		if (phdr[i].p_type == PT_PHDR)
+			return elf_has_note_at(phdr, phnum,
+					       (uintptr_t)phdr - phdr[i].p_vaddr,
+					       owner, type);
+	return false;
+}
+
+bool elf_has_note_at(const ElfW(Phdr) *phdr, size_t phnum, uintptr_t bias,
+		     const char *owner, uint32_t type)
+{
+	size_t i;
+
+	if (!phdr || phnum == 0 || phnum > 4096)
 		return false;
 	for (i = 0; i < phnum; i++) {
 		const ElfW(Phdr) *n = &phdr[i];

@@ -34,4 +34,11 @@
 bool elf_has_note(const ElfW(Phdr) *phdr, size_t phnum, const char *owner,
 		  uint32_t type);
 
+/*
+ * elf_has_note_at - the same for an image whose load bias is known (a
+ * shared object, from dl_iterate_phdr: its dlpi_addr), PT_PHDR or not.
+ */
+bool elf_has_note_at(const ElfW(Phdr) *phdr, size_t phnum, uintptr_t bias,
+		     const char *owner, uint32_t type);
+
 #endif

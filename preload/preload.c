@@ -14,6 +14,7 @@
 #include "../core/rawsys.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <poll.h>
@@ -811,6 +812,54 @@ static void warn_if_go(const char *prog)
 	report_stderr(NULL, msg);
 }
 
+/*
+ * Two copies of the library in one process (the launcher's copy put before
+ * one the user already preloads, two paths to the same file) would each
+ * wrap the other and count every byte twice.  Every copy carries this
+ * note; the first object in the loader's order that carries it meters,
+ * the others stay pass-through, quietly: the numbers are right either way.
+ */
+#define SM_MARK_OWNER "sockmeter"
+#define SM_MARK_TYPE  1
+__attribute__((section(".note.sockmeter"), aligned(4), used)) static const struct {
+	ElfW(Nhdr) h;
+	char name[(sizeof(SM_MARK_OWNER) + 3) & ~3u];
+	uint32_t desc;
+} sm_mark = { { sizeof(SM_MARK_OWNER), 4, SM_MARK_TYPE }, SM_MARK_OWNER, 1 };
+
+/* dl_iterate_phdr's visit: stop at the first object with the mark; *arg
+ * says whether that one holds sm_mark (this copy). */
+static int first_copy(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t self = (uintptr_t)&sm_mark;
+	int *mine = arg;
+	size_t i;
+
+	(void)size;
+	if (!elf_has_note_at(info->dlpi_phdr, info->dlpi_phnum,
+			     info->dlpi_addr, SM_MARK_OWNER, SM_MARK_TYPE))
+		return 0;
+	*mine = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && self >= lo &&
+		    self - lo < ph->p_memsz)
+			*mine = 1;
+	}
+	return 1;
+}
+
+/* Is another copy of the library before this one? */
+static bool second_copy(void)
+{
+	int mine = 1;
+
+	dl_iterate_phdr(first_copy, &mine);
+	return !mine;
+}
+
 static const char *env_secure(const char *name)
 {
 	return secure_getenv(name);
@@ -839,8 +888,9 @@ __attribute__((constructor)) static void sm_init(void)
 	sm_bind();
 	sm_warn_init();
 	pthread_sigmask(SIG_BLOCK, NULL, &mask_at_start);
-	/* setuid/setgid: no environment, no log.  Pure pass-through. */
-	if (getauxval(AT_SECURE))
+	/* setuid/setgid: no environment, no log.  Pure pass-through.  The
+	 * same for a second copy of the library. */
+	if (getauxval(AT_SECURE) || second_copy())
 		goto out;
 	{
 		struct held_warnings held = { .len = 0 };
