@@ -140,9 +140,12 @@ static int read_image(const char *path, struct image *img, const char **why)
 	return 0;
 }
 
-/* Whether the process that wrote h still runs this image's process. */
-static bool process_alive(const struct state_header *h)
+/* Whether the process that wrote h (a file named name) still runs this
+ * image's process.  One of another pid namespace (the tag in its name,
+ * state.h) cannot be told from here: it counts as alive, left alone. */
+static bool process_alive(const struct state_header *h, const char *name)
 {
+	long pid = strtol(name, NULL, 10);
 	char boot[40];
 	long fd;
 	long n;
@@ -157,8 +160,10 @@ static bool process_alive(const struct state_header *h)
 		if (h->boot_id[0] && n > 0 && strcmp(boot, h->boot_id) != 0)
 			return false; /* a previous boot */
 	}
-	return state_proc_start((long)h->pid) == h->proc_start &&
-	       h->proc_start != 0;
+	if (state_name_view(name) != state_pid_view(NULL))
+		return true;
+	/* The name's pid: /proc's numbering (the header's is getpid()'s). */
+	return state_proc_start(pid) == h->proc_start && h->proc_start != 0;
 }
 
 /* If the log does not end in a newline (the process died mid-write),
@@ -428,7 +433,7 @@ static bool unfinished(const char *name, const char *path,
 	     memcmp(h->magic, zero, sizeof(zero)) != 0))
 		return false;
 	pid = strtol(name, &end, 10);
-	if (*end != '-')
+	if (*end != '-' || state_name_view(name) != state_pid_view(NULL))
 		return false;
 	start = strtoull(end + 1, NULL, 10);
 	if (pid_alive(pid) && state_proc_start(pid) == start)
@@ -500,7 +505,8 @@ static void recover_one(const char *dir, const char *name,
 				st->removed++;
 			return;
 		}
-		if (img.hdr.status != STATE_ORPHAN && process_alive(&img.hdr)) {
+		if (img.hdr.status != STATE_ORPHAN &&
+		    process_alive(&img.hdr, name)) {
 			st->alive++;
 			return;
 		}

@@ -175,15 +175,15 @@ static long read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
-uint64_t state_proc_start(long pid)
+/* Field 22 of a /proc stat file (see state_proc_start). */
+static uint64_t stat_start(const char *path)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	uint64_t v = 0;
 	long threads = 0;
 	bool zombie;
 	int field;
 
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
 	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	/* The name (field 2) may hold anything: count after its last ')'. */
@@ -206,6 +206,57 @@ uint64_t state_proc_start(long pid)
 	for (; *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v;
+}
+
+uint64_t state_proc_start(long pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	return stat_start(path);
+}
+
+/* A pid namespace's tag: 0 for the initial one. */
+static uint64_t ns_tag(uint64_t ino)
+{
+	return ino == STATE_PID_NS_INIT ? 0 : ino;
+}
+
+/*
+ * The pid namespace of the pids this process's /proc shows, as the tag
+ * state file names carry (state.h).  /proc/self names this process in the
+ * /proc mount's numbering: the same number as getpid() means /proc is this
+ * process's own view; else the mount's namespace is its pid 1's.
+ */
+uint64_t state_pid_view(long *pid)
+{
+	char self[32];
+	struct stat sb;
+	long n, mine = (long)syscall(SYS_getpid);
+
+	if (pid)
+		*pid = mine;
+	if (stat("/proc/self/ns/pid", &sb) != 0)
+		return 0; /* no /proc (or no namespaces): as ever */
+	n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self", self,
+		    sizeof(self) - 1);
+	if (n <= 0)
+		return STATE_VIEW_BLIND;
+	self[n] = '\0';
+	if (strtol(self, NULL, 10) == mine)
+		return ns_tag(sb.st_ino);
+	if (stat("/proc/1/ns/pid", &sb) != 0)
+		return STATE_VIEW_BLIND;
+	if (pid)
+		*pid = strtol(self, NULL, 10);
+	return ns_tag(sb.st_ino);
+}
+
+uint64_t state_name_view(const char *name)
+{
+	const char *p = strstr(name, STATE_NS_TAG);
+
+	return p ? strtoull(p + strlen(STATE_NS_TAG), NULL, 10) : 0;
 }
 
 static void boot_id(char *out, size_t cap)
@@ -322,19 +373,45 @@ static bool clear_predecessor(const char *path, long pid, uint64_t start)
 	return ok;
 }
 
+/* This process's pid namespace inode (never 0: 1 when unknown). */
+static uint64_t own_pid_ns(void)
+{
+	struct stat sb;
+
+	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino ? sb.st_ino
+								 : 1;
+}
+
 /* Create the file and map it whole; 0 or -errno (reported). */
 static int create_file(struct state *st, const char *dir, long pid,
 		       uint64_t size, config_report_fn report, void *ctx)
 {
 	int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	struct rlimit fsz;
+	uint64_t view;
+	long view_pid;
 	long fd;
 	void *p;
 	int err;
 
-	st->proc_start = state_proc_start(pid);
-	snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s", dir, pid,
-		 st->proc_start, STATE_SUFFIX);
+	/* The start time from /proc/self: /proc may number processes in
+	 * another namespace than getpid() (unshare -fp without a /proc of
+	 * its own, where /proc/1 is the host's init). */
+	st->proc_start = stat_start("/proc/self/stat");
+	view = state_pid_view(&view_pid);
+	if (view == STATE_VIEW_BLIND) {
+		/* Nobody outside can check it: only a recovery in its own
+		 * namespace, with a /proc of its own, judges it. */
+		view = own_pid_ns();
+		view_pid = pid;
+	}
+	if (view)
+		snprintf(st->path, sizeof(st->path),
+			 "%s/%ld-%" PRIu64 "%s%" PRIu64 "%s", dir, view_pid,
+			 st->proc_start, STATE_NS_TAG, view, STATE_SUFFIX);
+	else
+		snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s",
+			 dir, view_pid, st->proc_start, STATE_SUFFIX);
 	fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
 	if (fd < 0 && errno == EEXIST &&
 	    clear_predecessor(st->path, pid, st->proc_start))

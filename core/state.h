@@ -280,4 +280,34 @@ int state_dir_expand(const char *tmpl, char *out, size_t cap);
  */
 uint64_t state_proc_start(long pid);
 
+/*
+ * Pid namespaces.  A state file's name holds its process's pid and start
+ * time, by which a recovery tells a live process from a dead one.  Those
+ * pids mean something only in the pid namespace /proc numbers processes
+ * in: a process in a container (unshare -fp --mount-proc) that shares the
+ * state directory with the host is pid 1 there, another process to the
+ * host.  So the name's pid is the one /proc shows (under unshare -fp
+ * without a /proc of its own, the host's: getpid() says 1, /proc/1 is the
+ * host's init), and a name whose pid is not in the initial namespace's
+ * numbering is tagged with that namespace: PID-START-nsINODE.state.  A
+ * recovery judges only files whose tag is its own view's
+ * (state_pid_view); the others are left alone, never taken for dead.
+ */
+#define STATE_NS_TAG	  "-ns"
+#define STATE_PID_NS_INIT 0xEFFFFFFCu /* the initial pid namespace's inode */
+#define STATE_VIEW_BLIND  UINT64_MAX  /* /proc shows another namespace */
+
+/*
+ * state_pid_view - the tag of this process's view of pids: 0 when /proc
+ * numbers processes in the initial pid namespace (or there is no /proc),
+ * the namespace's inode for another one, STATE_VIEW_BLIND when it cannot
+ * tell which namespace /proc shows.  *pid (when pid is not NULL): this
+ * process's pid in /proc's numbering (getpid() when the view is its own
+ * or blind).  Context: any thread (not a signal handler).
+ */
+uint64_t state_pid_view(long *pid);
+
+/* state_name_view - the tag in a state file's name (0: none). */
+uint64_t state_name_view(const char *name);
+
 #endif

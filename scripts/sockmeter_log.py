@@ -401,6 +401,39 @@ def _cstr(b):
     return b.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
+_PID_NS_INIT = 0xEFFFFFFC  # the initial pid namespace's inode
+
+
+def _pid_view():
+    """The tag of this process's view of pids, as core/state.h has it: 0
+    for /proc numbering processes in the initial pid namespace (or no
+    /proc), the namespace's inode for another, None when it cannot tell."""
+    try:
+        ino = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+    try:
+        if int(os.readlink("/proc/self")) != os.getpid():
+            ino = os.stat("/proc/1/ns/pid").st_ino
+    except (OSError, ValueError):
+        return None
+    return 0 if ino == _PID_NS_INIT else ino
+
+
+def _state_alive(path, proc_start):
+    """Whether the process of the state file at path runs: by the pid and
+    start time in its name (/proc's numbering), when its pid namespace tag
+    ("-nsINODE") is this view's; one of another namespace cannot be told
+    from here and counts as running."""
+    name = os.path.basename(path)
+    m = re.match(r"(\d+)-\d+(?:-ns(\d+))?", name)
+    if not m:
+        return False
+    if int(m.group(2) or 0) != _pid_view():
+        return True
+    return _proc_start(int(m.group(1))) == proc_start
+
+
 def _proc_start(pid):
     """Field 22 of /proc/PID/stat, or None when gone or a zombie (the
     state is the main thread's: a zombie main thread with other threads
@@ -556,7 +589,7 @@ def _read_state(fd, path):
         del totals[k]
     totals["fds_open"] = len(fds)
     totals["fds_closed"] = pushed
-    alive = _proc_start(pid) == proc_start and status != 3
+    alive = _state_alive(path, proc_start) and status != 3
     r = dict(type="interval" if alive else "exit", ts=time.time(), pid=pid,
              prog=_cstr(prog), start=_ts(start_real), totals=totals,
              fds=fds, fds_omitted=0, log=_cstr(logp), state_file=path)

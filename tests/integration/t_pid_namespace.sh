@@ -1,0 +1,60 @@
+# Processes in their own pid namespace share the state directory with the
+# host, and no recovery takes a live one for dead.  A state file's name
+# holds a pid, which means something only in the namespace /proc numbers
+# it in: in a container (unshare -fp --mount-proc) the process is pid 1,
+# to the host another process.  Before, a recovery on the host appended a
+# "killed" exit record to the live process's log and removed its state
+# file; two processes under unshare -fp (no /proc of their own, where
+# /proc/1 is the host's init) both named their file after the host's pid 1
+# and took each other's for their own.
+. "$(dirname "$0")/lib.sh"
+
+need socat unshare
+unshare -fp --mount-proc true 2>/dev/null || skip "no pid namespaces here (needs root)"
+mkdir -m 700 "$T/state"
+export SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
+# slow_server PORT: 100,000 bytes, a pause of 3 s, 100,000 more.
+slow_server() {
+	bg_start sh -c "{ head -c 100000 /dev/zero; sleep 3; head -c 100000 /dev/zero; } |
+		exec socat -u STDIN TCP-LISTEN:$1,bind=127.0.0.1,reuseaddr"
+	wait_listen "$1" "$BG_PID" 10 || fail "the server on $1 did not start"
+}
+
+# A container's process, alive while the host recovers.
+p1=$(free_port)
+slow_server "$p1"
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/c-%p.log timeout 30 unshare -fp --mount-proc \
+	socat -u "TCP:127.0.0.1:$p1" STDOUT >"$T/c.got" 2>"$T/c.err" &
+c=$!
+wait_for 10 test -s "$T/c.got" || fail "the container's socat got nothing"
+sleep 0.3
+"$SM_BUILD/sockmeter-recover" "$T/state" >"$T/rec.out" 2>&1 ||
+	fail "recover failed: $(cat "$T/rec.out")"
+wait "$c" || fail "the container's socat failed: $(cat "$T/c.err")"
+expect_eq "bytes the container's socat got" "$(stat -c %s "$T/c.got")" 200000
+log=$(ls "$T"/c-1.log) || fail "no log of the container's pid 1"
+expect_eq "its exit records [end, bytes_in]" \
+	"$(q "$log" "[[r.get('end', 'exit'), r['totals']['bytes_in']] for r in R if r['type'] == 'exit']")" \
+	'[["exit", 200000]]'
+
+# Two at once under unshare -fp, whose /proc is the host's.
+p2=$(free_port)
+slow_server "$p2"
+p3=$(free_port)
+slow_server "$p3"
+for p in "$p2" "$p3"; do
+	LD_PRELOAD=$LIB SOCKMETER_LOG=$T/u$p-%p.log timeout 30 unshare -fp \
+		socat -u "TCP:127.0.0.1:$p" STDOUT >"$T/u$p.got" 2>"$T/u$p.err" &
+done
+wait
+for p in "$p2" "$p3"; do
+	expect_eq "unshare -fp socat $p: bytes" "$(stat -c %s "$T/u$p.got")" 200000
+	log=$(ls "$T"/u"$p"-1.log) || fail "no log of socat $p"
+	expect_eq "unshare -fp socat $p: exit records [end, bytes_in]" \
+		"$(q "$log" "[[r.get('end', 'exit'), r['totals']['bytes_in']] for r in R if r['type'] == 'exit']")" \
+		'[["exit", 200000]]'
+done
+"$SM_BUILD/sockmeter-recover" "$T/state" >"$T/rec2.out" 2>&1 ||
+	fail "recover failed: $(cat "$T/rec2.out")"
+expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
+exit 0
