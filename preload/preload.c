@@ -1008,9 +1008,14 @@ static bool peers_on(void)
 	return sm_meter.cfg.category[CAT_PEERS];
 }
 
+__thread struct sm_opened_here sm_opened_here
+	__attribute__((tls_model("initial-exec")));
+
 static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		   const struct fd_addr *peer)
 {
+	sm_opened_here.n++;
+	sm_opened_here.fd = fd;
 	/* A vfork child's new fd is in its own table, not in ours. */
 	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;

@@ -505,6 +505,31 @@ sm_ends_start(int out, int in, struct sm_ends *e)
 	return e->out_t0 != UINT64_MAX || e->in_t0 != UINT64_MAX;
 }
 
+/*
+ * What this thread registered last (opened() in preload.c): how many fds in
+ * all, and the last one.  A wrapper takes the mark before its real call and
+ * asks after it whether that call registered fd inside (another preload
+ * reaching our syscall() wrapper): then it leaves fd as registered.
+ * Context: any thread and signal handler (what a handler registers in
+ * between is another fd, which the check tells apart).
+ */
+struct sm_opened_here {
+	unsigned n;
+	int fd;
+};
+extern __thread struct sm_opened_here sm_opened_here
+	__attribute__((tls_model("initial-exec")));
+
+static inline unsigned sm_opens_mark(void)
+{
+	return sm_opened_here.n;
+}
+
+static inline bool sm_opened_inside(unsigned mark, int fd)
+{
+	return sm_opened_here.n != mark && sm_opened_here.fd == fd;
+}
+
 /* sm_clock_bind - find libc's own clock_gettime and clock_nanosleep, which
  * the library's clock calls go to (clock.c).  Context: the constructor. */
 void sm_clock_bind(void);

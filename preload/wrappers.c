@@ -371,20 +371,31 @@ SM_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 
 /* --- lifecycle calls ----------------------------------------------------- */
 
+/*
+ * The lifecycle wrappers that make a new fd register it, unless the real
+ * call they made reached one of our wrappers inside and that registered it
+ * already (sm_opened_inside): another preload's socket() that makes its
+ * socket by syscall(), as mptcpize's libmptcpwrap does (IPPROTO_MPTCP).
+ * Registered again with the caller's arguments, the socket was ended as
+ * "closed unseen" and taken for TCP, whose kernel view an MPTCP socket
+ * does not give.
+ */
 SM_EXPORT int socket(int domain, int type, int protocol)
 {
+	unsigned mark = sm_opens_mark();
 	int fd = sm_real.socket(domain, type, protocol);
 
-	if (fd >= 0)
+	if (fd >= 0 && !sm_opened_inside(mark, fd))
 		sm_opened_socket(fd, domain, type, protocol);
 	return fd;
 }
 
 SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
+	unsigned mark = sm_opens_mark();
 	int r = sm_real.socketpair(domain, type, protocol, sv);
 
-	if (r == 0) {
+	if (r == 0 && !sm_opened_inside(mark, sv[1])) {
 		sm_opened_socket(sv[0], domain, type, protocol);
 		sm_opened_socket(sv[1], domain, type, protocol);
 	}
@@ -402,6 +413,7 @@ SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
 			 int flags, bool four)
 {
+	unsigned mark = sm_opens_mark();
 	struct fd_addr peer;
 	socklen_t cap = 0;
 	int fd;
@@ -425,7 +437,7 @@ static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
 			peer.len = *len;
 		}
 	}
-	if (fd >= 0)
+	if (fd >= 0 && !sm_opened_inside(mark, fd))
 		sm_opened_accept(lfd, fd, &peer);
 	return fd;
 }
