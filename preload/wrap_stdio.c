@@ -884,32 +884,49 @@ FLUSHING_VOID(setbuf, (FILE *fp, char *buf), (fp, buf))
 FLUSHING_VOID(setbuffer, (FILE *fp, char *buf, size_t size), (fp, buf, size))
 /* clang-format on */
 
-/* fcloseall flushes every FILE (and closes none of their fds: glibc's
- * _IO_cleanup): the metered ones counted first, as fflush(NULL). */
+static int flush_metered_unlocked(void);
+
+/*
+ * fcloseall flushes every FILE (and closes none of their fds: glibc's
+ * _IO_cleanup), taking no lock, so that it never waits for a thread inside
+ * stdio.  The metered ones are flushed first, counted, the same way: no
+ * list lock, a FILE another thread holds passed over (glibc then flushes
+ * it, uncounted, as at exit).
+ */
 SM_EXPORT int fcloseall(void)
 {
-	int r = fflush_all(), c = sm_real.fcloseall();
+	int bad = flush_metered_unlocked(), r = sm_real.fcloseall();
 
-	return r == EOF ? EOF : c;
+	return bad ? EOF : r;
 }
 
-void sm_stdio_at_exit(void)
+/* The metered FILEs that hold output, flushed and counted without the
+ * list lock and without waiting for a FILE's lock, as glibc's own flush
+ * at exit; non-zero when a flush failed. */
+static int flush_metered_unlocked(void)
 {
 	struct fd_slot *s;
+	int bad = 0;
 	FILE *fp;
 
 	if (!__atomic_load_n(&stdio_seen, __ATOMIC_RELAXED))
-		return;
-	/* No list lock, as glibc's own flush at exit. */
+		return 0;
 	for (fp = _IO_list_all; fp; fp = fp->_chain) {
 		bool user = fp->_flags & SM_IO_USER_LOCK;
 
 		if (!flush_pending(fp, &s) || (!user && ftrylockfile(fp)))
 			continue;
-		metered_fflush(sm_real.fflush_unlocked, false, fp, s);
+		if (metered_fflush(sm_real.fflush_unlocked, false, fp, s) == EOF)
+			bad = 1;
 		if (!user)
 			funlockfile(fp);
 	}
+	return bad;
+}
+
+void sm_stdio_at_exit(void)
+{
+	flush_metered_unlocked();
 }
 
 bool sm_stdio_close_begin(FILE *fp, struct sm_stdio_close *c)

@@ -18,4 +18,8 @@ fd=$(field fd "$T/pre.out")
 expect_eq "fd $fd [bytes_out, errors_out.other]" \
 	"$(q "$T/f.log" "[[f['bytes_out'], f['errors_out']['other']] for f in conns(fd=$fd)]")" \
 	"[[$(field out "$T/pre.out"), 0]]"
+# fcloseall while another thread waits in stdio: no wait for its lock.
+sleep 8 | SOCKMETER_LOG=$T/h.log timeout 5 env LD_PRELOAD="$LIB" \
+	"$PROGS/stdio_flushing" held ||
+	fail "fcloseall with a thread in fgets: status $? (124: it hung)"
 exit 0

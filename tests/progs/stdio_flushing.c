@@ -11,8 +11,15 @@
  * reads what reached the peer.  Prints each step's return value, errno and
  * the bytes the peer got ("NAME r=R errno=E got=N"), then "fd=N" and
  * "out=N" (everything the peer received, the truth for the log).
+ *
+ *   stdio_flushing held
+ *
+ * A thread blocks in fgets on stdin (holding its lock) while the main
+ * thread calls fcloseall, then _exit(0): glibc's fcloseall takes no lock,
+ * so this ends at once (a wrapper that waited for the lock hung here).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -58,13 +65,35 @@ static void step(const char *what, long r)
 	errno = 0;
 }
 
-int main(void)
+static void *reader(void *arg)
+{
+	char buf[64];
+
+	(void)arg;
+	fgets(buf, sizeof(buf), stdin);
+	return NULL;
+}
+
+static int held(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, reader, NULL) != 0)
+		return 2;
+	sleep(1);
+	fcloseall();
+	_exit(0);
+}
+
+int main(int argc, char **argv)
 {
 	static char b1[4096], b2[4096], b3[4096];
 	int sv[2], i;
 	fpos_t pos;
 	FILE *fp;
 
+	if (argc > 1 && strcmp(argv[1], "held") == 0)
+		return held();
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0 ||
 	    !(fp = fdopen(sv[0], "w")))
 		return 2;
