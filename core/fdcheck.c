@@ -108,13 +108,15 @@ static bool same_inet(const void *a, const void *b)
  * First sight of a connection the wrappers opened: is fd still its
  * object?  The kind of object must fit, and a TCP socket's addresses must
  * be the ones recorded: the local one exactly (it was read from the
- * kernel); when that is not known on both sides, the peer's port (the
- * address was the one asked for, and connecting to 0.0.0.0 reaches
- * 127.0.0.1).  A local address that matches is enough: the peer the
- * program asked for is not always the socket's (proxychains connects
- * another socket to its proxy and dup2s it over the program's, then says
- * connect succeeded; the connection was split in two records at the first
- * look).  What is unknown on either side is not held against it.
+ * kernel), the peer's port (the address was the one asked for, and
+ * connecting to 0.0.0.0 reaches 127.0.0.1).  For a dup whose local
+ * address matches, the local address is enough: the peer the program
+ * asked for is not always its socket's (proxychains connects a socket of
+ * its own to its proxy, dup2s it over the program's, then says connect
+ * succeeded; the connection was split in two records at the first look).
+ * Sockets accepted on one listener all have its local address: for them
+ * the peer's port tells them apart.  What is unknown on either side is not
+ * held against it.
  */
 static bool still_it(const struct fd_snapshot *s, const struct stat *st,
 		     const struct progfd_addrs *a)
@@ -127,8 +129,10 @@ static bool still_it(const struct fd_snapshot *s, const struct stat *st,
 		return true;
 	was = inet_port(&s->local.u, s->local.len);
 	now = inet_port(&a->local, a->local_len);
-	if (was && now)
-		return same_inet(&s->local.u, &a->local);
+	if (was && now && !same_inet(&s->local.u, &a->local))
+		return false;
+	if (was && now && s->shared)
+		return true;
 	was = inet_port(&s->peer.u, s->peer.len);
 	now = inet_port(&a->peer, a->peer_len);
 	return !was || !now || was == now;

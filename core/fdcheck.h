@@ -16,9 +16,9 @@
  * short connections paid in full (docs/performance.md#churn).  At first
  * sight, the object must still fit the connection: the kind of object
  * (socket, pipe, character device, other), and for TCP the local address
- * recorded when it was opened (or, when that is not known, the peer's
- * port: a peer the program asked for is not always its socket's, behind
- * proxychains).  What that cannot
+ * and the peer's port recorded when it was opened (for a dup, the local
+ * address alone: a peer the program asked for is not always its
+ * socket's, behind proxychains).  What that cannot
  * tell apart (an unseen close, then the number taken by another socket of
  * the same kind with unknown or equal addresses, both before the first
  * check) is counted as the first connection's.

@@ -212,6 +212,52 @@ START_TEST(test_fdcheck_first_sight_unknown_addresses_pass)
 }
 END_TEST
 
+/* Server side: two connections accepted on one listener share its local
+ * address; the second's number taken by the first's socket behind our
+ * back is told apart by the peer's port (a dup's peer is not looked at:
+ * proxychains). */
+START_TEST(test_fdcheck_accepted_reused)
+{
+	struct fd_snapshot stale;
+	struct fd_addr local, peer;
+	struct closeq_entry e;
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int l = socket(AF_INET, SOCK_STREAM, 0), c1, c2, s1, s2;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(l, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(l, 4), 0);
+	ck_assert_int_eq(getsockname(l, (struct sockaddr *)&a, &len), 0);
+	c1 = socket(AF_INET, SOCK_STREAM, 0);
+	c2 = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(c1, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(connect(c2, (struct sockaddr *)&a, sizeof(a)), 0);
+	s1 = accept(l, NULL, NULL);
+	s2 = accept(l, NULL, NULL);
+	ck_assert_int_ge(s1, 0);
+	ck_assert_int_ge(s2, 0);
+	local.len = sizeof(local.u);
+	ck_assert_int_eq(getsockname(s2, &local.u.sa, &local.len), 0);
+	peer.len = sizeof(peer.u);
+	ck_assert_int_eq(getpeername(s2, &peer.u.sa, &peer.len), 0);
+	ck_assert_int_eq(
+		fdtab_open(&tab, s2, KIND_TCP, 3, &local, &peer, &stale), 0);
+	ck_assert_int_eq(dup2(s1, s2), s2);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 4), 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, s2);
+	ck_assert(e.s.unseen);
+	close(s1);
+	close(s2);
+	close(c1);
+	close(c2);
+	close(l);
+}
+END_TEST
+
 START_TEST(test_fdcheck_does_nothing_until_enabled)
 {
 	struct fdcheck off;
@@ -239,6 +285,7 @@ int main(void)
 	tcase_add_test(tc, test_fdcheck_retires_an_fd_closed_behind_our_back);
 	tcase_add_test(tc, test_fdcheck_remembers_an_inherited_fd_at_first_sight);
 	tcase_add_test(tc, test_fdcheck_does_nothing_until_enabled);
+	tcase_add_test(tc, test_fdcheck_accepted_reused);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
