@@ -581,6 +581,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		struct recover_stats *st)
 {
 	long fd = sys_open(dir, O_RDONLY | O_DIRECTORY);
+	uint64_t view = state_pid_view(NULL);
 	unsigned seen = 0;
 	char buf[8192] __attribute__((aligned(8)));
 	long n;
@@ -616,6 +617,18 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			pos += e->reclen;
 			if (!is_state_name(e->name) && !claim_pid(e->name))
 				continue;
+			/* Another pid namespace's (state.h): its pid cannot
+			 * be checked from here.  Passed over before the
+			 * quota, so that such files never keep the automatic
+			 * scan from this namespace's own. */
+			if (state_name_view(e->name) != view) {
+				say(o,
+				    "sockmeter recover: %s/%s: a process of "
+				    "another pid namespace; left alone",
+				    dir, e->name);
+				st->skipped++;
+				continue;
+			}
 			if (o->max_files && seen++ >= o->max_files)
 				goto done;
 			/* A final record asked for (the host's exit or

@@ -42,11 +42,15 @@ p2=$(free_port)
 slow_server "$p2"
 p3=$(free_port)
 slow_server "$p3"
+clients=
 for p in "$p2" "$p3"; do
 	LD_PRELOAD=$LIB SOCKMETER_LOG=$T/u$p-%p.log timeout 30 unshare -fp \
 		socat -u "TCP:127.0.0.1:$p" STDOUT >"$T/u$p.got" 2>"$T/u$p.err" &
+	clients="$clients $!"
 done
-wait
+for c in $clients; do
+	wait "$c" || fail "an unshare -fp socat failed: $(cat "$T"/u*.err)"
+done
 for p in "$p2" "$p3"; do
 	expect_eq "unshare -fp socat $p: bytes" "$(stat -c %s "$T/u$p.got")" 200000
 	log=$(ls "$T"/u"$p"-1.log) || fail "no log of socat $p"
@@ -57,4 +61,29 @@ done
 "$SM_BUILD/sockmeter-recover" "$T/state" >"$T/rec2.out" 2>&1 ||
 	fail "recover failed: $(cat "$T/rec2.out")"
 expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
+
+# Files of other namespaces never keep the automatic scan (64 files at
+# most) from this namespace's own: 2,000 of them, and a process killed
+# here is recovered by the next metered process all the same.
+for i in $(seq 2 2001); do : >"$T/state/$i-1-ns4026599999.state"; done
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/victim.log "$PY" -c '
+import socket, time
+a, b = socket.socketpair()
+a.send(b"v" * 1000)
+b.recv(4096)
+time.sleep(60)
+' &
+victim=$!
+wait_for 10 sh -c "ls '$T/state' | grep -q '^$victim-'" ||
+	fail "the victim made no state file"
+kill -9 "$victim"
+wait "$victim" 2>/dev/null
+rm -f "$T/state/.recover.lock"
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/next.log "$PY" -c '
+import socket, time
+a, b = socket.socketpair()
+time.sleep(2.5)
+'
+check "$T/victim.log" "[r.get('end') for r in R if r['type'] == 'exit'] == ['killed'] and tot('bytes_out') == 1000" \
+	"the killed process, recovered by the next one's automatic scan"
 exit 0
