@@ -21,7 +21,7 @@ LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
 # exported wrappers (preload/wrap_syscall.c, preload/wrap_vfork.c); its
 # clock calls go to libc's own, not to another preload's (preload/clock.c).
 LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone \
-	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep
+	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep -Wl,--wrap=nanosleep
 
 ifeq ($(V),1)
 Q :=

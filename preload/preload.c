@@ -1119,6 +1119,10 @@ void sm_closing(int fd)
 {
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
+	/* A signal handler that opened and closed fd in the middle of a
+	 * wrapper's call: that wrapper must not take fd for registered. */
+	if (sm_opened_here.fd == fd)
+		sm_opened_here.fd = -1;
 	if (!s || fdtab_kind(s) == KIND_UNKNOWN)
 		return;
 	if (fd_kind_counts(fdtab_kind(s)) && sm_foreign_process())

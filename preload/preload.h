@@ -511,7 +511,8 @@ sm_ends_start(int out, int in, struct sm_ends *e)
  * asks after it whether that call registered fd inside (another preload
  * reaching our syscall() wrapper): then it leaves fd as registered.
  * Context: any thread and signal handler (what a handler registers in
- * between is another fd, which the check tells apart).
+ * between is another fd, which the check tells apart, or one it closed
+ * again: sm_closing forgets it).
  */
 struct sm_opened_here {
 	unsigned n;
