@@ -35,7 +35,7 @@ wait_listen "$pport" "$BG_PID" 10 || fail "ncat did not start"
 printf 'strict_chain\nquiet_mode\n[ProxyList]\nhttp 127.0.0.1 %s\n' "$pport" >"$T/pc.conf"
 LD_PRELOAD="$LIB $pc" PROXYCHAINS_CONF_FILE=$T/pc.conf SOCKMETER_INTERVAL=0.3 \
 	SOCKMETER_FORMAT=json SOCKMETER_LOG=$T/c.log timeout 30 \
-	curl -s -o "$T/got" -w '%{size_header} %{size_download} %{local_port}\n' \
+	curl -s --noproxy '*' -o "$T/got" -w '%{size_header} %{size_download} %{local_port}\n' \
 	"http://127.0.0.1:$sport/" >"$T/c.out" 2>"$T/c.err" ||
 	fail "curl failed: $(cat "$T/c.err")"
 read -r hdr body lport <"$T/c.out"
