@@ -135,6 +135,25 @@ static size_t format_in4(const struct sockaddr_in *in, char *buf)
 	return n;
 }
 
+/* An abstract unix name (len bytes, which may hold NULs) as "@name", each
+ * NUL in it shown as '@', as ss(8) shows them: "\0x\0one" and "\0x\0two"
+ * had both read "@x".  Trailing NULs are left out: a program that passes
+ * the whole struct's length (a common slip) names its socket with them. */
+static size_t format_abstract(const char *name, size_t len, char *buf,
+			      size_t cap)
+{
+	size_t i, n = 0;
+
+	while (len && !name[len - 1])
+		len--;
+	if (n + 1 < cap)
+		buf[n++] = '@';
+	for (i = 0; i < len && n + 1 < cap; i++)
+		buf[n++] = name[i] ? name[i] : '@';
+	buf[n] = '\0';
+	return n;
+}
+
 size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -154,8 +173,15 @@ size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 		break;
 	case AF_INET6:
 		inet_ntop(AF_INET6, &a->u.in6.sin6_addr, host, sizeof(host));
-		n = snprintf(buf, cap, "[%s]:%u", host,
-			     ntohs(a->u.in6.sin6_port));
+		/* A link-local address means something only with its zone:
+		 * the interface's index, as in fe80::1%2. */
+		if (a->u.in6.sin6_scope_id)
+			n = snprintf(buf, cap, "[%s%%%u]:%u", host,
+				     (unsigned)a->u.in6.sin6_scope_id,
+				     ntohs(a->u.in6.sin6_port));
+		else
+			n = snprintf(buf, cap, "[%s]:%u", host,
+				     ntohs(a->u.in6.sin6_port));
 		break;
 	case AF_UNIX: {
 		size_t plen = a->len - offsetof(struct sockaddr_un, sun_path);
@@ -163,8 +189,13 @@ size_t fd_addr_format(const struct fd_addr *a, char *buf, size_t cap)
 		if (a->len <= offsetof(struct sockaddr_un, sun_path))
 			n = 0; /* unnamed: "" as for unknown */
 		else if (a->u.un.sun_path[0] == '\0')
-			n = snprintf(buf, cap, "@%.*s", (int)(plen - 1),
-				     a->u.un.sun_path + 1);
+			n = (int)format_abstract(a->u.un.sun_path + 1, plen - 1,
+						 buf, cap);
+		else if (a->u.un.sun_path[0] == '@')
+			/* A relative path that would read as an abstract
+			 * name. */
+			n = snprintf(buf, cap, "./%.*s", (int)plen,
+				     a->u.un.sun_path);
 		else
 			n = snprintf(buf, cap, "%.*s", (int)plen,
 				     a->u.un.sun_path);

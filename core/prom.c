@@ -14,7 +14,7 @@
 
 void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap)
 {
-	char *colon;
+	size_t n;
 
 	buf[0] = '\0';
 	if (!a || a->len < sizeof(sa_family_t))
@@ -23,11 +23,13 @@ void prom_peer_host(const struct fd_addr *a, char *buf, size_t cap)
 		inet_ntop(AF_INET, &a->u.in4.sin_addr, buf, (socklen_t)cap);
 	} else if (a->u.sa.sa_family == AF_INET6) {
 		inet_ntop(AF_INET6, &a->u.in6.sin6_addr, buf, (socklen_t)cap);
+		n = strlen(buf);
+		if (a->u.in6.sin6_scope_id && n < cap)
+			snprintf(buf + n, cap - n, "%%%u",
+				 (unsigned)a->u.in6.sin6_scope_id);
 	} else {
+		/* A unix path or name, or family:N: no port to take off. */
 		fd_addr_format(a, buf, cap);
-		colon = a->u.sa.sa_family == AF_UNIX ? NULL : strrchr(buf, ':');
-		if (colon)
-			*colon = '\0';
 	}
 }
 
@@ -64,16 +66,30 @@ void prom_peers_add(struct prom_peers *t, const char *host, uint64_t in,
 	t->p[i].bytes[DIR_OUT] += out;
 }
 
-/* A label value: backslash, quote and newline escaped. */
+/* A label value: backslash, quote and newline escaped, and valid UTF-8,
+ * as the exposition format requires (a byte that is not, from a unix
+ * socket path or a program name, becomes U+FFFD: one such byte made
+ * node_exporter drop the whole file). */
 static void label(struct sbuf *b, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			sbuf_addf(b, "\\%c", *v);
-		else if (*v == '\n')
+	const unsigned char *s = (const unsigned char *)v;
+	size_t n = strlen(v), i = 0, u;
+
+	while (i < n) {
+		if (s[i] == '\\' || s[i] == '"') {
+			sbuf_addf(b, "\\%c", s[i++]);
+		} else if (s[i] == '\n') {
 			sbuf_addf(b, "\\n");
-		else
-			sbuf_addf(b, "%c", *v);
+			i++;
+		} else if (s[i] < 0x80) {
+			sbuf_addf(b, "%c", s[i++]);
+		} else if ((u = summary_utf8_len(s + i, n - i)) > 0) {
+			sbuf_addf(b, "%.*s", (int)u, v + i);
+			i += u;
+		} else {
+			sbuf_addf(b, "\xef\xbf\xbd");
+			i++;
+		}
 	}
 }
 

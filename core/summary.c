@@ -733,16 +733,29 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 	buf[24] = '\0';
 }
 
-/* Text records are line-based: a control byte in a program name or a
- * socket path must not start a fake line. */
-/* A name or path in a text record: no control byte (no forged line) and
- * no space (no forged field: a program named "x fd=9" would read as two
- * fields). */
+/* A name or path in a text record: no control byte (no forged line: C1
+ * controls, U+0080 to U+009F, included), no space (no forged field: a
+ * program named "x fd=9" would read as two fields), and valid UTF-8 (a
+ * byte that is not made grep take the log for binary): each such byte
+ * becomes '?'. */
 static void text_clean(char *str)
 {
-	for (; *str; str++)
-		if ((unsigned char)*str <= 0x20 || *str == 0x7f)
-			*str = '?';
+	unsigned char *s = (unsigned char *)str;
+	size_t n = strlen(str), i = 0, u;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			if (s[i] <= 0x20 || s[i] == 0x7f)
+				s[i] = '?';
+			i++;
+		} else if ((u = utf8_len(s + i, n - i)) > 0 &&
+			   !(s[i] == 0xc2 && s[i + 1] < 0xa0)) {
+			i += u;
+		} else {
+			for (u = u ? u : 1; u--; i++)
+				s[i] = '?';
+		}
+	}
 }
 
 static const char *clean_copy(const char *in, char *buf, size_t cap)

@@ -389,6 +389,38 @@ START_TEST(test_fd_addr_format_unix_path_and_abstract)
 	a = unix_addr("\0name", 5);
 	ck_assert_uint_eq(fd_addr_format(&a, buf, sizeof(buf)), 5);
 	ck_assert_str_eq(buf, "@name");
+	/* NULs inside an abstract name show as '@' (ss's way), trailing
+	 * ones (the whole struct's length passed) are left out, and a
+	 * relative path that starts with '@' is not taken for one. */
+	a = unix_addr("\0x\0one", 7);
+	fd_addr_format(&a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "@x@one");
+	a = unix_addr("\0x\0two\0\0\0", 10);
+	fd_addr_format(&a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "@x@two");
+	a = unix_addr("@x", 3);
+	fd_addr_format(&a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "./@x");
+	/* Cut to the buffer, NUL-terminated. */
+	a = unix_addr("\0abcdef", 7);
+	ck_assert_uint_eq(fd_addr_format(&a, buf, 4), 3);
+	ck_assert_str_eq(buf, "@ab");
+}
+END_TEST
+
+START_TEST(test_fd_addr_format_ipv6_zone)
+{
+	struct fd_addr a;
+	char buf[128];
+
+	memset(&a, 0, sizeof(a));
+	a.u.in6.sin6_family = AF_INET6;
+	a.u.in6.sin6_port = htons(8080);
+	a.u.in6.sin6_scope_id = 3;
+	inet_pton(AF_INET6, "fe80::1", &a.u.in6.sin6_addr);
+	a.len = sizeof(a.u.in6);
+	fd_addr_format(&a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "[fe80::1%3]:8080");
 }
 END_TEST
 
@@ -464,6 +496,7 @@ static TCase *tc_format(void)
 	tcase_add_test(tc, test_fd_addr_format_ipv4_reads_as_inet_ntop_writes_it);
 	tcase_add_test(tc, test_fd_addr_format_ipv6_in_brackets);
 	tcase_add_test(tc, test_fd_addr_format_unix_path_and_abstract);
+	tcase_add_test(tc, test_fd_addr_format_ipv6_zone);
 	tcase_add_test(tc, test_fd_addr_format_unnamed_unix_is_empty_as_readme_says);
 	tcase_add_test(tc, test_fd_addr_format_unknown_is_empty_and_always_terminated);
 	tcase_add_test(tc, test_fd_addr_format_of_real_bound_unix_socket);
