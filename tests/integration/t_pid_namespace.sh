@@ -67,23 +67,26 @@ expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
 # here is recovered by the next metered process all the same.
 for i in $(seq 2 2001); do : >"$T/state/$i-1-ns4026599999.state"; done
 LD_PRELOAD=$LIB SOCKMETER_LOG=$T/victim.log "$PY" -c '
-import socket, time
+import socket, sys, time
 a, b = socket.socketpair()
 a.send(b"v" * 1000)
 b.recv(4096)
+open(sys.argv[1], "w").close()
 time.sleep(60)
-' &
+' "$T/victim.ready" &
 victim=$!
-wait_for 10 sh -c "ls '$T/state' | grep -q '^$victim-'" ||
-	fail "the victim made no state file"
+wait_for 10 test -e "$T/victim.ready" || fail "the victim did not start"
+ls "$T/state" | grep -q "^$victim-" || fail "the victim made no state file"
 kill -9 "$victim"
 wait "$victim" 2>/dev/null
 rm -f "$T/state/.recover.lock"
 LD_PRELOAD=$LIB SOCKMETER_LOG=$T/next.log "$PY" -c '
-import socket, time
+import os, socket, sys, time
 a, b = socket.socketpair()
-time.sleep(2.5)
-'
+end = time.time() + 20
+while time.time() < end and not os.path.exists(sys.argv[1]):
+    time.sleep(0.1)
+' "$T/victim.log"
 check "$T/victim.log" "[r.get('end') for r in R if r['type'] == 'exit'] == ['killed'] and tot('bytes_out') == 1000" \
 	"the killed process, recovered by the next one's automatic scan"
 exit 0
