@@ -19,9 +19,14 @@ ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
 # The library's own syscall() and clone() calls go to libc, not to its
 # exported wrappers (preload/wrap_syscall.c, preload/wrap_vfork.c); its
-# clock calls go to libc's own, not to another preload's (preload/clock.c).
+# clock calls go to libc's own, not to another preload's (preload/clock.c),
+# and the calls it makes to look at fds and ids are system calls
+# (preload/rawlibc.c).
+RAW_CALLS := fstat fstatat stat lstat getsockname getpeername getsockopt \
+	ioctl lseek getuid geteuid getegid
 LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone \
-	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep -Wl,--wrap=nanosleep
+	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep -Wl,--wrap=nanosleep \
+	$(foreach f,$(RAW_CALLS),-Wl,--wrap=$(f))
 
 ifeq ($(V),1)
 Q :=

@@ -851,6 +851,27 @@ static int first_copy(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/* dl_iterate_phdr's visit: is this valgrind's preload? */
+static int valgrind_core(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	(void)arg;
+	return info->dlpi_name && strstr(info->dlpi_name, "/vgpreload_core-");
+}
+
+/*
+ * Under valgrind the library cannot work: valgrind turns the clone that
+ * writes the log (CLONE_VM | CLONE_VFORK) into a fork, so the helper
+ * writes from memory it does not have (every record lost), and knows no
+ * pidfd_open; the program ran ten times slower besides.  Its preload,
+ * vgpreload_core, is in every program it runs: then the library says so
+ * once and passes every call through.
+ */
+static bool under_valgrind(void)
+{
+	return dl_iterate_phdr(valgrind_core, NULL) != 0;
+}
+
 /* Is another copy of the library before this one? */
 static bool second_copy(void)
 {
@@ -892,6 +913,13 @@ __attribute__((constructor)) static void sm_init(void)
 	 * same for a second copy of the library. */
 	if (getauxval(AT_SECURE) || second_copy())
 		goto out;
+	if (under_valgrind()) {
+		report_stderr(NULL, "sockmeter: running under valgrind, which "
+				    "cannot run what sockmeter needs (a clone "
+				    "sharing memory, pidfd_open): nothing is "
+				    "metered");
+		goto out;
+	}
 	{
 		struct held_warnings held = { .len = 0 };
 
