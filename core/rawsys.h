@@ -63,6 +63,20 @@ static inline long raw_syscall6(long n, long a, long b, long c, long d,
 #endif
 }
 
+/* raw_syscall6 with libc's convention: -1 and errno on failure, else the
+ * kernel's value. */
+static inline long raw_syscall_libc(long n, long a, long b, long c, long d,
+				    long e, long f)
+{
+	long r = raw_syscall6(n, a, b, c, d, e, f);
+
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /* One entry of getdents64. */
 struct dirent64_raw {
 	uint64_t ino;

@@ -50,16 +50,10 @@ void sm_clock_bind(void)
 
 int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
 {
-	long r;
-
 	if (libc_gettime)
 		return libc_gettime(id, ts);
-	r = raw_syscall6(SYS_clock_gettime, id, (long)ts, 0, 0, 0, 0);
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return 0;
+	return (int)raw_syscall_libc(SYS_clock_gettime, id, (long)ts, 0, 0, 0,
+				     0);
 }
 
 /* As libc's: the error number returned, errno untouched. */
@@ -75,14 +69,8 @@ int __wrap_clock_nanosleep(clockid_t id, int flags, const struct timespec *t,
 /* As libc's: -1 and errno. */
 int __wrap_nanosleep(const struct timespec *t, struct timespec *rem)
 {
-	long r;
-
 	if (libc_sleep)
 		return libc_sleep(t, rem);
-	r = raw_syscall6(SYS_nanosleep, (long)t, (long)rem, 0, 0, 0, 0);
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return 0;
+	return (int)raw_syscall_libc(SYS_nanosleep, (long)t, (long)rem, 0, 0,
+				     0, 0);
 }

@@ -19,18 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* A raw result as libc returns it: -1 and errno, or the value. */
-static long ret(long r)
-{
-	if ((unsigned long)r > -4096ul) {
-		errno = (int)-r;
-		return -1;
-	}
-	return r;
-}
-
-#define SYS6(n, a, b, c, d) \
-	ret(raw_syscall6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0))
+#define SYS6(n, a, b, c, d)                                                    \
+	raw_syscall_libc((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
 int __wrap_fstat(int fd, struct stat *st);
 int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags);
@@ -78,8 +68,8 @@ int __wrap_getpeername(int fd, struct sockaddr *a, socklen_t *len)
 
 int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
 {
-	return (int)ret(raw_syscall6(SYS_getsockopt, fd, level, name, (long)v,
-				     (long)len, 0));
+	return (int)raw_syscall_libc(SYS_getsockopt, fd, level, name, (long)v,
+				     (long)len, 0);
 }
 
 int __wrap_ioctl(int fd, unsigned long req, ...)

@@ -80,26 +80,14 @@ static inline bool wrapped(long n)
 	       ((wrapped_map[u / 64] >> (u % 64)) & 1);
 }
 
-/* The raw system call, for the moment dlsym re-enters us on this thread:
- * returns -1 with errno set, as libc's syscall() does. */
-static long raw_syscall(long n, long a1, long a2, long a3, long a4, long a5,
-			long a6)
-{
-	long r = raw_syscall6(n, a1, a2, a3, a4, a5, a6);
-
-	if ((unsigned long)r > -4096ul) {
-		errno = (int)-r;
-		return -1;
-	}
-	return r;
-}
-
 long unbound_syscall(long n, long a1, long a2, long a3, long a4, long a5,
 		     long a6)
 {
 	if (sm_bind() && sm_real.syscall != unbound_syscall)
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
-	return raw_syscall(n, a1, a2, a3, a4, a5, a6);
+	/* The moment dlsym re-enters us on this thread: the raw system
+	 * call, -1 with errno set as libc's syscall() does. */
+	return raw_syscall_libc(n, a1, a2, a3, a4, a5, a6);
 }
 
 /* A data call on fd a1: metered as its named wrapper meters it.  mmsg: the
