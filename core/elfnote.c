@@ -5,9 +5,8 @@
 
 #include <string.h>
 
-/* Is [addr, addr + len) inside the file part of a PT_LOAD segment? */
-static bool loaded(const ElfW(Phdr) *ph, size_t n, uintptr_t bias,
-		   uintptr_t addr, size_t len)
+bool elf_loaded(const ElfW(Phdr) *ph, size_t n, uintptr_t bias,
+		uintptr_t addr, size_t len)
 {
 	size_t i;
 
@@ -93,7 +92,7 @@ bool elf_has_note_at(const ElfW(Phdr) *phdr, size_t phnum, uintptr_t bias,
 		size_t al = n->p_align == 8 ? 8 : 4;
 
 		if (n->p_type != PT_NOTE || n->p_filesz == 0 ||
-		    !loaded(phdr, phnum, bias, bias + n->p_vaddr, n->p_filesz))
+		    !elf_loaded(phdr, phnum, bias, bias + n->p_vaddr, n->p_filesz))
 			continue;
 		if (segment_has((const unsigned char *)(bias + n->p_vaddr),
 				n->p_filesz, al, owner, type))

@@ -35,6 +35,14 @@ bool elf_has_note(const ElfW(Phdr) *phdr, size_t phnum, const char *owner,
 		  uint32_t type);
 
 /*
+ * elf_loaded - whether [addr, addr + len) lies inside the file part of one
+ * of the image's PT_LOAD segments (phdr, phnum as loaded, bias its load
+ * bias).  Context: any thread.
+ */
+bool elf_loaded(const ElfW(Phdr) *ph, size_t n, uintptr_t bias,
+		uintptr_t addr, size_t len);
+
+/*
  * elf_has_note_at - the same for an image whose load bias is known (a
  * shared object, from dl_iterate_phdr: its dlpi_addr), PT_PHDR or not.
  */

@@ -831,23 +831,14 @@ __attribute__((section(".note.sockmeter"), aligned(4), used)) static const struc
  * says whether that one holds sm_mark (this copy). */
 static int first_copy(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t self = (uintptr_t)&sm_mark;
 	int *mine = arg;
-	size_t i;
 
 	(void)size;
 	if (!elf_has_note_at(info->dlpi_phdr, info->dlpi_phnum,
 			     info->dlpi_addr, SM_MARK_OWNER, SM_MARK_TYPE))
 		return 0;
-	*mine = 0;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && self >= lo &&
-		    self - lo < ph->p_memsz)
-			*mine = 1;
-	}
+	*mine = elf_loaded(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr,
+			   (uintptr_t)&sm_mark, sizeof(sm_mark));
 	return 1;
 }
 
