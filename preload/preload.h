@@ -37,6 +37,9 @@
  * error queue: our sent packets looped back with their timestamps, as
  * chronyd reads them). */
 #define SM_RECV_NO_DATA (MSG_PEEK | MSG_ERRQUEUE)
+/* A parenthesised list without its parentheses (wrapper macros that take
+ * a parameter or argument list and add one of their own). */
+#define SM_UNPAREN(...) __VA_ARGS__
 #define SM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

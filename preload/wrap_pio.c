@@ -46,7 +46,6 @@ ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t len);
 		return metered_##name(s_, SM_UNPAREN args);          \
 	}
 
-#define SM_UNPAREN(...) __VA_ARGS__
 
 /* clang-format off */
 PIO_WRAP(pread, DIR_IN, (int fd, void *buf, size_t n, off_t off),

@@ -818,7 +818,7 @@ static void stdio_end_seek(struct stdio_call *c)
 
 #define FLUSHING(ret, name, params, args)                                      \
 	static SM_METERED ret metered_##name(struct fd_slot *s_,               \
-					     SM_STDIO_UNPAREN params)          \
+					     SM_UNPAREN params)                \
 	{                                                                      \
 		STDIO_CALL c;                                                  \
 		ret r;                                                         \
@@ -838,13 +838,13 @@ static void stdio_end_seek(struct stdio_call *c)
                                                                                \
 		if (SM_LIKELY(!file_metered(fp, &s_)))                         \
 			return sm_real.name args;                              \
-		return metered_##name(s_, SM_STDIO_UNPAREN args);              \
+		return metered_##name(s_, SM_UNPAREN args);                    \
 	}
 
 /* The same for the calls that return nothing. */
 #define FLUSHING_VOID(name, params, args)                                      \
 	static SM_METERED void metered_##name(struct fd_slot *s_,              \
-					      SM_STDIO_UNPAREN params)         \
+					      SM_UNPAREN params)               \
 	{                                                                      \
 		STDIO_CALL c;                                                  \
                                                                                \
@@ -865,10 +865,9 @@ static void stdio_end_seek(struct stdio_call *c)
 		if (SM_LIKELY(!file_metered(fp, &s_)))                         \
 			sm_real.name args;                                     \
 		else                                                           \
-			metered_##name(s_, SM_STDIO_UNPAREN args);             \
+			metered_##name(s_, SM_UNPAREN args);                   \
 	}
 
-#define SM_STDIO_UNPAREN(...) __VA_ARGS__
 
 /* clang-format off */
 FLUSHING(int, fseek, (FILE *fp, long off, int whence), (fp, off, whence))
