@@ -86,7 +86,8 @@ count() {
 	esac
 	case ${cfg%+idle} in
 	none | idle) ;;
-	*) pre+=("LD_PRELOAD=$lib" "SOCKMETER_CONFIG=$tmp/${cfg%+idle}.ini") ;;
+	*) pre+=("LD_PRELOAD=$lib" "SOCKMETER_CONFIG=$tmp/${cfg%+idle}.ini"
+		    SOCKMETER_VALGRIND=meter) ;;
 	esac
 	if [ -s "$out" ]; then # the same run again (the baselines): reuse it
 		awk '/^(summary|totals):/ { print $2; exit }' "$out"
@@ -108,6 +109,21 @@ count() {
 	}
 	if [ "${cfg%+idle}" != none ] && [ "$cfg" != idle ] && ! grep -q libsockmeter "$out"; then
 		echo "instr.sh: the preload did not reach loadgen ($cfg)" >&2
+		exit 2
+	fi
+	# Under valgrind the library passes every call through unless told
+	# SOCKMETER_VALGRIND=meter; a figure of that would measure nothing.
+	if grep -q 'nothing is metered' "$out.stderr"; then
+		echo "instr.sh: the library did not meter under callgrind ($cfg):" >&2
+		cat "$out.stderr" >&2
+		exit 2
+	fi
+	# A metered configuration's send/recv loop must have run the metered
+	# path (preload/wrappers.c).
+	if [ "$fn" = percall_loop ] && [ "${cfg%+idle}" != off ] &&
+		[ "${cfg%+idle}" != none ] && [ "$cfg" != idle ] &&
+		! grep -q 'metered_send' "$out"; then
+		echo "instr.sh: no metered send in the loop ($cfg $*)" >&2
 		exit 2
 	fi
 	awk '/^(summary|totals):/ { print $2; exit }' "$out"
