@@ -14,9 +14,11 @@
 # last "reason: ..." line - and "N passed, M failed" at the end; returns 0
 # only when all passed.  A test that exits 77 is skipped ("SKIP name: why",
 # why being its last "skip: ..." line; counted apart, not a failure).
+# A test that ends in 0 after an error of its own shell ("TEST: line N:
+# ...") fails: the error may have left a check out.
 # SM_VERBOSE=1 shows a failed test's whole output.
 run_tests() {
-	local out=$1 t name st reason kept passed=0 failed=0 skipped=0
+	local out=$1 t name st reason kept err passed=0 failed=0 skipped=0
 	shift
 	for t in "$@"; do
 		name=$(basename "$t" .sh)
@@ -28,6 +30,17 @@ run_tests() {
 		fi
 		timeout -k 5 "${SM_TEST_TIMEOUT:-60}" bash "$t" </dev/null >"$out" 2>&1
 		st=$?
+		# An error of the test script's own shell (an unbound variable
+		# in a here-document, a command not found, a bad test
+		# expression) can leave a check out and still end in 0: that
+		# is a failure.
+		# (Job notices such as "line N: PID Killed ..." are no error.)
+		err="^$t: line [0-9]*: .*\(unbound variable\|command not found\|syntax error\|expression expected\|operator expected\|too many arguments\|bad substitution\|ambiguous redirect\)"
+		if [ "$st" = 0 ] && grep -q "$err" "$out"; then
+			echo "FAIL $name: the test script erred: $(grep -m 1 "$err" "$out")"
+			failed=$((failed + 1))
+			continue
+		fi
 		if [ "$st" = 0 ]; then
 			echo "PASS $name"
 			passed=$((passed + 1))

@@ -198,7 +198,15 @@ def main(argv):
         if len(argv) == 4 and argv[1] == "run":
             ns = namespace(load(argv[2]))
             with open(argv[3], encoding="utf-8") as fh:
-                code = compile(fh.read(), argv[3], "exec")
+                text = fh.read()
+            # A checks file without a single assert checks nothing: an
+            # unbound $name in the test's unquoted here-document (set -u)
+            # leaves it empty, and that passed for a long time.
+            if "assert" not in text:
+                print("check failed: %s holds no assert (empty: an "
+                      "unbound variable in its here-document?)" % argv[3])
+                return 1
+            code = compile(text, argv[3], "exec")
             try:
                 exec(code, ns)
             except AssertionError as e:

@@ -19,7 +19,7 @@ diff "$T/plain.cmp" "$T/out.cmp" >"$T/diff" ||
 cat >"$T/r.py" <<PYEOF
 def one(fd, kind):
     got = [f for f in CL if f["fd"] == fd and f["kind"] == kind]
-    assert got, "no $kind close record for fd %d" % fd
+    assert got, "no %s close record for fd %d" % (kind, fd)
     return got[-1]
 o = one($(field fd_out "$T/out"), "unix")
 assert (o["bytes_out"], o["calls_out"]) == ($(field pair_out "$T/out"), 6), \
@@ -36,6 +36,10 @@ assert c["bytes_out"] == a["bytes_in"] == $(field tcp_bytes "$T/out"), "tcp"
 assert c["peer"] == a["local"] and c["local"] == a["peer"], "tcp addresses"
 u = one($(field fd_udp "$T/out"), "udp")
 assert u["bytes_out"] == 77 and u["errors_out"]["other"] == 1, "udp: %s" % u
+# Each close was one the wrapper saw (syscall(SYS_close) and friends), not
+# one the ticker noticed later with the same numbers.
+unseen = [f["fd"] for f in CL if f.get("close_seen", True) is not True]
+assert not unseen, "closes not seen: fds %s" % unseen
 assert T["fds_open"] == 0 and T["fds_closed"] == len(CL), \
     "fds_open %d, fds_closed %d, %d records" % (T["fds_open"], T["fds_closed"], len(CL))
 PYEOF

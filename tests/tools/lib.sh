@@ -22,6 +22,9 @@ export SM_FIX
 pycheck() {
 	local desc=$1 out
 	{ echo "from tlib import *"; cat; } >"$T/check.py"
+	# No assert: the here-document came out empty (an unbound variable
+	# in it, under set -u) and would check nothing.
+	grep -q assert "$T/check.py" || fail "$desc: the check holds no assert"
 	if ! out=$(PYTHONPATH=$HERE PYTHONDONTWRITEBYTECODE=1 "$PY" "$T/check.py" 2>&1); then
 		fail "$desc: $(printf '%s\n' "$out" | grep -v '^ ' | tail -n 1)"
 	fi
