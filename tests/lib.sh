@@ -22,7 +22,9 @@ set -u
 
 SM_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SM_BUILD=${SM_BUILD:?run the tests through tests/integration/run.sh or tests/tools/run.sh}
-LIB=$SM_BUILD/libsockmeter.so
+# SM_TEST_LIB: the library under test, if not the build's (to show that a
+# test fails on another build: an older one, a pass-through, a mutant).
+LIB=${SM_TEST_LIB:-$SM_BUILD/libsockmeter.so}
 PROGS=$SM_BUILD/progs
 export SM_TOP SM_BUILD
 

@@ -117,6 +117,35 @@ one_log() {
 	printf '%s\n' "${files[0]}"
 }
 
+# pipe_was_stuck FD - the pipe or FIFO this shell holds open on FD, which
+# nobody read, must hold sockmeter's records and be nearly full (60 KiB of
+# its 64 KiB): the library's write into it really did block.  A test that
+# needs a stuck log proves nothing without it (a library that wrote nothing
+# never gets stuck).
+pipe_was_stuck() {
+	local got
+	got=$(python3 -c '
+import os, sys
+fd = int(sys.argv[1])
+os.set_blocking(fd, False)
+data = b""
+while True:
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        break
+    if not chunk:
+        break
+    data += chunk
+print(len(data), int(b"sockmeter" in data))' "$1") ||
+		fail "cannot read what is left in fd $1"
+	case $got in
+	*" 1") [ "${got% *}" -ge 61440 ] ||
+		fail "the log pipe held only ${got% *} bytes: the write never blocked" ;;
+	*) fail "no sockmeter record in the log pipe (${got% *} bytes)" ;;
+	esac
+}
+
 # sm_lines FILE - the number of lines in FILE starting with "sockmeter:".
 sm_lines() {
 	grep -c '^sockmeter:' "$1"

@@ -1,5 +1,6 @@
 # Environment values holding control bytes (newline, carriage return,
 # ESC) in every variable: each bad value gives exactly one line on stderr
+# (two values are valid relative log paths, and give none)
 # - the line starting "sockmeter:" and nothing else, no byte below 0x20
 # but the final newline (a newline would forge a second line, an ESC could
 # drive the user's terminal) - and the program is unaffected.
@@ -25,11 +26,18 @@ for var in SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL SOCKMETER
 			"$PROGS/pairxfer" 1000 3 >"$T/out" 2>"$T/err"
 		st=$?
 		what="$var=$(printf '%q' "$val")"
+		# Metered all the same: one more log, where the config file or
+		# the valid relative SOCKMETER_LOG says.
+		logs=$(find "$T/logs" "$T/cwd" -type f -printf x | wc -c)
+		[ "$logs" = "$n" ] || { failures+=("$what: $logs logs after $n runs"); continue; }
 		[ "$st" = 3 ] || { failures+=("$what: status $st"); continue; }
 		cmp -s "$T/out" "$T/plain.out" || { failures+=("$what: stdout differs"); continue; }
-		# A valid SOCKMETER_LOG value is no problem: no line at all.
+		# A valid SOCKMETER_LOG value (a relative path: a\rb, 1\n2) is
+		# no problem: no line at all.  Every other value: one line.
+		want=1
+		[ "$var" = SOCKMETER_LOG ] && case $val in $'a\rb' | $'1\n2') want=0 ;; esac
 		lines=$(wc -l <"$T/err")
-		if [ "$lines" -gt 1 ] || [ "$(sm_lines "$T/err")" != "$lines" ]; then
+		if [ "$lines" != "$want" ] || [ "$(sm_lines "$T/err")" != "$lines" ]; then
 			failures+=("$what: $lines lines on stderr: $(tr '\n\r\033' '|^E' <"$T/err" | head -c 200)")
 			continue
 		fi

@@ -8,8 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root"
-	exit 0
+	skip "needs root"
 fi
 cat >"$T/sx.py" <<'PYEOF'
 import os, socket, sys

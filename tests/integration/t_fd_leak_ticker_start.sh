@@ -34,4 +34,8 @@ fi
 st=$?
 [ "$st" = 0 ] ||
 	fail "status $st: $(grep -m 2 -e '^leak' "$T/with.out" | tr '\n' ' ')$(grep rounds "$T/with.out")$(head -n 2 "$T/with.err")"
+# The library did start its ticker in each of them: every round's process
+# wrote its log (with no ticker there is no race to lose).
+logs=$(ls "$T"/l.*.log 2>/dev/null | grep -c .)
+[ "$logs" -ge "$rounds" ] || fail "$logs logs for $rounds rounds: was anything metered?"
 exit 0

@@ -22,5 +22,10 @@ plain "$PROGS/threads" own 4 2000 >"$T/off.out" 2>&1
 cmp -s "$T/on.out" "$T/off.out" || fail "threads: stdout differs"
 [ -s "$T/on.err" ] && fail "threads: stderr: $(head -n 3 "$T/on.err")"
 left=$(ls -A "$T/logs")
-[ -z "$left" ] && exit 0
-fail "log files created with SOCKMETER=off: $left"
+[ -z "$left" ] || fail "log files created with SOCKMETER=off: $left"
+# The control: the same run with SOCKMETER=on does write its log there
+# (else "no log" would prove nothing).
+SOCKMETER=on SOCKMETER_LOG=$T/logs/%n.%p.log \
+	sm "$PROGS/pairxfer" 100000 5 >/dev/null 2>"$T/on.err"
+[ -n "$(ls -A "$T/logs")" ] || fail "no log with SOCKMETER=on: the control failed"
+exit 0

@@ -39,6 +39,11 @@ n=$(ls "$T/logs" | wc -l)
 [ "$n" -ge 1 ] || fail "no log at all"
 expect_eq "exit records, one per log" \
 	"$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit'])")" "$n"
+# Workers that end with os._exit write their own exit record (no "end");
+# only those killed by Pool.__exit__ come from recovery ("end":"killed").
+# Without the _exit wrapper every record would be a recovered one.
+own=$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit' and 'end' not in r])")
+[ "$own" -ge 1 ] || fail "no worker wrote its own exit record (all recovered)"
 # The exit totals, not the close records: a worker killed between its
 # ticker's drain and the write of its close records keeps their numbers
 # (in its state file, so in its recovered exit record) but not the records.

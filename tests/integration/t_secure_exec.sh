@@ -11,13 +11,12 @@
 # not in /tmp/sockmeter-UID of either uid) and no word on stderr.
 # The control run - the same probe, not setuid, the library by path -
 # shows that this test would see a log and the message if there were any.
-# Skipped (SKIP, passes) when not root or without setpriv.
+# Skipped (SKIP) when not root or without setpriv.
 . "$(dirname "$0")/lib.sh"
 
 need_prog secprobe
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	echo "SKIP: needs root and setpriv"
-	exit 0
+	skip "needs root and setpriv"
 fi
 arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 sysdir=/usr/lib/$arch
@@ -32,7 +31,7 @@ cleanup_sec() {
 }
 trap cleanup_sec EXIT
 
-NOBODY=$(id -u nobody 2>/dev/null) || { echo "SKIP: no user nobody"; exit 0; }
+NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
 chmod 755 "$D"
 mkdir -m 1777 "$D/logs"
 install -o root -g root -m 4755 "$LIB" "$SYSLIB" || fail "cannot install $SYSLIB"

@@ -30,11 +30,20 @@ p = subprocess.run(["$PY", "$T/host.py"], stderr=w, stdout=subprocess.PIPE,
                    env=env, timeout=30)
 sys.stdout.write(p.stdout.decode())
 print("status", p.returncode)
+# The pipe must be (about) full of records: 15 interval records do not
+# fit in it, so the library's write really blocked.
+os.set_blocking(r, False)
+try:
+    d = os.read(r, 65536)
+except BlockingIOError:
+    d = b""
+print("stuck", int(len(d) >= 2048 and b'"type"' in d), len(d))
 PYEOF
 start=$(date +%s)
 "$PY" "$T/run.py" >"$T/out" 2>&1 || fail "runner: $(cat "$T/out")"
 took=$(( $(date +%s) - start ))
 grep -q '^status 3$' "$T/out" || fail "exit status: $(cat "$T/out")"
 grep -qE '^received [0-9]+$' "$T/out" || fail "output: $(cat "$T/out")"
+grep -q '^stuck 1 ' "$T/out" || fail "the log pipe was not full of records: $(cat "$T/out")"
 [ "$took" -le 12 ] || fail "took ${took}s: fork or exit waited on the stuck ticker"
 exit 0
