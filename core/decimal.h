@@ -17,6 +17,10 @@ static inline size_t put_dec(char *p, uint64_t v, unsigned width)
 	char d[20];
 	size_t n = 0, i;
 
+	if (v < 10 && width <= 1) { /* most counters of a histogram: 0 */
+		p[0] = (char)('0' + v);
+		return 1;
+	}
 	do {
 		d[n++] = (char)('0' + v % 10);
 		v /= 10;

@@ -57,7 +57,18 @@ void sbuf_clear(struct sbuf *b, size_t keep)
 		b->p[0] = '\0';
 }
 
-static bool sbuf_reserve(struct sbuf *b, size_t more)
+static bool sbuf_grow(struct sbuf *b, size_t more);
+
+/* Room for more bytes and a NUL: the common case inline (a record's many
+ * small pieces), growing out of line. */
+static inline bool sbuf_reserve(struct sbuf *b, size_t more)
+{
+	if (__builtin_expect(b->len + more + 1 <= b->cap, 1))
+		return !b->failed;
+	return sbuf_grow(b, more);
+}
+
+static __attribute__((noinline)) bool sbuf_grow(struct sbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 4096;
 	void *p;
@@ -125,7 +136,8 @@ static void sbuf_addc(struct sbuf *b, char ch)
  * what needs a float conversion (durations, rates, fractions) still goes
  * through sbuf_addf, so every number reads exactly as before.
  */
-static void sbuf_adds(struct sbuf *b, const char *str)
+static inline __attribute__((always_inline)) void sbuf_adds(struct sbuf *b,
+							   const char *str)
 {
 	size_t n = strlen(str);
 
@@ -156,7 +168,8 @@ static void sbuf_add_i64(struct sbuf *b, int64_t v)
 }
 
 /* key (literal text), then v in decimal. */
-static void sbuf_kv(struct sbuf *b, const char *key, uint64_t v)
+static inline __attribute__((always_inline)) void
+sbuf_kv(struct sbuf *b, const char *key, uint64_t v)
 {
 	sbuf_adds(b, key);
 	sbuf_add_u64(b, v);
@@ -760,7 +773,10 @@ static void text_clean(char *str)
 
 static const char *clean_copy(const char *in, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "%s", in);
+	size_t n = strnlen(in, cap - 1); /* as snprintf "%s" cuts it */
+
+	memcpy(buf, in, n);
+	buf[n] = '\0';
 	text_clean(buf);
 	return buf;
 }
