@@ -486,6 +486,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append)
 		struct summary_fd *f;
 
 		n++;
+		m->closed_count++;
 		finish_counters(m, &e.s.c);
 		fd_counters_add(&m->closed, &e.s.c);
 		state_ticker_add(m->durable, &e.s);
@@ -531,6 +532,7 @@ void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r)
 {
 	struct fd_counters dropped;
+	uint64_t dropped_n;
 
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -540,10 +542,14 @@ void meter_build(struct meter *m, enum summary_type type,
 	r->prog = m->prog;
 	r->start_ns = m->start.real_ns;
 	/* Dropped close records left raw slot numbers behind. */
-	dropped_numbers(m, KIND_COUNT, &dropped, NULL);
+	dropped_numbers(m, KIND_COUNT, &dropped, &dropped_n);
 	r->totals = m->closed;
 	fd_counters_add(&r->totals, &dropped);
-	r->fds_closed = closeq_closed(&m->q);
+	/* The closes whose numbers are in these totals: those drained and
+	 * those the full queue kept only the numbers of.  Not the closes
+	 * pushed since the drain (other threads close on while an exit
+	 * record is made): their records and numbers are in neither. */
+	r->fds_closed = m->closed_count + dropped_n;
 	r->close_dropped = closeq_dropped_records(&m->q);
 	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
 	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
@@ -939,6 +945,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	topn_forget(&m->top);
 	topn_forget(&m->closing);
 	zero_if_set(&m->closed, sizeof(m->closed));
+	zero_if_set(&m->closed_count, sizeof(m->closed_count));
 	if (!fresh)
 		memset(m->durable, 0, sizeof(*m->durable));
 	zero_if_set(m->closed_unseen, sizeof(m->closed_unseen));

@@ -188,8 +188,10 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 	unsigned k;
 
 	memset(&m->closed, 0, sizeof(m->closed));
+	m->closed_count = 0;
 	for (k = 0; k < KIND_COUNT; k++) {
 		fd_counters_add(&m->closed, &w->closed[k]);
+		m->closed_count += w->closed_n[k];
 		if (m->prom) {
 			m->prom->closed[k] = w->closed[k];
 			m->prom->closed_n[k] = w->closed_n[k];

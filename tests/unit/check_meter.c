@@ -1284,6 +1284,33 @@ START_TEST(test_meter_build_fills_header_and_totals_without_writing)
 }
 END_TEST
 
+/*
+ * fds_closed counts the closes whose numbers are in the totals: not one
+ * pushed since the last drain (an exit record is made while other threads
+ * close on; it counted them, and their records were never written).
+ */
+START_TEST(test_meter_fds_closed_counts_only_closes_in_the_totals)
+{
+	struct summary r;
+
+	start();
+	open_tcp(100, 0);
+	open_tcp(101, 0);
+	move(100, DIR_IN, 3);
+	move(101, DIR_IN, 40);
+	meter_closed(&m, 100, at_s(1).real_ns);
+	meter_tick(&m, at_s(1));
+	meter_closed(&m, 101, at_s(1).real_ns); /* pushed, not drained */
+	meter_build(&m, SUMMARY_INTERVAL, at_s(2), &r);
+	ck_assert_uint_eq(r.fds_closed, 1);
+	ck_assert_uint_eq(r.totals.bytes[DIR_IN], 3);
+	meter_tick(&m, at_s(2));
+	meter_build(&m, SUMMARY_INTERVAL, at_s(3), &r);
+	ck_assert_uint_eq(r.fds_closed, 2);
+	ck_assert_uint_eq(r.totals.bytes[DIR_IN], 43);
+}
+END_TEST
+
 static TCase *tc_config(void)
 {
 	TCase *tc = tcase_create("config_and_fork");
@@ -1299,6 +1326,7 @@ static TCase *tc_config(void)
 	tcase_add_test(tc, test_meter_unwritable_log_is_reported_once_and_metering_goes_on);
 	tcase_add_test(tc, test_meter_init_with_zero_fd_cap_fails_and_meters_nothing);
 	tcase_add_test(tc, test_meter_build_fills_header_and_totals_without_writing);
+	tcase_add_test(tc, test_meter_fds_closed_counts_only_closes_in_the_totals);
 	return tc;
 }
 
