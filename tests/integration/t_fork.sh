@@ -50,4 +50,21 @@ while read -r _ pidf idxf bytesf; do
 		"$(q "$plog" "len([f for f in conns(kind='unix') if f['bytes_in'] == $bytes])")" 1
 done < <(grep '^child ' "$T/out")
 expect_eq "children" "$kids" 3
+# A child starts from zero even when its parent's closed connections are
+# already in the parent's totals (drained before the fork).
+cat >"$T/fk.py" <<'PYEOF'
+import os, socket, time
+a, b = socket.socketpair(); a.sendall(b"w" * 1000); b.recv(4096); a.close(); b.close()
+time.sleep(0.5)
+pid = os.fork()
+if pid == 0:
+    c, d = socket.socketpair(); c.sendall(b"c" * 7); d.recv(100); c.close(); d.close(); os._exit(0)
+os.waitpid(pid, 0)
+print(pid)
+PYEOF
+mkdir -p "$T/fk"
+kid=$(SOCKMETER_INTERVAL=0.1 SOCKMETER_LOG=$T/fk/%p.log SOCKMETER_FORMAT=json sm "$PY" "$T/fk.py") ||
+	fail "fk.py failed"
+expect_eq "fork child: exit totals [in, out] after the parent's closed connections" \
+	"$(q "$T/fk/$kid.log" "[tot('bytes_in'), tot('bytes_out')]")" "[7, 7]"
 exit 0

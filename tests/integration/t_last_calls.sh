@@ -74,6 +74,21 @@ got=$("$PY" -c 'import json,sys
 p = json.load(open(sys.argv[1]))["processes"]
 print(len(p), p[0]["bytes_out"], p[0]["bytes_in"], p[0]["state"])' "$T/fail.rep")
 expect_eq "report after a failed exec" "$got" "1 200000 200000 exited"
+# A direct execve() (Python's os.execve), and fexecve (os.execve on an fd):
+# each writes the exec record before the image goes.
+cat >"$T/execve.py" <<'PYEOF'
+import os, socket, sys
+a, b = socket.socketpair(); a.sendall(b"x" * 1234); b.recv(4096)
+if sys.argv[1] == "fd":
+    os.execve(os.open("/bin/true", os.O_RDONLY), ["true"], dict(os.environ))
+os.execve("/bin/true", ["true"], dict(os.environ))
+PYEOF
+for how in path fd; do
+	SOCKMETER_LOG=$T/execve-$how.log SOCKMETER_FORMAT=json \
+		sm "$PY" "$T/execve.py" "$how" || fail "execve.py $how failed"
+	expect_eq "execve ($how): exec record [bytes_in, bytes_out, fds_open]" \
+		"$(q "$T/execve-$how.log" "[[x['totals']['bytes_in'], x['totals']['bytes_out'], x['totals']['fds_open']] for x in X]")" "[[1234, 1234, 2]]"
+done
 # Every image removed its state file: _exit, exit, and the exec'd true
 # removed the one its predecessor marked final.
 expect_eq "state files left" "$(ls -A "$T/state" | grep -vc '^\.recover')" 0

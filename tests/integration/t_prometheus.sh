@@ -26,6 +26,17 @@ for f in "$recv" "$send"; do
 		fail "promtool rejects $(basename "$f"): $(cat "$T/promtool.out")"
 done
 
+# Every family the defaults export is there (a family lost from the
+# exposition went unnoticed), and the sender's calls were counted.
+for fam in start_time_seconds last_update_timestamp_seconds fds_open \
+	fds_closed_total bytes_total calls_total errors_total peer_bytes_total \
+	tcp_rtt_seconds; do
+	grep -q "^# TYPE sockmeter_$fam " "$send" ||
+		fail "no sockmeter_$fam family in $(basename "$send")"
+done
+grep -qE "^sockmeter_calls_total\{.*kind=\"tcp\",direction=\"out\"\} [1-9]" "$send" ||
+	fail "sender calls_total: $(grep calls_total "$send")"
+
 # Exactly what moved, in the file itself.
 want_in="sockmeter_bytes_total{prog=\"socat\",pid=\"${recv##*recv.}\",kind=\"tcp\",direction=\"in\"} $size"
 want_in=${want_in/.prom\"/\"}
