@@ -946,6 +946,7 @@ __attribute__((constructor)) static void sm_init(void)
 		goto out;
 	}
 	fdcheck_enable(&sm_meter.check);
+	sm_exec_env_init();
 	sm_meter.forked_at = &tk.forked_ns;
 	sm_latency = cfg.category[CAT_LATENCY];
 	clock_origin.mono0 = now_both().mono_ns;

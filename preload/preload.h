@@ -296,6 +296,10 @@ static inline bool sm_prctl_mirrored(int option, unsigned long a2)
  */
 void sm_spawning(void);
 
+/* sm_exec_env_init - note whether LD_PRELOAD loaded us, and our name in
+ * it, for the warning of an exec that drops us.  Context: start-up only. */
+void sm_exec_env_init(void);
+
 /*
  * sm_final_record - the last record before _exit (the exit record, and
  * metering ends) or exec (the exec record; metering goes on if the exec

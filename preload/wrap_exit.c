@@ -10,6 +10,7 @@
 #include "../core/quiet.h"
 #include "../core/rawsys.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -225,6 +226,88 @@ static const char *preload_by_path(char *const env[])
 }
 
 /*
+ * Our name as LD_PRELOAD gave it at start-up, when that is how we were
+ * loaded (not /etc/ld.so.preload, which every image loads anyway, nor a
+ * dlopen): an exec whose environment no longer names us starts an image
+ * that goes unmetered (env -i, systemd-socket-activate without -E, a
+ * program that cleans its children's environment).  Said once per
+ * process: the first such exec.
+ */
+static char own_name[256];
+static bool own_by_env, unmetered_warned;
+
+/* Does token [t, t + n) name this library (or another copy of it)? */
+static bool names_us(const char *t, size_t n)
+{
+	const char *base = memrchr(t, '/', n);
+
+	base = base ? base + 1 : t;
+	return (n == strlen(own_name) && !memcmp(t, own_name, n)) ||
+	       ((size_t)(t + n - base) >= 12 && !memcmp(base, "libsockmeter", 12));
+}
+
+/* Does LD_PRELOAD in env (if any) still load a sockmeter library? */
+static bool env_loads_us(char *const env[])
+{
+	const char *v, *t;
+	size_t n;
+
+	for (; env && *env; env++) {
+		if (strncmp(*env, "LD_PRELOAD=", 11))
+			continue;
+		for (v = *env + 11; *v; v = t + n) {
+			v += strspn(v, ": ");
+			t = v;
+			n = strcspn(t, ": ");
+			if (n && names_us(t, n))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Start-up: were we loaded through LD_PRELOAD, and under which name? */
+void sm_exec_env_init(void)
+{
+	const char *pre = getenv("LD_PRELOAD"), *t;
+	Dl_info info;
+	size_t n;
+
+	if (!pre || !dladdr((void *)sm_exec_env_init, &info) ||
+	    !info.dli_fname || strlen(info.dli_fname) >= sizeof(own_name))
+		return;
+	snprintf(own_name, sizeof(own_name), "%s", info.dli_fname);
+	for (; *pre; pre = t + n) {
+		pre += strspn(pre, ": ");
+		t = pre;
+		n = strcspn(t, ": ");
+		if (n == strlen(own_name) && !memcmp(t, own_name, n))
+			own_by_env = true;
+	}
+}
+
+static void unmetered_exec_check(const char *what, char *const env[])
+{
+	char msg[640];
+	int saved = errno;
+
+	if (!own_by_env || unmetered_warned || !sm_meter.tab.cap ||
+	    sm_quiet() || env_loads_us(env)) {
+		errno = saved;
+		return;
+	}
+	unmetered_warned = true;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: exec of %s with an environment that does not "
+		 "preload %s (LD_PRELOAD was removed or changed): the new "
+		 "program is not metered; a tool that cleans the environment "
+		 "must pass LD_PRELOAD and SOCKMETER_* on",
+		 what ? what : "an fd", own_name);
+	sm_warn(msg);
+	errno = saved;
+}
+
+/*
  * An exec made while the effective ids differ from the real ones (squid's
  * master runs with real uid proxy, effective uid root, and execs its
  * workers so) starts the new image in secure-execution mode, where the
@@ -240,6 +323,7 @@ static void secure_exec_check(const char *what, char *const env[])
 	char msg[512];
 	int saved = errno;
 
+	unmetered_exec_check(what, env);
 	if (!sm_meter.tab.cap || sm_quiet() ||
 	    !(pre = preload_by_path(env)) ||
 	    syscall(SYS_getresuid, &r, &e, &s) != 0 ||
@@ -276,6 +360,7 @@ SM_EXPORT int posix_spawn(pid_t *pid, const char *path,
 			  const posix_spawnattr_t *attr, char *const argv[],
 			  char *const envp[])
 {
+	unmetered_exec_check(path, envp);
 	sm_spawning();
 	return sm_real.posix_spawn(pid, path, fa, attr, argv, envp);
 }
@@ -285,6 +370,7 @@ SM_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 			   const posix_spawnattr_t *attr, char *const argv[],
 			   char *const envp[])
 {
+	unmetered_exec_check(file, envp);
 	sm_spawning();
 	return sm_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
