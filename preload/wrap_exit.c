@@ -226,17 +226,22 @@ static const char *preload_by_path(char *const env[])
 }
 
 /*
- * Our name as LD_PRELOAD gave it at start-up, when that is how we were
- * loaded (not /etc/ld.so.preload, which every image loads anyway, nor a
- * dlopen): an exec whose environment no longer names us starts an image
- * that goes unmetered (env -i, systemd-socket-activate without -E, a
- * program that cleans its children's environment).  Said once per
- * process: the first such exec.
+ * Our name as the loader knows it, and whether LD_PRELOAD is what loaded
+ * us (not /etc/ld.so.preload, which every image loads anyway, nor a
+ * dlopen): an exec whose environment no longer preloads us starts an
+ * image that goes unmetered (env -i, systemd-socket-activate without -E,
+ * a program that cleans its children's environment).  Said once per
+ * process, at the first such exec that can succeed.  A fork child that
+ * execs so says it again (its own process); vfork and posix_spawn
+ * children share the flag.
  */
 static char own_name[256];
-static bool own_by_env, unmetered_warned;
+static bool own_by_env;
+static int unmetered_warned; /* atomic */
 
-/* Does token [t, t + n) name this library (or another copy of it)? */
+/* Does token [t, t + n) name this library, or another copy of it?  By
+ * the loader's name, or a base name starting "libsockmeter" (a bare name
+ * the loader found on its path, a $LIB in the path). */
 static bool names_us(const char *t, size_t n)
 {
 	const char *base = memrchr(t, '/', n);
@@ -246,44 +251,62 @@ static bool names_us(const char *t, size_t n)
 	       ((size_t)(t + n - base) >= 12 && !memcmp(base, "libsockmeter", 12));
 }
 
+/* Does the list v (LD_PRELOAD's syntax: names separated by blanks or
+ * colons; /etc/ld.so.preload's by white space) name us? */
+static bool list_names_us(const char *v, const char *sep)
+{
+	const char *t;
+	size_t n;
+
+	for (; *v; v = t + n) {
+		v += strspn(v, sep);
+		t = v;
+		n = strcspn(t, sep);
+		if (n && names_us(t, n))
+			return true;
+	}
+	return false;
+}
+
 /* Does LD_PRELOAD in env (if any) still load a sockmeter library? */
 static bool env_loads_us(char *const env[])
 {
-	const char *v, *t;
-	size_t n;
-
-	for (; env && *env; env++) {
-		if (strncmp(*env, "LD_PRELOAD=", 11))
-			continue;
-		for (v = *env + 11; *v; v = t + n) {
-			v += strspn(v, ": ");
-			t = v;
-			n = strcspn(t, ": ");
-			if (n && names_us(t, n))
-				return true;
-		}
-	}
+	for (; env && *env; env++)
+		if (!strncmp(*env, "LD_PRELOAD=", 11) &&
+		    list_names_us(*env + 11, ": "))
+			return true;
 	return false;
+}
+
+/* Does /etc/ld.so.preload load us (then every image has us anyway)? */
+static bool system_preloads_us(void)
+{
+	char buf[4096];
+	long fd, n;
+
+	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)"/etc/ld.so.preload",
+			  O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return false;
+	n = raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return list_names_us(buf, " \t\n:");
 }
 
 /* Start-up: were we loaded through LD_PRELOAD, and under which name? */
 void sm_exec_env_init(void)
 {
-	const char *pre = getenv("LD_PRELOAD"), *t;
+	const char *pre = getenv("LD_PRELOAD");
 	Dl_info info;
-	size_t n;
 
 	if (!pre || !dladdr((void *)sm_exec_env_init, &info) ||
 	    !info.dli_fname || strlen(info.dli_fname) >= sizeof(own_name))
 		return;
 	snprintf(own_name, sizeof(own_name), "%s", info.dli_fname);
-	for (; *pre; pre = t + n) {
-		pre += strspn(pre, ": ");
-		t = pre;
-		n = strcspn(t, ": ");
-		if (n == strlen(own_name) && !memcmp(t, own_name, n))
-			own_by_env = true;
-	}
+	own_by_env = list_names_us(pre, ": ") && !system_preloads_us();
 }
 
 static void unmetered_exec_check(const char *what, char *const env[])
@@ -291,19 +314,25 @@ static void unmetered_exec_check(const char *what, char *const env[])
 	char msg[640];
 	int saved = errno;
 
-	if (!own_by_env || unmetered_warned || !sm_meter.tab.cap ||
-	    sm_quiet() || env_loads_us(env)) {
-		errno = saved;
-		return;
-	}
-	unmetered_warned = true;
+	if (!own_by_env || __atomic_load_n(&unmetered_warned, __ATOMIC_RELAXED) ||
+	    !sm_meter.tab.cap || sm_quiet() || env_loads_us(env))
+		goto out;
+	/* An exec that will fail (a PATH search trying each directory, a
+	 * missing program) starts nothing: not that one.  (Relative to the
+	 * working directory: execveat's dirfd is not looked at.) */
+	if (what && strchr(what, '/') &&
+	    raw_syscall6(SYS_faccessat, AT_FDCWD, (long)what, X_OK, 0, 0, 0))
+		goto out;
+	if (__atomic_exchange_n(&unmetered_warned, 1, __ATOMIC_RELAXED))
+		goto out;
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: exec of %s with an environment that does not "
 		 "preload %s (LD_PRELOAD was removed or changed): the new "
 		 "program is not metered; a tool that cleans the environment "
 		 "must pass LD_PRELOAD and SOCKMETER_* on",
-		 what ? what : "an fd", own_name);
+		 what && *what ? what : "an fd", own_name);
 	sm_warn(msg);
+out:
 	errno = saved;
 }
 

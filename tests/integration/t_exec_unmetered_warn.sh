@@ -29,4 +29,51 @@ for i in range(3):
 	fail "python: $(cat "$T/err5")"
 expect_eq "three empty environments: lines" "$(grep -c '^sockmeter: exec of /bin/true' "$T/err5")" 1
 expect_eq "three empty environments: other lines" "$(grep -vc '^sockmeter: exec of' "$T/err5")" 0
+# An exec that fails starts nothing: a PATH search tries each directory
+# (Python's subprocess execs each candidate itself); the warning names
+# the program that ran, and a missing one uses nothing up.
+sm "$PY" -c '
+import subprocess
+try:
+    subprocess.run(["/no/such/prog"], env={})
+except FileNotFoundError:
+    pass
+subprocess.run(["true"], env={"PATH": "/nonexistent:/usr/bin:/bin"})' 2>"$T/err6" ||
+	fail "python PATH search: $(cat "$T/err6")"
+grep -q '^sockmeter: exec of /usr/bin/true with' "$T/err6" ||
+	fail "PATH search: $(cat "$T/err6")"
+expect_eq "PATH search: lines" "$(grep -c . "$T/err6")" 1
+# A bare name the loader found on its path names us too.
+timeout 30 env LD_PRELOAD=libsockmeter.so LD_LIBRARY_PATH="$(dirname "$LIB")" \
+	env -i /bin/true 2>"$T/err7" || fail "bare name: status"
+grep -q '^sockmeter: exec of /bin/true with' "$T/err7" || fail "bare name: $(cat "$T/err7")"
+# Never a stuck program: with stderr a full pipe nobody reads, the
+# warning goes to syslog (off here) and the exec goes on.
+"$PY" - "$LIB" "$T" <<'PYEOF' >"$T/full.out" 2>&1 || fail "full stderr: $(cat "$T/full.out")"
+import fcntl, os, subprocess, sys
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
+try:
+    while True:
+        os.write(w, b"." * 4096)
+except BlockingIOError:
+    pass
+fcntl.fcntl(w, fcntl.F_SETFL, 0)
+env = dict(os.environ, LD_PRELOAD=sys.argv[1], SOCKMETER_SYSLOG="off",
+           SOCKMETER_LOG=sys.argv[2] + "/full.%p.log")
+p = subprocess.run(["env", "-i", "/bin/true"], stderr=w, env=env, timeout=20)
+assert p.returncode == 0, p.returncode
+PYEOF
+# Loaded through /etc/ld.so.preload as well: every program gets the
+# library anyway, nothing to say (a mount namespace with its own /etc).
+if unshare -m true 2>/dev/null; then
+	mkdir -p "$T/etc"
+	cp -a /etc/. "$T/etc/" 2>/dev/null
+	printf '%s\n' "$LIB" >"$T/etc/ld.so.preload"
+	unshare -m sh -c 'mount --bind "$1/etc" /etc && LD_PRELOAD="$2" SOCKMETER_LOG="$1/sys.%p.log" env -i /bin/true' \
+		sh "$T" "$LIB" 2>"$T/err8" || fail "ld.so.preload: $(cat "$T/err8")"
+	expect_eq "ld.so.preload too: stderr" "$(cat "$T/err8")" ""
+else
+	echo "NOTE: no mount namespace here: the /etc/ld.so.preload case is not tried"
+fi
 exit 0
