@@ -556,12 +556,15 @@ def _read_state(fd, path):
     whole = tk + L["tick_buf"] + active * L["closed_size"]
     upto = struct.unpack_from("=Q", data, whole + L["closed_upto"])[0]
     kinds = L["kinds"]
+    closed = 0  # the closes in these totals, as the library counts them
     for k in range(kinds):
         add(ctr(whole + L["closed_c"] + k * L["counters_size"]))
         add(ctr(L["queue_off"] + L["q_dropped_c"] + k * L["counters_size"]))
-    head, pushed = struct.unpack_from("=Q", data, L["queue_off"] +
-                                      L["q_head"])[0], \
-        struct.unpack_from("=Q", data, L["queue_off"] + L["q_pushed"])[0]
+        closed += struct.unpack_from("=Q", data, whole + L["closed_n"] +
+                                     8 * k)[0]
+        closed += struct.unpack_from("=Q", data, L["queue_off"] +
+                                     L["q_dropped_n"] + 8 * k)[0]
+    head = struct.unpack_from("=Q", data, L["queue_off"] + L["q_head"])[0]
     # Closes not drained yet.
     for pos in range(upto, min(head, upto + L["ring_count"])):
         ent = os.pread(fd, L["entry_size"], L["ring_off"] +
@@ -570,6 +573,7 @@ def _read_state(fd, path):
                 struct.unpack_from("=I", ent, L["entry_state"])[0] != 2:
             continue
         add(ctr(L["entry_snapshot"] + L["snap_counters"], ent))
+        closed += 1
     # The fds open now: every tracked slot.
     fds = []
     hot = lambda s, o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
@@ -588,7 +592,7 @@ def _read_state(fd, path):
     for k in ("fd", "kind", "opened"):
         del totals[k]
     totals["fds_open"] = len(fds)
-    totals["fds_closed"] = pushed
+    totals["fds_closed"] = closed
     alive = _state_alive(path, proc_start) and status != 3
     r = dict(type="interval" if alive else "exit", ts=time.time(), pid=pid,
              prog=_cstr(prog), start=_ts(start_real), totals=totals,

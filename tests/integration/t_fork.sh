@@ -65,6 +65,6 @@ PYEOF
 mkdir -p "$T/fk"
 kid=$(SOCKMETER_INTERVAL=0.1 SOCKMETER_LOG=$T/fk/%p.log SOCKMETER_FORMAT=json sm "$PY" "$T/fk.py") ||
 	fail "fk.py failed"
-expect_eq "fork child: exit totals [in, out] after the parent's closed connections" \
-	"$(q "$T/fk/$kid.log" "[tot('bytes_in'), tot('bytes_out')]")" "[7, 7]"
+expect_eq "fork child: exit totals [in, out, fds_closed] after the parent's closed connections" \
+	"$(q "$T/fk/$kid.log" "[tot('bytes_in'), tot('bytes_out'), tot('fds_closed')]")" "[7, 7, 2]"
 exit 0

@@ -14,6 +14,8 @@ export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json \
 mkdir -p "$T/logs"
 cat >"$T/victim.py" <<'PYEOF'
 import os, socket, time
+c, d = socket.socketpair()
+c.close(); d.close()  # two closes, no bytes
 a, b = socket.socketpair()
 a.sendall(b"x" * 54321)
 n = 0
@@ -35,19 +37,19 @@ log=$T/logs/$vpid.log
 grep -qE "^python3 +$vpid .* 53\.0K +53\.0K +2 " "$T/top" ||
 	fail "top does not show the live counters: $(cat "$T/top")"
 
-rep() { # STATE-OPTION... : "state bytes_in bytes_out" of the one process
+rep() { # STATE-OPTION... : "state bytes_in bytes_out fds_closed" of the one process
 	"$report" -f json "$@" "$log" >"$T/rep.json" 2>"$T/rep.err" ||
 		fail "report: $(cat "$T/rep.err")"
 	"$PY" -c 'import json, sys
 p = json.load(open(sys.argv[1]))["processes"]
 assert len(p) == 1, p
-print(p[0]["state"], p[0]["bytes_in"], p[0]["bytes_out"])' "$T/rep.json"
+print(p[0]["state"], p[0]["bytes_in"], p[0]["bytes_out"], p[0]["fds_closed"])' "$T/rep.json"
 }
-expect_eq "report --state, running" "$(rep --state "$T/state")" "no exit record 54321 54321"
+expect_eq "report --state, running" "$(rep --state "$T/state")" "no exit record 54321 54321 2"
 kill -KILL "$vpid"
 while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
-expect_eq "report --state, killed" "$(rep --state "$T/state")" "ended: unrecovered 54321 54321"
+expect_eq "report --state, killed" "$(rep --state "$T/state")" "ended: unrecovered 54321 54321 2"
 "$top" recover -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
-expect_eq "report, recovered" "$(rep)" "ended: killed 54321 54321"
-expect_eq "report --state, recovered" "$(rep --state "$T/state")" "ended: killed 54321 54321"
+expect_eq "report, recovered" "$(rep)" "ended: killed 54321 54321 2"
+expect_eq "report --state, recovered" "$(rep --state "$T/state")" "ended: killed 54321 54321 2"
 exit 0
