@@ -872,7 +872,10 @@ static bool valgrind_wanted(void)
 {
 	const char *v = secure_getenv("SOCKMETER_VALGRIND");
 
-	return v && strcmp(v, "meter") == 0;
+	if (!v)
+		return false;
+	v += strspn(v, " \t"); /* blanks around a value are ignored */
+	return strncmp(v, "meter", 5) == 0 && v[5 + strspn(v + 5, " \t")] == '\0';
 }
 
 /* Is another copy of the library before this one? */

@@ -15,7 +15,8 @@
 # only when all passed.  A test that exits 77 is skipped ("SKIP name: why",
 # why being its last "skip: ..." line; counted apart, not a failure).
 # A test that ends in 0 after an error of its own shell ("TEST: line N:
-# ...") fails: the error may have left a check out.
+# ...", or in a helper it sourced) fails: the error may have left a check
+# out.
 # SM_VERBOSE=1 shows a failed test's whole output.
 run_tests() {
 	local out=$1 t name st reason kept err passed=0 failed=0 skipped=0
@@ -35,7 +36,7 @@ run_tests() {
 		# expression) can leave a check out and still end in 0: that
 		# is a failure.
 		# (Job notices such as "line N: PID Killed ..." are no error.)
-		err="^$t: line [0-9]*: .*\(unbound variable\|command not found\|syntax error\|expression expected\|operator expected\|too many arguments\|bad substitution\|ambiguous redirect\)"
+		err="^[^ ]*\.sh: line [0-9]*: .*\(unbound variable\|command not found\|syntax error\|expression expected\|operator expected\|too many arguments\|bad substitution\|ambiguous redirect\)"
 		if [ "$st" = 0 ] && grep -q "$err" "$out"; then
 			echo "FAIL $name: the test script erred: $(grep -m 1 "$err" "$out")"
 			failed=$((failed + 1))

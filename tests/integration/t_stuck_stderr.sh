@@ -30,8 +30,10 @@ p = subprocess.run(["$PY", "$T/host.py"], stderr=w, stdout=subprocess.PIPE,
                    env=env, timeout=30)
 sys.stdout.write(p.stdout.decode())
 print("status", p.returncode)
-# The pipe must be (about) full of records: 15 interval records do not
-# fit in it, so the library's write really blocked.
+# The pipe must hold the library's records, half of it at least: with
+# 15 interval records (more than the 4 KiB pipe holds) and nobody
+# reading, its write then blocks (a write of up to 4 KiB waits for room
+# for all of it, so the pipe may stay short of full).
 os.set_blocking(r, False)
 try:
     d = os.read(r, 65536)
