@@ -474,7 +474,8 @@ static void sweep_strays(struct meter *m)
  * Returns how many m->closing holds (records that did not fit in memory
  * are counted as dropped).
  */
-static uint32_t drain(struct meter *m, uint32_t most, bool append)
+static uint32_t drain(struct meter *m, uint32_t most, bool append,
+		      bool sweep)
 {
 	struct closeq_entry e;
 	uint64_t n = 0;
@@ -510,7 +511,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append)
 		if (m->cfg.category[CAT_NAMES])
 			enrich_name(LOAD(&m->names), f);
 	}
-	if (most == UINT32_MAX)
+	if (sweep)
 		sweep_strays(m);
 	/* Their numbers are durable before the entries leave the queue: a
 	 * process killed in between is counted once either way. */
@@ -734,8 +735,14 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		pushed = settle_begin(m, &pauses);
 	/* A drain alone takes a bounded batch: the ticker holds the state
 	 * lock (fork waits on it) for a bounded time, and comes back for the
-	 * rest at once.  A record drains all: its totals are whole. */
-	nclosed = drain(m, record ? UINT32_MAX : MORE_DRAIN, false);
+	 * rest at once.  A record drains all: its totals are whole.  A final
+	 * record drains at most a queue's worth in all: with other threads
+	 * closing faster than records are made, draining on would take longer
+	 * than an exec or _exit waits for it (2 s), and a killed ticker
+	 * loses what it drained; closes after that are in neither the record
+	 * nor its totals (fds_closed counts those in). */
+	nclosed = drain(m, final ? CLOSEQ_CAP : record ? UINT32_MAX : MORE_DRAIN,
+			false, record);
 	for (;;) {
 		meter_build(m, type, now, &r);
 		/* Prometheus: a whole snapshot per record; no close records. */
@@ -745,7 +752,8 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		if (!final || ++tries >= SETTLE_TRIES || settled(m, pushed))
 			break;
 		pushed = settle_begin(m, &pauses);
-		nclosed = drain(m, UINT32_MAX, true);
+		nclosed = drain(m, nclosed < CLOSEQ_CAP ? CLOSEQ_CAP - nclosed : 0,
+				true, true);
 	}
 	if (m->prom) {
 		if (record && (r.fds_open || r.fds_closed))

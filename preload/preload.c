@@ -70,6 +70,9 @@ struct ticker_shared {
 	uint32_t pin_req;  /* keep the log open (PIN_*): see pin_log */
 	uint32_t pin_done; /* futex word: grows when a pin_req is served */
 	uint32_t start_failed; /* no thread could be made */
+	/* An exec record is out (futex word): no batch after it until the
+	 * exec fails (sm_exec_failed); if it succeeds the ticker is gone. */
+	uint32_t exec_hold;
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
@@ -445,6 +448,16 @@ static void *ticker_main(void *arg)
 		bool more;
 
 		serve_cred();
+		if (__atomic_load_n(&tk.exec_hold, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&tk.final_req, __ATOMIC_ACQUIRE)) {
+			/* The closes made since the exec record are in
+			 * neither it nor its totals: written only if the
+			 * exec fails, in this image's later records. */
+			struct timespec poll_ns = { 0, 10000000 };
+
+			futex(&tk.exec_hold, FUTEX_WAIT, 1, &poll_ns);
+			continue;
+		}
 		pthread_mutex_lock(&tk.tick_lock);
 		now = now_both();
 		calibrate(now);
@@ -462,6 +475,8 @@ static void *ticker_main(void *arg)
 		if (req)
 			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
+		if (req == 2)
+			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
 		if (req)
 			final_written(req);
 		if ((pin = __atomic_exchange_n(&tk.pin_req, 0,
@@ -1233,6 +1248,12 @@ static void ask_ticker(bool exec)
 	__atomic_store_n(&tk.final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
 	wake_ticker();
 	wait_change(&final_done, done, &until);
+}
+
+void sm_exec_failed(void)
+{
+	if (__atomic_exchange_n(&tk.exec_hold, 0, __ATOMIC_ACQ_REL))
+		futex(&tk.exec_hold, FUTEX_WAKE, 1, NULL);
 }
 
 void sm_spawning(void)

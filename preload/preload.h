@@ -296,6 +296,10 @@ static inline bool sm_prctl_mirrored(int option, unsigned long a2)
  */
 void sm_spawning(void);
 
+/* sm_exec_failed - an exec whose record was written returned: the ticker
+ * makes batches again.  Context: any thread. */
+void sm_exec_failed(void);
+
 /* sm_exec_env_init - note whether LD_PRELOAD loaded us, and our name in
  * it, for the warning of an exec that drops us.  Context: start-up only. */
 void sm_exec_env_init(void);

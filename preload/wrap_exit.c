@@ -375,6 +375,7 @@ static void secure_exec_check(const char *what, char *const env[])
 /* The exec returned: it failed, and this image goes on metering. */
 static int exec_failed(int r)
 {
+	sm_exec_failed();
 	sm_durable_end(SM_END_EXEC_FAILED);
 	return r;
 }

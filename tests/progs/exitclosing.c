@@ -4,10 +4,13 @@
  * 100 bytes, close both ends, and again; main calls exit() after MS
  * milliseconds (default 300).  The exit record is made while closes go on.
  *
- *   exitclosing [MS]
+ *   exitclosing [MS [exec]]
+ *
+ * With "exec", main execs /bin/true instead of calling exit().
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -38,5 +41,9 @@ int main(int argc, char **argv)
 		if (pthread_create(&t, NULL, churn, NULL))
 			return 2;
 	usleep((useconds_t)ms * 1000);
+	if (argc > 2 && !strcmp(argv[2], "exec")) {
+		execl("/bin/true", "true", (char *)NULL);
+		return 3;
+	}
 	exit(0);
 }
