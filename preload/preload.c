@@ -71,8 +71,11 @@ struct ticker_shared {
 	uint32_t pin_done; /* futex word: grows when a pin_req is served */
 	uint32_t start_failed; /* no thread could be made */
 	/* An exec record is out (futex word): no batch after it until the
-	 * exec fails (sm_exec_failed); if it succeeds the ticker is gone. */
+	 * exec fails (sm_exec_failed); if it succeeds the ticker is gone.
+	 * At most EXEC_HOLD_NS from exec_hold_ns (an exec that gave up
+	 * waiting and failed before the record was out never clears it). */
 	uint32_t exec_hold;
+	uint64_t exec_hold_ns;
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
@@ -430,6 +433,8 @@ static void serve_cred(void)
 	futex(&tk.cred_done, FUTEX_WAKE, INT32_MAX, NULL);
 }
 
+#define EXEC_HOLD_NS 5000000000ull
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -448,6 +453,9 @@ static void *ticker_main(void *arg)
 		bool more;
 
 		serve_cred();
+		if (__atomic_load_n(&tk.exec_hold, __ATOMIC_ACQUIRE) &&
+		    now_both().mono_ns - tk.exec_hold_ns > EXEC_HOLD_NS)
+			__atomic_store_n(&tk.exec_hold, 0, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&tk.exec_hold, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&tk.final_req, __ATOMIC_ACQUIRE)) {
 			/* The closes made since the exec record are in
@@ -475,8 +483,10 @@ static void *ticker_main(void *arg)
 		if (req)
 			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
-		if (req == 2)
+		if (req == 2) {
+			tk.exec_hold_ns = now_both().mono_ns;
 			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
+		}
 		if (req)
 			final_written(req);
 		if ((pin = __atomic_exchange_n(&tk.pin_req, 0,
