@@ -1238,7 +1238,12 @@ void sm_closing_range(unsigned first, unsigned last)
  * then the state file keeps the numbers instead. */
 static bool stderr_stuck(void)
 {
-	return sm_meter.sink.to_stderr && !sm_quiet() && sm_fd2_room() != 1;
+	struct pollfd p = { .fd = 2, .events = POLLOUT };
+	struct timespec zero = { 0, 0 };
+
+	return sm_meter.sink.to_stderr && !sm_quiet() &&
+	       (syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) != 1 ||
+		!(p.revents & POLLOUT));
 }
 
 /* Ask the ticker for the final record and wait for it, 2 s at most (then

@@ -41,13 +41,17 @@ void sm_warn_config(const struct config *cfg)
 	syslog_path[sizeof(syslog_path) - 1] = '\0';
 }
 
-int sm_fd2_room(void)
+/* Would a write to fd 2 go through now?  A pipe or FIFO nobody reads
+ * would block the program's thread for good (an exec's warning is made on
+ * it): then the warning goes to syslog.  A poll that fails says nothing
+ * against it. */
+static bool err_has_room(void)
 {
 	struct pollfd p = { .fd = 2, .events = POLLOUT };
 	struct timespec now = { 0, 0 };
 	long r = raw_syscall6(SYS_ppoll, (long)&p, 1, (long)&now, 0, 0, 0);
 
-	return r < 0 ? -1 : r == 1 && (p.revents & POLLOUT);
+	return r != 0 || (p.revents & POLLOUT);
 }
 
 void sm_warn(const char *msg)
@@ -56,10 +60,7 @@ void sm_warn(const char *msg)
 
 	if (sm_quiet())
 		return; /* sandboxed: no system call of ours (quiet.h) */
-	/* A stderr nobody reads would block the program's thread for good
-	 * (an exec's warning is made on it): syslog then.  A poll that fails
-	 * says nothing against it. */
-	if (!err_unfit && stderr_id_same(&err_at_start) && sm_fd2_room() != 0)
+	if (!err_unfit && stderr_id_same(&err_at_start) && err_has_room())
 		sink_warn(&err_at_start, msg);
 	else if (strcmp(syslog_path, "off") != 0)
 		syslog_send(syslog_path, (long)syscall(SYS_getpid), msg);

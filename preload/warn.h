@@ -18,13 +18,6 @@ void sm_warn_init(void);
 void sm_warn_config(const struct config *cfg);
 
 /*
- * sm_fd2_room - would a write to fd 2 go through now (a pipe or FIFO
- * nobody reads would block for good)?  1 yes, 0 no, -1 the poll failed.
- * Context: any thread and signal handler.
- */
-int sm_fd2_room(void);
-
-/*
  * sm_warn - one warning line (msg, without its newline); errno kept.
  * Context: any thread (not a signal handler).
  */
