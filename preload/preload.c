@@ -1021,6 +1021,9 @@ __attribute__((destructor)) static void sm_fini(void)
 	 * its parent's, and the ticker's memory is not even there (topn.c). */
 	if (sm_meter.tab.cap && sm_foreign_process())
 		return;
+	/* exit() in a handler that cut a data call short: its bytes. */
+	if (sm_meter.tab.cap)
+		sm_count_interrupted();
 	/* What the FILEs on metered fds still buffer leaves now, counted
 	 * (glibc would flush it after this destructor, too late). */
 	if (sm_meter.tab.cap)
@@ -1292,6 +1295,10 @@ void sm_final_record(bool exec)
 			sm_spawning();
 		return;
 	}
+	/* _exit in a handler that cut a data call short: its bytes (not for
+	 * an exec, which may fail and return to the wrapper). */
+	if (!exec)
+		sm_count_interrupted();
 	/* Nothing was ever tracked (a pre-fork server's worker that only
 	 * exits, a child that execs): no record would be written, so none is
 	 * made, and the state file (if any) is only settled.  Inline system

@@ -469,6 +469,55 @@ static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
 #define SM_ACCT_DEFAULT (ACCT_BYTES | ACCT_CALLS | ACCT_ERRORS | ACCT_SIZES)
 
 /*
+ * A data call in the kernel, noted in its slot (fd_slot.inflight_sp): the
+ * low 16 bits of the calling thread's stack pointer, stored just before
+ * the real call and cleared just after it, one store each (the hot path's
+ * whole cost).  A handler the program installed runs through our
+ * trampoline (wrap_signals.c), which reads it: a handler that interrupted
+ * such a call right as its system call returned (a signal pending then: a
+ * blocking send cut short by SIGQUIT) runs before the wrapper counts, and
+ * if it ends the process (_exit, exit), the call's bytes, already moved,
+ * would never be counted.  The stack pointer tells the interrupted
+ * thread's call from another thread's on the same fd.  Only calls whose
+ * fd is their first argument and whose result is their bytes are noted
+ * (not the *mmsg family, sendfile, splice, tee, nor stdio).
+ * Context: any thread and signal handler.
+ */
+#if defined(__x86_64__)
+static inline __attribute__((always_inline)) void
+sm_inflight_set(enum fd_dir dir, struct fd_slot *s)
+{
+	/* One instruction; not volatile, so the compiler keeps the latency
+	 * path apart (a volatile asm joined them: three more). */
+	__asm__("movw %%sp, %0" : "=m"(s->inflight_sp[dir]));
+}
+
+static inline __attribute__((always_inline)) void
+sm_inflight_clear(enum fd_dir dir, struct fd_slot *s)
+{
+	__atomic_store_n(&s->inflight_sp[dir], 0, __ATOMIC_RELAXED);
+}
+#else
+static inline void sm_inflight_set(enum fd_dir dir, struct fd_slot *s)
+{
+	(void)dir;
+	(void)s;
+}
+
+static inline void sm_inflight_clear(enum fd_dir dir, struct fd_slot *s)
+{
+	(void)dir;
+	(void)s;
+}
+#endif
+
+/* sm_count_interrupted - count the data call a handler of this thread
+ * interrupted as it returned (see sm_inflight), once; for the final record
+ * of exit and _exit, made in that handler.  Context: the thread about to
+ * end the process. */
+void sm_count_interrupted(void);
+
+/*
  * sm_count_slow - sm_data's out-of-line half: an fd seen for the first time
  * (classified here, once: a few system calls), categories other than the
  * default set, latency.

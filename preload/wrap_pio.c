@@ -31,8 +31,11 @@ ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t len);
 						 SM_UNPAREN params)  \
 	{                                                            \
 		uint64_t t0 = sm_start();                            \
-		ssize_t r = sm_real.name args;                       \
+		ssize_t r;                                           \
                                                                      \
+		sm_inflight_set(dir, s_);                            \
+		r = sm_real.name args;                               \
+		sm_inflight_clear(dir, s_);                          \
 		sm_data(s_, dir, r, t0);                             \
 		return r;                                            \
 	}                                                            \

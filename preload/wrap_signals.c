@@ -45,6 +45,10 @@ int sm_query_action(int sig, struct sigaction *sa)
 {
 	return sigaction(sig, NULL, sa);
 }
+
+void sm_count_interrupted(void)
+{
+}
 #else
 #include <string.h>
 
@@ -72,11 +76,157 @@ static __thread uintptr_t entry_sp __attribute__((tls_model("initial-exec")));
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-static void tramp_plain(int sig)
+/*
+ * A data call a handler interrupted as it returned (see sm_inflight_set in
+ * preload.h).  When a signal is pending as a system call returns, the
+ * kernel runs the handler before the instruction after the `syscall`: the
+ * call's result is in the interrupted context's rax, its fd still in rdi
+ * (the kernel keeps the argument registers), and the wrapper has not
+ * counted it yet.  The trampoline that finds this keeps a note in its own
+ * frame, linked from the thread; the note goes when the handler returns
+ * (the wrapper then counts as ever).  If the handler ends the process
+ * instead, sm_count_interrupted counts the note's bytes for the final
+ * record.  A handler left by siglongjmp leaves its note behind: the
+ * wrapper never counted that call either, so the note is still owed; a
+ * check word (the note's address and contents mixed with a per-process
+ * key) tells a note from a stack reused since, and the slot is checked to
+ * be in the table before use.
+ */
+struct intr_note {
+	struct fd_slot *slot; /* NULL: nothing owed */
+	int64_t bytes;
+	enum fd_dir dir;
+	struct intr_note *prev;
+	uintptr_t check;
+};
+static __thread struct intr_note *intr_head
+	__attribute__((tls_model("initial-exec")));
+
+static uintptr_t note_check(const struct intr_note *n)
+{
+	static const char key;
+	uintptr_t h = (uintptr_t)&key * 0x9e3779b97f4a7c15u;
+
+	h ^= (uintptr_t)n + (uintptr_t)n->slot * 3 + (uintptr_t)n->bytes * 5 +
+	     (uintptr_t)n->dir * 7 + (uintptr_t)n->prev * 11;
+	return h * 0xff51afd7ed558ccdu;
+}
+
+static bool slot_valid(const struct fd_slot *s)
+{
+	uintptr_t base = (uintptr_t)sm_meter.tab.slots, p = (uintptr_t)s;
+
+	return s && base && p >= base &&
+	       (p - base) / sizeof(*s) < sm_meter.tab.cap &&
+	       (p - base) % sizeof(*s) == 0;
+}
+
+#if defined(__x86_64__)
+/* The slot and direction of the data call uc was interrupted right after
+ * the system call of, and its result; false when it was not one: the
+ * instruction before rip is not a `syscall` (0f 05), the result is an
+ * error, the fd in rdi has no call noted in flight by a stack pointer just
+ * above the interrupted one (a wrapper's frame lies above libc's), or has
+ * one in each direction (which was ours cannot be told: none is taken). */
+static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
+	uint16_t sp = (uint16_t)g[REG_RSP];
+	unsigned fd = (unsigned)(int)g[REG_RDI];
+	struct fd_slot *s;
+	int d, found = 0;
+
+	/* Never a read across a page boundary: the page before might not be
+	 * mapped had no system call just returned. */
+	if (g[REG_RAX] < 0 || ((uintptr_t)ip & 4095) < 2 || ip[-2] != 0x0f ||
+	    ip[-1] != 0x05 || !sm_meter.tab.slots || fd >= sm_meter.tab.cap)
+		return false;
+	s = &sm_meter.tab.slots[fd];
+	for (d = 0; d < DIR_COUNT; d++) {
+		uint16_t m = __atomic_load_n(&s->inflight_sp[d],
+					     __ATOMIC_RELAXED);
+		uint16_t above = (uint16_t)(m - sp);
+
+		if (m && above >= 8 && above <= 1024) {
+			n->dir = (enum fd_dir)d;
+			found++;
+		}
+	}
+	if (found != 1)
+		return false;
+	n->slot = s;
+	n->bytes = g[REG_RAX];
+	return true;
+}
+
+/* The context a plain handler (no SA_SIGINFO) was called on: the kernel
+ * builds the same frame for both kinds, the return address (glibc's
+ * restorer: `mov $15, %rax; syscall`, what libgcc's unwinder checks too)
+ * at its bottom and the ucontext right above it.  NULL when the frame is
+ * not that (a sanitizer calling the handler itself). */
+static const ucontext_t *plain_context(void *ret, void *frame)
+{
+	static const unsigned char restorer[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
+						  0x00, 0x00, 0x0f, 0x05 };
+
+	/* frame: the saved rbp; above it the return address, then uc. */
+	if (!ret || *(void **)((char *)frame + sizeof(void *)) != ret ||
+	    memcmp(ret, restorer, sizeof(restorer)) != 0)
+		return NULL;
+	return (const ucontext_t *)((char *)frame + 2 * sizeof(void *));
+}
+#else
+static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
+{
+	(void)uc;
+	(void)n;
+	return false;
+}
+#endif
+
+/* Trampoline entry: note the data call the handler interrupted as it
+ * returned, if it did. */
+static void note_enter(struct intr_note *n, const ucontext_t *uc)
+{
+	n->slot = NULL;
+	if (!uc || !interrupted_call(uc, n)) {
+		n->slot = NULL;
+		return;
+	}
+	n->prev = intr_head;
+	n->check = note_check(n);
+	intr_head = n;
+}
+
+/* Trampoline exit (the handler returned): the wrapper counts its call. */
+static void note_leave(struct intr_note *n)
+{
+	if (n->slot)
+		intr_head = n->prev;
+}
+
+void sm_count_interrupted(void)
+{
+	struct intr_note *n = intr_head;
+	int guard = 64;
+
+	intr_head = NULL;
+	for (; n && guard--; n = n->prev) {
+		if (n->check != note_check(n) || !slot_valid(n->slot))
+			break;
+		sm_data(n->slot, n->dir, n->bytes, 0);
+		n->slot = NULL;
+		n->check = 0;
+	}
+}
+
+static __attribute__((noinline)) void tramp_plain(int sig)
 {
 	volatile char here = 0;
 	unsigned d = depth;
 	sm_sighandler_t fn;
+	struct intr_note note;
 
 	if (sig <= 0 || sig >= NSIG)
 		return;
@@ -84,8 +234,15 @@ static void tramp_plain(int sig)
 	if (!d)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
+#if defined(__x86_64__)
+	note_enter(&note, plain_context(__builtin_return_address(0),
+					 __builtin_frame_address(0)));
+#else
+	note_enter(&note, NULL);
+#endif
 	if (fn)
 		fn(sig);
+	note_leave(&note);
 	depth = d;
 	(void)here;
 }
@@ -95,6 +252,7 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	volatile char here = 0;
 	unsigned d = depth;
 	info_handler fn;
+	struct intr_note note;
 
 	if (sig <= 0 || sig >= NSIG)
 		return;
@@ -102,8 +260,10 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	if (!d)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
+	note_enter(&note, uc);
 	if (fn)
 		fn(sig, si, uc);
+	note_leave(&note);
 	depth = d;
 	(void)here;
 }
@@ -129,8 +289,10 @@ void sm_signals_after_fork(void)
 {
 	/* A child forked from inside a handler (PostgreSQL's postmaster
 	 * starts some children so) is a process of its own: libc made its
-	 * locks fresh, and a thread may start there. */
+	 * locks fresh, and a thread may start there.  The call its parent's
+	 * handler interrupted is the parent's to count. */
 	depth = 0;
+	intr_head = NULL;
 }
 
 int sm_query_action(int sig, struct sigaction *sa)

@@ -36,8 +36,11 @@ static SM_METERED ssize_t metered_read(int fd, void *buf, size_t n,
 				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.read(fd, buf, n);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.read(fd, buf, n);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -55,8 +58,11 @@ static SM_METERED ssize_t metered_read_chk(int fd, void *buf, size_t n,
 					   size_t buflen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.__read_chk(fd, buf, n, buflen);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.__read_chk(fd, buf, n, buflen);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -74,8 +80,11 @@ static SM_METERED ssize_t metered_write(int fd, const void *buf, size_t n,
 					struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.write(fd, buf, n);
+	ssize_t r;
 
+	sm_inflight_set(DIR_OUT, s);
+	r = sm_real.write(fd, buf, n);
+	sm_inflight_clear(DIR_OUT, s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -93,8 +102,11 @@ static SM_METERED ssize_t metered_readv(int fd, const struct iovec *iov,
 					int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.readv(fd, iov, cnt);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.readv(fd, iov, cnt);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -112,8 +124,11 @@ static SM_METERED ssize_t metered_writev(int fd, const struct iovec *iov,
 					 int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.writev(fd, iov, cnt);
+	ssize_t r;
 
+	sm_inflight_set(DIR_OUT, s);
+	r = sm_real.writev(fd, iov, cnt);
+	sm_inflight_clear(DIR_OUT, s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -131,8 +146,11 @@ static SM_METERED ssize_t metered_send(int fd, const void *buf, size_t n,
 				       int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.send(fd, buf, n, flags);
+	ssize_t r;
 
+	sm_inflight_set(DIR_OUT, s);
+	r = sm_real.send(fd, buf, n, flags);
+	sm_inflight_clear(DIR_OUT, s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -150,8 +168,11 @@ static SM_METERED ssize_t metered_recv(int fd, void *buf, size_t n, int flags,
 				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.recv(fd, buf, n, flags);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.recv(fd, buf, n, flags);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -170,8 +191,11 @@ static SM_METERED ssize_t metered_recv_chk(int fd, void *buf, size_t n,
 					   struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.__recv_chk(fd, buf, n, buflen, flags);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.__recv_chk(fd, buf, n, buflen, flags);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -191,8 +215,11 @@ static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n,
 					 socklen_t tolen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.sendto(fd, buf, n, flags, to, tolen);
+	ssize_t r;
 
+	sm_inflight_set(DIR_OUT, s);
+	r = sm_real.sendto(fd, buf, n, flags, to, tolen);
+	sm_inflight_clear(DIR_OUT, s);
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(flags & MSG_FASTOPEN) && to)
 		sm_fastopen(fd, r, to, tolen);
@@ -215,8 +242,11 @@ static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n,
 					   struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -238,9 +268,11 @@ static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n,
 					       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r =
-	    sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -262,8 +294,11 @@ static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
 					  int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.sendmsg(fd, msg, flags);
+	ssize_t r;
 
+	sm_inflight_set(DIR_OUT, s);
+	r = sm_real.sendmsg(fd, msg, flags);
+	sm_inflight_clear(DIR_OUT, s);
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_sent(msg);
@@ -285,8 +320,11 @@ static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags,
 					  struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
-	ssize_t r = sm_real.recvmsg(fd, msg, flags);
+	ssize_t r;
 
+	sm_inflight_set(DIR_IN, s);
+	r = sm_real.recvmsg(fd, msg, flags);
+	sm_inflight_clear(DIR_IN, s);
 	sm_data(s, DIR_IN, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_received(msg);

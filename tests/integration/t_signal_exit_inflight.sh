@@ -1,0 +1,39 @@
+# A handler that ends the process (exit or _exit) after cutting a data call
+# short: the call had moved bytes before the signal (a blocking send with
+# part of its buffer taken, a recv(MSG_WAITALL) with part of its data), and
+# the handler ran before the wrapper could count them (PostgreSQL's
+# immediate shutdown: SIGQUIT, quickdie, _exit).  tests/progs/sigexit: a
+# forked peer prints what really moved; the exit record's totals must say
+# the same, for send, write, sendmsg and recv, for handlers installed with
+# sigaction (with and without SA_SIGINFO) and signal().
+. "$(dirname "$0")/lib.sh"
+
+need_prog sigexit
+for m in "send plain _exit" "write signal exit" "sendmsg info _exit" \
+	"recv info _exit" "recv plain exit"; do
+	# shellcheck disable=SC2086
+	set -- $m
+	n=$1-$2-$3
+	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
+		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
+	st=$?
+	expect_eq "$n: exit status (the handler's)" "$st" 3
+	# The peer prints after the parent is gone.
+	for _ in $(seq 100); do
+		grep -q '^moved=' "$T/$n.out" && break
+		sleep 0.1
+	done
+	moved=$(field moved "$T/$n.out")
+	pid=$(field pid "$T/$n.out")
+	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
+	log=$(one_log "$T/$n.$pid.log")
+	if [ "$1" = recv ]; then
+		want="[0, $moved]"
+	else
+		want="[$moved, 0]"
+	fi
+	expect_eq "$n: exit record [bytes_out, bytes_in] vs what the peer saw" \
+		"$(q "$log" "[E['totals']['bytes_out'], E['totals']['bytes_in']]")" \
+		"$want"
+done
+exit 0

@@ -1,0 +1,150 @@
+/*
+ * sigexit.c - a process ended by a signal handler that cut a data call
+ * short (PostgreSQL's quickdie: SIGQUIT, then _exit): the call had moved
+ * bytes the wrapper never got back to count.
+ *
+ *   sigexit CALL HANDLER END
+ *     CALL     send | write | sendmsg | recv (recv: MSG_WAITALL)
+ *     HANDLER  plain (sigaction, no SA_SIGINFO) | info (SA_SIGINFO) |
+ *              signal (signal())
+ *     END      _exit | exit
+ *
+ * A forked child is the peer over loopback TCP.  For the sending calls it
+ * reads nothing until the parent is gone, so the parent's call blocks with
+ * part of its buffer taken; for recv it sends PEER_BYTES and waits, so the
+ * parent's recv(MSG_WAITALL) blocks with them in its buffer.  alarm(1)'s
+ * SIGALRM runs the handler, which ends the process.  The child then prints
+ * what really moved: "moved=N" (everything it read, or PEER_BYTES).
+ * The parent prints "pid=P" before it starts, nothing after the signal;
+ * its log must say the same N.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHUNK 1000003
+#define PEER_BYTES 300007
+
+static int end_with_exit;
+
+static void ending(void)
+{
+	if (end_with_exit)
+		exit(3);
+	_exit(3);
+}
+
+static void on_plain(int sig)
+{
+	(void)sig;
+	ending();
+}
+
+static void on_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	ending();
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	_exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static char buf[8 << 20];
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int l, c, fd, sending;
+	pid_t peer;
+
+	if (argc != 4)
+		return 2;
+	sending = strcmp(argv[1], "recv") != 0;
+	end_with_exit = strcmp(argv[3], "exit") == 0;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&a, &alen))
+		die("listen");
+	fflush(stdout);
+	peer = fork();
+	if (peer < 0)
+		die("fork");
+	if (peer == 0) {
+		long long moved = 0;
+		ssize_t r;
+
+		c = accept(l, NULL, NULL);
+		if (c < 0)
+			die("accept");
+		if (sending) {
+			/* Nothing read until the parent is gone (its end
+			 * closes when it dies: EOF after the last byte). */
+			while (getppid() != 1 && kill(getppid(), 0) == 0)
+				usleep(20000);
+			while ((r = read(c, buf, sizeof(buf))) > 0)
+				moved += r;
+		} else {
+			memset(buf, 'x', PEER_BYTES);
+			if (write(c, buf, PEER_BYTES) != PEER_BYTES)
+				die("write");
+			moved = PEER_BYTES;
+			while (read(c, buf, sizeof(buf)) > 0)
+				;
+		}
+		printf("moved=%lld\n", moved);
+		return 0;
+	}
+	close(l);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		die("connect");
+	if (strcmp(argv[2], "plain") == 0 || strcmp(argv[2], "info") == 0) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		if (strcmp(argv[2], "info") == 0) {
+			sa.sa_sigaction = on_info;
+			sa.sa_flags = SA_SIGINFO;
+		} else {
+			sa.sa_handler = on_plain;
+		}
+		sigaction(SIGALRM, &sa, NULL);
+	} else {
+		signal(SIGALRM, on_plain);
+	}
+	printf("pid=%d\n", (int)getpid());
+	fflush(stdout);
+	memset(buf, 'y', CHUNK);
+	alarm(1);
+	for (;;) {
+		ssize_t r;
+
+		if (!sending) {
+			r = recv(fd, buf, sizeof(buf), MSG_WAITALL);
+		} else if (strcmp(argv[1], "write") == 0) {
+			r = write(fd, buf, CHUNK);
+		} else if (strcmp(argv[1], "sendmsg") == 0) {
+			struct iovec v = { buf, CHUNK };
+			struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+
+			r = sendmsg(fd, &m, 0);
+		} else {
+			r = send(fd, buf, CHUNK, 0);
+		}
+		if (r < 0)
+			die("data call");
+	}
+}
