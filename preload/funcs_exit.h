@@ -11,6 +11,7 @@
 #define SOCKMETER_FUNCS_EXIT_H
 
 #define SM_FUNCS_EXIT(X)                                                       \
+	X(exit, void, (int))                                                   \
 	X(_exit, void, (int))                                                  \
 	X(_Exit, void, (int))                                                  \
 	X(execve, int, (const char *, char *const[], char *const[]))           \

@@ -88,6 +88,10 @@ struct ticker_shared {
 	long cred_nr, cred_arg[4];
 	struct __user_cap_header_struct cred_hdr;
 	struct __user_cap_data_struct cred_data[2];
+	/* exit()'s record (see fini_once): 0 none yet, 1 being made, 2
+	 * made; and how many threads have called exit (sm_exit_begins). */
+	uint32_t fini_state;
+	uint32_t exit_callers;
 };
 enum { CRED_FREE, CRED_FILLING, CRED_READY, CRED_SERVING };
 /* The whole page, so that nothing else lands in it: a wiped page is
@@ -300,6 +304,8 @@ static void main_thread_ends(void *arg)
 static pthread_key_t main_key;
 
 static bool lock_bounded(pthread_mutex_t *lock, long ms);
+static void sm_exit_handler(void);
+static void fini_record(void);
 
 /* The main thread's exit status when it is gone and the ticker is the
  * only thread left; -2 when it is gone and other threads are not; -1
@@ -984,6 +990,7 @@ __attribute__((constructor)) static void sm_init(void)
 	/* quick_exit ends with glibc's internal _exit: the exit record is
 	 * made by a handler of ours, the first registered, so the last run. */
 	at_quick_exit(sm_quick_exit_handler);
+	atexit(sm_exit_handler);
 	/* The constructor runs on the main thread. */
 	if (pthread_key_create(&main_key, main_thread_ends) == 0)
 		pthread_setspecific(main_key, &main_key);
@@ -1010,7 +1017,78 @@ static void block_all(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &all, old);
 }
 
+/*
+ * The exit record of exit(): made once, by our destructor (glibc's
+ * _dl_fini, the exit handler glibc registers for the dynamic linker), or
+ * by an exit handler of ours, registered in the constructor before that
+ * one and so run after it.  glibc's exit lets two threads that call it at
+ * once take the exit handlers between them; the first to find the list
+ * empty calls _exit at once, and its exit_group ended the other thread
+ * half-way through the record (the log had none in about half the runs
+ * of two threads calling exit together; the state file then said
+ * "killed").  Whichever thread comes first writes the record; the other
+ * waits for it, 2 s at most, before it goes on to end the process.
+ */
+static void fini_wait(void)
+{
+	int i;
+
+	for (i = 0; i < 2000 && __atomic_load_n(&tk.fini_state,
+						 __ATOMIC_ACQUIRE) != 2; i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void fini_once(void)
+{
+	uint32_t none = 0;
+
+	if (__atomic_compare_exchange_n(&tk.fini_state, &none, 1, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		fini_record();
+		__atomic_store_n(&tk.fini_state, 2, __ATOMIC_RELEASE);
+		return;
+	}
+	fini_wait();
+}
+
+/*
+ * exit() called by a thread while another thread's exit is under way:
+ * glibc would let it find the exit handlers taken and end the process at
+ * once, before the first thread's record is out (with more than two
+ * threads calling exit, that lost the record nearly every time: 1 run in
+ * 20 kept it with seven).  It waits for the record first, 2 s at most;
+ * then exit goes on as glibc has it.  The first caller, and a thread that
+ * calls exit again from its own exit handlers, go straight on.  (A main
+ * that returns reaches exit inside libc, unseen: the exit handler above
+ * still covers the thread that takes it.)
+ */
+static __thread bool exiting_here;
+
+void sm_exit_begins(void)
+{
+	if (exiting_here)
+		return;
+	exiting_here = true;
+	if (__atomic_fetch_add(&tk.exit_callers, 1, __ATOMIC_ACQ_REL) == 0 &&
+	    __atomic_load_n(&tk.fini_state, __ATOMIC_ACQUIRE) == 0)
+		return;
+	fini_wait();
+}
+
 __attribute__((destructor)) static void sm_fini(void)
+{
+	fini_once();
+}
+
+static void sm_exit_handler(void)
+{
+	fini_once();
+}
+
+static void fini_record(void)
 {
 	struct meter_time now;
 	struct sbuf out = { 0 };

@@ -313,6 +313,10 @@ void sm_exec_env_init(void);
  */
 void sm_final_record(bool exec);
 
+/* sm_exit_begins - a thread calls exit(): wait (2 s at most) for the exit
+ * record another thread's exit is making.  Context: exit's caller. */
+void sm_exit_begins(void);
+
 /* sm_quick_exit_handler - the exit record at quick_exit (registered with
  * at_quick_exit by sm_init, so that it runs after the program's
  * handlers).  Context: the thread that called quick_exit. */

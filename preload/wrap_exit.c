@@ -30,6 +30,14 @@ int execvpe(const char *file, char *const argv[], char *const envp[]);
 
 #define BOUND(name) (sm_bind() && sm_real.name != unbound_##name)
 
+void unbound_exit(int status)
+{
+	if (BOUND(exit))
+		sm_real.exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
 void unbound__exit(int status)
 {
 	if (BOUND(_exit))
@@ -127,6 +135,18 @@ int unbound_posix_spawnp(pid_t *pid, const char *file,
 	if (BOUND(posix_spawnp))
 		return sm_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 	return ENOSYS;
+}
+
+/* --- exit ---------------------------------------------------------------- */
+
+/* Only a wait when another thread's exit is under way (sm_exit_begins);
+ * the record is made by glibc's exit handlers (preload.c: fini_once). */
+SM_EXPORT void exit(int status)
+{
+	sm_exit_begins();
+	sm_real.exit(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
 }
 
 /* --- _exit --------------------------------------------------------------- */
