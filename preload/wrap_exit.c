@@ -259,6 +259,67 @@ static char own_name[256];
 static bool own_by_env;
 static int unmetered_warned; /* atomic */
 
+/*
+ * The SOCKMETER* variables this image started with (their names, "NAME="
+ * one after another): an exec whose environment still preloads us but
+ * has dropped one of them (lighttpd's CGI environment keeps LD_PRELOAD
+ * and nothing else of ours) starts an image metered with other settings
+ * than these, its log somewhere else (the default path): said once per
+ * process, as the unmetered exec is.
+ */
+static char own_vars[512];
+static int settings_warned; /* atomic */
+
+static void note_own_vars(void)
+{
+	extern char **environ;
+	char **e;
+	size_t used = 0;
+
+	for (e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t n = eq ? (size_t)(eq - *e) + 1 : 0;
+
+		if (n < 10 || strncmp(*e, "SOCKMETER", 9) ||
+		    used + n + 1 > sizeof(own_vars))
+			continue;
+		memcpy(own_vars + used, *e, n);
+		used += n;
+	}
+	own_vars[used] = '\0';
+}
+
+static bool env_has(char *const env[], const char *name, size_t n)
+{
+	for (; env && *env; env++)
+		if (!strncmp(*env, name, n))
+			return true;
+	return false;
+}
+
+/* Into out: the names of own_vars that env lacks, blank-separated. */
+static void dropped_vars(char *const env[], char *out, size_t cap)
+{
+	const char *v, *eq;
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (v = own_vars; *v; v = eq + 1) {
+		eq = strchr(v, '=');
+		if (!eq)
+			break;
+		if (env_has(env, v, (size_t)(eq - v) + 1))
+			continue;
+		if (used + (size_t)(eq - v) + 2 > cap)
+			break;
+		if (used)
+			out[used++] = ' ';
+		memcpy(out + used, v, (size_t)(eq - v));
+		used += (size_t)(eq - v);
+		out[used] = '\0';
+	}
+}
+
 /* Does token [t, t + n) name this library, or another copy of it?  By
  * the loader's name, or a base name starting "libsockmeter" (a bare name
  * the loader found on its path, a $LIB in the path). */
@@ -327,6 +388,30 @@ void sm_exec_env_init(void)
 		return;
 	snprintf(own_name, sizeof(own_name), "%s", info.dli_fname);
 	own_by_env = list_names_us(pre, ": ") && !system_preloads_us();
+	if (own_by_env)
+		note_own_vars();
+}
+
+/* An exec that keeps us preloaded but drops SOCKMETER* variables. */
+static void settings_exec_check(const char *what, char *const env[])
+{
+	char dropped[256], msg[768];
+
+	if (!own_vars[0] ||
+	    __atomic_load_n(&settings_warned, __ATOMIC_RELAXED))
+		return;
+	dropped_vars(env, dropped, sizeof(dropped));
+	if (!dropped[0] ||
+	    __atomic_exchange_n(&settings_warned, 1, __ATOMIC_RELAXED))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: exec of %s with an environment that still "
+		 "preloads %s but drops %s: the new program is metered with "
+		 "other settings (its log at the default path unless its "
+		 "config says otherwise); a tool that cleans the environment "
+		 "must pass SOCKMETER_* on",
+		 what && *what ? what : "an fd", own_name, dropped);
+	sm_warn(msg);
 }
 
 static void unmetered_exec_check(const char *what, char *const env[])
@@ -334,14 +419,19 @@ static void unmetered_exec_check(const char *what, char *const env[])
 	char msg[640];
 	int saved = errno;
 
-	if (!own_by_env || __atomic_load_n(&unmetered_warned, __ATOMIC_RELAXED) ||
-	    !sm_meter.tab.cap || sm_quiet() || env_loads_us(env))
+	if (!own_by_env || !sm_meter.tab.cap || sm_quiet())
 		goto out;
 	/* An exec that will fail (a PATH search trying each directory, a
 	 * missing program) starts nothing: not that one.  (Relative to the
 	 * working directory: execveat's dirfd is not looked at.) */
 	if (what && strchr(what, '/') &&
 	    raw_syscall6(SYS_faccessat, AT_FDCWD, (long)what, X_OK, 0, 0, 0))
+		goto out;
+	if (env_loads_us(env)) {
+		settings_exec_check(what, env);
+		goto out;
+	}
+	if (__atomic_load_n(&unmetered_warned, __ATOMIC_RELAXED))
 		goto out;
 	if (__atomic_exchange_n(&unmetered_warned, 1, __ATOMIC_RELAXED))
 		goto out;

@@ -20,6 +20,27 @@ expect_eq "env FOO=1: stderr" "$(cat "$T/err3")" ""
 timeout 30 env LD_PRELOAD="libc.so.6:$LIB" env FOO=1 /bin/true 2>"$T/err4" ||
 	fail "two preloads failed"
 expect_eq "LD_PRELOAD with two libraries, kept: stderr" "$(cat "$T/err4")" ""
+# Still preloaded but without our settings (lighttpd's CGI environment
+# keeps LD_PRELOAD alone): metered elsewhere, with other settings; said
+# once, naming what was dropped.  The log of the new program is then at
+# the default path, not in $T.
+SOCKMETER_FORMAT=json sm env -u SOCKMETER_LOG /bin/true 2>"$T/err9" ||
+	fail "env -u SOCKMETER_LOG failed"
+expect_eq "env -u SOCKMETER_LOG: stderr" "$(cat "$T/err9")" \
+	"sockmeter: exec of /bin/true with an environment that still preloads $LIB but drops SOCKMETER_LOG: the new program is metered with other settings (its log at the default path unless its config says otherwise); a tool that cleans the environment must pass SOCKMETER_* on"
+SOCKMETER_FORMAT=json sm env -i LD_PRELOAD="$LIB" SOCKMETER_LOG="$T/cgi.%p.log" \
+	/bin/true 2>"$T/err10" || fail "env -i LD_PRELOAD=... failed"
+grep -q "^sockmeter: exec of /bin/true with an environment that still preloads .* but drops SOCKMETER_FORMAT:" "$T/err10" ||
+	fail "env -i keeping LD_PRELOAD: $(cat "$T/err10")"
+expect_eq "env -i keeping LD_PRELOAD: lines" "$(grep -c . "$T/err10")" 1
+sm "$PY" -c '
+import os, subprocess
+env = {"LD_PRELOAD": os.environ["LD_PRELOAD"]}
+for i in range(3):
+    assert subprocess.run(["/bin/true"], env=env).returncode == 0' 2>"$T/err11" ||
+	fail "python, LD_PRELOAD only: $(cat "$T/err11")"
+expect_eq "three children with LD_PRELOAD only: lines" "$(grep -c '^sockmeter: exec of /bin/true with an environment that still preloads' "$T/err11")" 1
+expect_eq "three children with LD_PRELOAD only: other lines" "$(grep -vc '^sockmeter: exec of' "$T/err11")" 0
 # Once per process: three children with an empty environment (Python's
 # subprocess execs them from vfork children, which share its memory).
 sm "$PY" -c '
