@@ -544,6 +544,28 @@ static void *ticker_stack(void)
 	return p + STACK_GUARD;
 }
 
+/*
+ * glibc ends a process with exit(0) when the thread count it keeps
+ * (__nptl_nthreads) reaches zero as a thread ends: a main that called
+ * pthread_exit and whose workers then return, a fork child's only thread
+ * (forked from a thread other than main) returning from its start
+ * routine.  The ticker is one of its threads, so that exit never came:
+ * the ticker ended the process itself (check_alone), up to a second late
+ * and without the program's atexit handlers or stdio flush (output still
+ * in a FILE buffer was lost).  So the ticker is taken out of that count
+ * once it runs: it never ends through glibc (it loops until the process
+ * ends, or leaves with a raw exit), and a fork child's count starts again
+ * at one.  The symbol is glibc's (GLIBC_PRIVATE, read by libthread_db);
+ * without it, check_alone remains the only way.
+ */
+static void uncount_ticker(void)
+{
+	unsigned int *n = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
+
+	if (n && __atomic_load_n(n, __ATOMIC_ACQUIRE) > 1)
+		__atomic_fetch_sub(n, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Create the ticker on stack (NULL: one of libc's).  Returns 0 or an
  * error number. */
 static int start_ticker(void *stack)
@@ -559,6 +581,8 @@ static int start_ticker(void *stack)
 	if (r == 0)
 		r = pthread_create(&tid, &attr, ticker_main, NULL);
 	pthread_attr_destroy(&attr);
+	if (r == 0)
+		uncount_ticker();
 	return r;
 }
 

@@ -57,6 +57,28 @@ expect_eq "status" "$st" 0
 check_log "pthread 0 s" 4596
 [ "$ms" -lt 4000 ] || fail "pthread 0 s: ended after $ms ms"
 
+# glibc's exit(0) runs the program's atexit handlers and flushes its
+# FILEs: the ticker no longer counts as one of glibc's threads, so the
+# process ends through exit() as it would without the preload (it used to
+# be ended by the ticker a second later, without either: output lost).
+grep -qx 'flushed=yes' "$T/out" || fail "pthread 0 s: buffered output lost: $(cat "$T/out")"
+grep -qx 'atexit=ran' "$T/out" || fail "pthread 0 s: atexit handler not run: $(cat "$T/out")"
+
+# A fork child of a thread other than main, which returns from its start
+# routine: that thread is the child's only one.
+rm -f "$T/logs"/*
+SOCKMETER_LOG=$T/logs/%p.log timeout -k 2 10 env LD_PRELOAD="$LIB" \
+	"$PROGS/lastthread" forkthread 3000 >"$T/out" 2>"$T/err"
+expect_eq "forkthread: status" "$?" 0
+expect_eq "forkthread: child's status" "$(field child_status "$T/out")" 0
+grep -qx 'flushed=yes' "$T/out" || fail "forkthread: the child's buffered output lost: $(cat "$T/out")"
+grep -qx 'atexit=ran' "$T/out" || fail "forkthread: the child's atexit handler not run: $(cat "$T/out")"
+expect_eq "forkthread: the child's exit record [bytes_in, bytes_out]" \
+	"$(q "$T/logs/*.log" "[[r['totals']['bytes_in'], r['totals']['bytes_out']] for r in R if r['type'] == 'exit' and r['totals']['bytes_out'] == 3000]")" \
+	"[[3000, 3000]]"
+expect_eq "forkthread: exit records" \
+	"$(q "$T/logs/*.log" "len([r for r in R if r['type'] == 'exit'])")" 2
+
 # A raw exit: looked at once a second.
 run "raw exit 7" raw 7
 expect_eq "status" "$st" 7
@@ -71,6 +93,9 @@ check_log "raw 0" 500
 # status (the test's own check of its program).
 timeout 10 "$PROGS/lastthread" pthread 0 10 >/dev/null
 expect_eq "plain pthread status" "$?" 0
+timeout 10 "$PROGS/lastthread" forkthread 10 >"$T/plain.out"
+grep -c -x -e 'flushed=yes' -e 'atexit=ran' "$T/plain.out" | grep -qx 2 ||
+	fail "plain forkthread: $(cat "$T/plain.out")"
 timeout 10 "$PROGS/lastthread" raw 7 >/dev/null
 expect_eq "plain raw status" "$?" 7
 exit 0
