@@ -1089,7 +1089,7 @@ static void fini_once(void)
  * that returns reaches exit inside libc, unseen: the exit handler above
  * still covers the thread that takes it.)
  */
-static __thread bool exiting_here;
+static __thread bool exiting_here __attribute__((tls_model("initial-exec")));
 
 void sm_exit_begins(void)
 {
