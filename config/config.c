@@ -754,6 +754,20 @@ static const struct env_def env_vars[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+bool config_env_setting(const char *name, size_t n)
+{
+	size_t i;
+
+	if (n == strlen("SOCKMETER_CONFIG") &&
+	    !memcmp(name, "SOCKMETER_CONFIG", n))
+		return true;
+	for (i = 0; i < COUNT(env_vars); i++)
+		if (strlen(env_vars[i].var) == n &&
+		    !memcmp(name, env_vars[i].var, n))
+			return true;
+	return false;
+}
+
 static bool known_section(const char *name, size_t len)
 {
 	size_t i;

@@ -191,6 +191,10 @@ int config_load(struct config *c, config_getenv_fn getenv_fn,
  */
 bool config_skips_program(const struct config *c, const char *name);
 
+/* config_env_setting - whether the n bytes at name are the name of an
+ * environment variable config_load reads (SOCKMETER_CONFIG included). */
+bool config_env_setting(const char *name, size_t n);
+
 /* Names for messages and the log: the ini keys ("bytes", "other_sockets"),
  * or NULL for a value out of range.  Context: any thread. */
 const char *config_category_name(enum config_category cat);

@@ -143,10 +143,10 @@ struct fd_slot {
 	uint8_t shared;      /* another fd has the same socket (dup); atomic */
 	uint32_t seq;        /* odd while identity is being written */
 	uint32_t gen;        /* bumped at every retirement */
-	/* A data call in the kernel, by direction: the low 16 bits of its
-	 * thread's stack pointer, 0 when none (preload.h: sm_inflight_set).
-	 * In what was padding: no offset moves. */
-	uint16_t inflight_sp[DIR_COUNT];
+	/* A data call in the kernel: the low 32 bits of its thread's stack
+	 * pointer, 0 when none (preload.h: sm_inflight_set).  In what was
+	 * padding: no offset moves. */
+	uint32_t inflight_sp;
 	uint64_t opened_ns;  /* CLOCK_REALTIME, 0 when inherited/unknown */
 	struct fd_hot c;
 	union fd_slot_addr local;

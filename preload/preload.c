@@ -558,9 +558,15 @@ static void *ticker_stack(void)
  * at one.  The symbol is glibc's (GLIBC_PRIVATE, read by libthread_db);
  * without it, check_alone remains the only way.
  */
+static unsigned int *glibc_nthreads; /* found in the constructor: dlsym
+					* takes the loader's lock, which a
+					* dlopen holds while constructors run
+					* (one that starts a thread that
+					* starts the ticker waited for good) */
+
 static void uncount_ticker(void)
 {
-	unsigned int *n = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
+	unsigned int *n = glibc_nthreads;
 
 	if (n && __atomic_load_n(n, __ATOMIC_ACQUIRE) > 1)
 		__atomic_fetch_sub(n, 1, __ATOMIC_ACQ_REL);
@@ -1005,6 +1011,8 @@ __attribute__((constructor)) static void sm_init(void)
 	}
 	fdcheck_enable(&sm_meter.check);
 	sm_exec_env_init();
+	sm_signals_init();
+	glibc_nthreads = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
 	sm_meter.forked_at = &tk.forked_ns;
 	sm_latency = cfg.category[CAT_LATENCY];
 	clock_origin.mono0 = now_both().mono_ns;
@@ -1053,10 +1061,16 @@ static void block_all(sigset_t *old)
  * "killed").  Whichever thread comes first writes the record; the other
  * waits for it, 2 s at most, before it goes on to end the process.
  */
+static __thread bool fini_writer __attribute__((tls_model("initial-exec")));
+
 static void fini_wait(void)
 {
 	int i;
 
+	/* Not for the record this very thread is making (a handler that
+	 * calls exit while it does). */
+	if (fini_writer)
+		return;
 	for (i = 0; i < 2000 && __atomic_load_n(&tk.fini_state,
 						 __ATOMIC_ACQUIRE) != 2; i++) {
 		struct timespec ms = { 0, 1000000 };
@@ -1071,6 +1085,7 @@ static void fini_once(void)
 
 	if (__atomic_compare_exchange_n(&tk.fini_state, &none, 1, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		fini_writer = true;
 		fini_record();
 		__atomic_store_n(&tk.fini_state, 2, __ATOMIC_RELEASE);
 		return;
@@ -1083,11 +1098,14 @@ static void fini_once(void)
  * glibc would let it find the exit handlers taken and end the process at
  * once, before the first thread's record is out (with more than two
  * threads calling exit, that lost the record nearly every time: 1 run in
- * 20 kept it with seven).  It waits for the record first, 2 s at most;
- * then exit goes on as glibc has it.  The first caller, and a thread that
- * calls exit again from its own exit handlers, go straight on.  (A main
- * that returns reaches exit inside libc, unseen: the exit handler above
- * still covers the thread that takes it.)
+ * 20 kept it with seven).  So a later caller makes the record itself
+ * before it goes on (or waits for the thread making it, 2 s at most);
+ * then exit goes on as glibc has it.  It does not wait for the first
+ * caller's exit handlers: one of those may be waiting for it (joining
+ * the thread whose way out is exit).  The first caller, and a thread
+ * that calls exit again from its own exit handlers, go straight on.  (A
+ * main that returns reaches exit inside libc, unseen: the exit handler
+ * above still covers the thread that takes it.)
  */
 static __thread bool exiting_here __attribute__((tls_model("initial-exec")));
 
@@ -1099,7 +1117,7 @@ void sm_exit_begins(void)
 	if (__atomic_fetch_add(&tk.exit_callers, 1, __ATOMIC_ACQ_REL) == 0 &&
 	    __atomic_load_n(&tk.fini_state, __ATOMIC_ACQUIRE) == 0)
 		return;
-	fini_wait();
+	fini_once();
 }
 
 __attribute__((destructor)) static void sm_fini(void)

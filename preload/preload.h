@@ -467,6 +467,12 @@ static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
 /* The metered half of a data wrapper: out of line, so that the fast path
  * needs no stack frame. */
 #define SM_METERED __attribute__((noinline))
+/* The same, for the calls that note themselves in flight
+ * (sm_inflight_set): each direction's in a section of its own, so that a
+ * return address into one tells the direction (wrap_signals.c). */
+#define SM_METERED_DIR_IN __attribute__((noinline, section("sm_metered_in")))
+#define SM_METERED_DIR_OUT                                                     \
+	__attribute__((noinline, section("sm_metered_out")))
 
 /* The category set most programs run with, given its own copy of the
  * counting code with every test folded away. */
@@ -474,7 +480,7 @@ static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
 
 /*
  * A data call in the kernel, noted in its slot (fd_slot.inflight_sp): the
- * low 16 bits of the calling thread's stack pointer, stored just before
+ * low 32 bits of the calling thread's stack pointer, stored just before
  * the real call and cleared just after it, one store each (the hot path's
  * whole cost).  A handler the program installed runs through our
  * trampoline (wrap_signals.c), which reads it: a handler that interrupted
@@ -482,38 +488,43 @@ static inline int64_t sm_mmsg_bytes(const struct mmsghdr *v, int r)
  * blocking send cut short by SIGQUIT) runs before the wrapper counts, and
  * if it ends the process (_exit, exit), the call's bytes, already moved,
  * would never be counted.  The stack pointer tells the interrupted
- * thread's call from another thread's on the same fd.  Only calls whose
- * fd is their first argument and whose result is their bytes are noted
- * (not the *mmsg family, sendfile, splice, tee, nor stdio).
- * Context: any thread and signal handler.
+ * thread's call from another thread's on the same fd (threads' stacks
+ * are not 4 GiB apart), and leads to the wrapper's return address, whose
+ * section says the direction (SM_METERED_DIR_*).  Only calls whose fd is
+ * their first argument and whose result is their bytes note themselves
+ * (not the *mmsg family, sendfile, splice, tee, vmsplice, syscall(), nor
+ * stdio).  Context: any thread and signal handler.
  */
 #if defined(__x86_64__)
 static inline __attribute__((always_inline)) void
-sm_inflight_set(enum fd_dir dir, struct fd_slot *s)
+sm_inflight_set(struct fd_slot *s)
 {
 	/* One instruction; not volatile, so the compiler keeps the latency
 	 * path apart (a volatile asm joined them: three more). */
-	__asm__("movw %%sp, %0" : "=m"(s->inflight_sp[dir]));
+	__asm__("movl %%esp, %0" : "=m"(s->inflight_sp));
 }
 
 static inline __attribute__((always_inline)) void
-sm_inflight_clear(enum fd_dir dir, struct fd_slot *s)
+sm_inflight_clear(struct fd_slot *s)
 {
-	__atomic_store_n(&s->inflight_sp[dir], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->inflight_sp, 0, __ATOMIC_RELAXED);
 }
 #else
-static inline void sm_inflight_set(enum fd_dir dir, struct fd_slot *s)
+static inline void sm_inflight_set(struct fd_slot *s)
 {
-	(void)dir;
 	(void)s;
 }
 
-static inline void sm_inflight_clear(enum fd_dir dir, struct fd_slot *s)
+static inline void sm_inflight_clear(struct fd_slot *s)
 {
-	(void)dir;
 	(void)s;
 }
 #endif
+
+/* sm_signals_init - what the trampoline's checks need, found once at
+ * start-up (the code ranges of libc and of this library).  Context: the
+ * constructor. */
+void sm_signals_init(void);
 
 /* sm_count_interrupted - count the data call a handler of this thread
  * interrupted as it returned (see sm_inflight), once; for the final record

@@ -260,12 +260,14 @@ static bool own_by_env;
 static int unmetered_warned; /* atomic */
 
 /*
- * The SOCKMETER* variables this image started with (their names, "NAME="
- * one after another): an exec whose environment still preloads us but
- * has dropped one of them (lighttpd's CGI environment keeps LD_PRELOAD
- * and nothing else of ours) starts an image metered with other settings
- * than these, its log somewhere else (the default path): said once per
- * process, as the unmetered exec is.
+ * The settings this image started with from its environment (the names
+ * of the variables the config loader reads, "NAME=" one after another):
+ * an exec whose environment still preloads us but has dropped one of
+ * them (lighttpd's CGI environment keeps LD_PRELOAD and nothing else of
+ * ours) starts an image metered with other settings than these, its log
+ * perhaps somewhere else: said once per process, as the unmetered exec
+ * is.  Other SOCKMETER* names (the launcher's SOCKMETER_LIB) do not
+ * count.
  */
 static char own_vars[512];
 static int settings_warned; /* atomic */
@@ -281,6 +283,7 @@ static void note_own_vars(void)
 		size_t n = eq ? (size_t)(eq - *e) + 1 : 0;
 
 		if (n < 10 || strncmp(*e, "SOCKMETER", 9) ||
+		    !config_env_setting(*e, n - 1) ||
 		    used + n + 1 > sizeof(own_vars))
 			continue;
 		memcpy(own_vars + used, *e, n);
@@ -407,9 +410,8 @@ static void settings_exec_check(const char *what, char *const env[])
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: exec of %s with an environment that still "
 		 "preloads %s but drops %s: the new program is metered with "
-		 "other settings (its log at the default path unless its "
-		 "config says otherwise); a tool that cleans the environment "
-		 "must pass SOCKMETER_* on",
+		 "settings of its own, not these (its log may be elsewhere); "
+		 "a tool that cleans the environment must pass SOCKMETER_* on",
 		 what && *what ? what : "an fd", own_name, dropped);
 	sm_warn(msg);
 }

@@ -27,15 +27,15 @@ ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t len);
  * of line, as for every data wrapper.
  */
 #define PIO_WRAP(name, dir, params, args)                            \
-	static SM_METERED ssize_t metered_##name(struct fd_slot *s_, \
-						 SM_UNPAREN params)  \
+	static SM_METERED_##dir ssize_t metered_##name(               \
+		struct fd_slot *s_, SM_UNPAREN params)               \
 	{                                                            \
 		uint64_t t0 = sm_start();                            \
 		ssize_t r;                                           \
                                                                      \
-		sm_inflight_set(dir, s_);                            \
+		sm_inflight_set(s_);                                 \
 		r = sm_real.name args;                               \
-		sm_inflight_clear(dir, s_);                          \
+		sm_inflight_clear(s_);                               \
 		sm_data(s_, dir, r, t0);                             \
 		return r;                                            \
 	}                                                            \

@@ -49,7 +49,12 @@ int sm_query_action(int sig, struct sigaction *sa)
 void sm_count_interrupted(void)
 {
 }
+
+void sm_signals_init(void)
+{
+}
 #else
+#include <link.h>
 #include <string.h>
 
 /* Exported by glibc: the unbound stubs' way to the real thing. */
@@ -82,35 +87,26 @@ static __thread uintptr_t entry_sp __attribute__((tls_model("initial-exec")));
  * kernel runs the handler before the instruction after the `syscall`: the
  * call's result is in the interrupted context's rax, its fd still in rdi
  * (the kernel keeps the argument registers), and the wrapper has not
- * counted it yet.  The trampoline that finds this keeps a note in its own
- * frame, linked from the thread; the note goes when the handler returns
- * (the wrapper then counts as ever).  If the handler ends the process
- * instead, sm_count_interrupted counts the note's bytes for the final
- * record.  A handler left by siglongjmp leaves its note behind: the
- * wrapper never counted that call either, so the note is still owed; a
- * check word (the note's address and contents mixed with a per-process
- * key) tells a note from a stack reused since, and the slot is checked to
- * be in the table before use.
+ * counted it yet.  The trampoline that finds this keeps a note in a
+ * small table of the thread's, tagged with its frame's address; the note
+ * goes when the handler returns (the wrapper then counts as ever).  If
+ * the handler ends the process instead, sm_count_interrupted counts the
+ * notes for the final record.  A handler left by siglongjmp leaves its
+ * note behind: the wrapper never counted that call either, so the note
+ * is owed; the next trampoline to run at or above that frame's address
+ * (the frame is gone: a live note is an outer handler's, higher up the
+ * stack) counts it then.  In a table, not in the frames: a stack reused
+ * since cannot change a note.
  */
 struct intr_note {
-	struct fd_slot *slot; /* NULL: nothing owed */
+	struct fd_slot *slot;
 	int64_t bytes;
+	uintptr_t frame; /* the trampoline's; 0: a free entry */
 	enum fd_dir dir;
-	struct intr_note *prev;
-	uintptr_t check;
 };
-static __thread struct intr_note *intr_head
+#define INTR_NOTES 8
+static __thread struct intr_note intr_notes[INTR_NOTES]
 	__attribute__((tls_model("initial-exec")));
-
-static uintptr_t note_check(const struct intr_note *n)
-{
-	static const char key;
-	uintptr_t h = (uintptr_t)&key * 0x9e3779b97f4a7c15u;
-
-	h ^= (uintptr_t)n + (uintptr_t)n->slot * 3 + (uintptr_t)n->bytes * 5 +
-	     (uintptr_t)n->dir * 7 + (uintptr_t)n->prev * 11;
-	return h * 0xff51afd7ed558ccdu;
-}
 
 static bool slot_valid(const struct fd_slot *s)
 {
@@ -121,41 +117,116 @@ static bool slot_valid(const struct fd_slot *s)
 	       (p - base) % sizeof(*s) == 0;
 }
 
+/* The executable ranges of libc (where the data calls' system calls and
+ * the signal restorer are) and of this library (the unbound stubs' raw
+ * system calls, the wrappers' return addresses): code is read only
+ * there, never at an address a faulting program jumped to. */
+struct code_range {
+	uintptr_t lo, hi;
+};
+static struct code_range libc_code, own_code;
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct code_range *r = arg;
+	uintptr_t want = r->lo;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    (ph->p_flags & PF_R) && want >= lo &&
+		    want < lo + ph->p_memsz) {
+			r->lo = lo;
+			r->hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void code_range_of(const void *addr, struct code_range *out)
+{
+	struct code_range r = { (uintptr_t)addr, 0 };
+
+	if (addr && dl_iterate_phdr(find_range, &r) == 1 && r.hi)
+		*out = r;
+}
+
+void sm_signals_init(void)
+{
+	code_range_of((const void *)sm_real.sigaction, &libc_code);
+	code_range_of((const void *)sm_signals_init, &own_code);
+}
+
+static bool in_range(const struct code_range *r, uintptr_t p, size_t before,
+		     size_t after)
+{
+	return r->hi && p >= r->lo + before && p + after <= r->hi;
+}
+
 #if defined(__x86_64__)
+extern const char __start_sm_metered_in[], __stop_sm_metered_in[],
+	__start_sm_metered_out[], __stop_sm_metered_out[]
+	__attribute__((visibility("hidden")));
+
+/* The direction of the metered wrapper ret returns into, right after its
+ * `call *sm_real.NAME(%rip)` (ff 15 and a displacement), or -1. */
+static int wrapper_dir(uintptr_t ret)
+{
+	const unsigned char *c = (const unsigned char *)ret;
+	int dir;
+
+	if (ret >= (uintptr_t)__start_sm_metered_in + 6 &&
+	    ret < (uintptr_t)__stop_sm_metered_in)
+		dir = DIR_IN;
+	else if (ret >= (uintptr_t)__start_sm_metered_out + 6 &&
+		 ret < (uintptr_t)__stop_sm_metered_out)
+		dir = DIR_OUT;
+	else
+		return -1;
+	return c[-6] == 0xff && c[-5] == 0x15 ? dir : -1;
+}
+
 /* The slot and direction of the data call uc was interrupted right after
- * the system call of, and its result; false when it was not one: the
- * instruction before rip is not a `syscall` (0f 05), the result is an
- * error, the fd in rdi has no call noted in flight by a stack pointer just
- * above the interrupted one (a wrapper's frame lies above libc's), or has
- * one in each direction (which was ours cannot be told: none is taken). */
+ * the system call of, and its result.  False when it was not one: the
+ * instruction before rip is not a `syscall` (0f 05) in libc or in this
+ * library, the result is an error, or the fd in rdi has no call noted in
+ * flight by a stack pointer just above the interrupted one, with the
+ * wrapper's return address where its call left it.  A call noted by
+ * this thread loses its note here in any case: a handler that leaves by
+ * siglongjmp would leave it behind, stale. */
 static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
-	const unsigned char *ip = (const unsigned char *)g[REG_RIP];
-	uint16_t sp = (uint16_t)g[REG_RSP];
+	uintptr_t ip = (uintptr_t)g[REG_RIP], sp = (uintptr_t)g[REG_RSP];
 	unsigned fd = (unsigned)(int)g[REG_RDI];
+	const unsigned char *c = (const unsigned char *)ip;
 	struct fd_slot *s;
-	int d, found = 0;
+	uint32_t m, above;
+	int dir;
 
-	/* Never a read across a page boundary: the page before might not be
-	 * mapped had no system call just returned. */
-	if (g[REG_RAX] < 0 || ((uintptr_t)ip & 4095) < 2 || ip[-2] != 0x0f ||
-	    ip[-1] != 0x05 || !sm_meter.tab.slots || fd >= sm_meter.tab.cap)
+	if (!sm_meter.tab.slots || fd >= sm_meter.tab.cap)
 		return false;
 	s = &sm_meter.tab.slots[fd];
-	for (d = 0; d < DIR_COUNT; d++) {
-		uint16_t m = __atomic_load_n(&s->inflight_sp[d],
-					     __ATOMIC_RELAXED);
-		uint16_t above = (uint16_t)(m - sp);
-
-		if (m && above >= 8 && above <= 1024) {
-			n->dir = (enum fd_dir)d;
-			found++;
-		}
-	}
-	if (found != 1)
+	m = __atomic_load_n(&s->inflight_sp, __ATOMIC_RELAXED);
+	above = m - (uint32_t)sp;
+	if (!m || above < 8 || above > 1024 || above % 8)
+		return false;
+	/* Ours: the wrapper's frame is right above libc's. */
+	dir = wrapper_dir(*(const uintptr_t *)(sp + above - 8));
+	if (dir < 0)
+		return false;
+	__atomic_store_n(&s->inflight_sp, 0, __ATOMIC_RELAXED);
+	if (g[REG_RAX] < 0 ||
+	    !(in_range(&libc_code, ip, 2, 0) || in_range(&own_code, ip, 2, 0)) ||
+	    c[-2] != 0x0f || c[-1] != 0x05)
 		return false;
 	n->slot = s;
+	n->dir = (enum fd_dir)dir;
 	n->bytes = g[REG_RAX];
 	return true;
 }
@@ -172,6 +243,7 @@ static const ucontext_t *plain_context(void *ret, void *frame)
 
 	/* frame: the saved rbp; above it the return address, then uc. */
 	if (!ret || *(void **)((char *)frame + sizeof(void *)) != ret ||
+	    !in_range(&libc_code, (uintptr_t)ret, 0, sizeof(restorer)) ||
 	    memcmp(ret, restorer, sizeof(restorer)) != 0)
 		return NULL;
 	return (const ucontext_t *)((char *)frame + 2 * sizeof(void *));
@@ -185,40 +257,49 @@ static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
 }
 #endif
 
-/* Trampoline entry: note the data call the handler interrupted as it
- * returned, if it did. */
-static void note_enter(struct intr_note *n, const ucontext_t *uc)
+static void note_count(struct intr_note *n)
 {
-	n->slot = NULL;
-	if (!uc || !interrupted_call(uc, n)) {
-		n->slot = NULL;
-		return;
+	if (slot_valid(n->slot))
+		sm_data(n->slot, n->dir, n->bytes, 0);
+	n->frame = 0;
+}
+
+/* Trampoline entry (frame: an address in the trampoline's frame): count
+ * the notes left behind below it, then note the data call the handler
+ * interrupted as it returned, if it did.  The entry's index + 1, or 0. */
+static unsigned note_enter(uintptr_t frame, const ucontext_t *uc)
+{
+	struct intr_note n = { 0 };
+	unsigned i, free_i = INTR_NOTES;
+
+	for (i = 0; i < INTR_NOTES; i++) {
+		if (intr_notes[i].frame && intr_notes[i].frame <= frame)
+			note_count(&intr_notes[i]);
+		if (!intr_notes[i].frame && free_i == INTR_NOTES)
+			free_i = i;
 	}
-	n->prev = intr_head;
-	n->check = note_check(n);
-	intr_head = n;
+	if (!uc || !interrupted_call(uc, &n) || free_i == INTR_NOTES)
+		return 0;
+	n.frame = frame;
+	intr_notes[free_i] = n;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return free_i + 1;
 }
 
 /* Trampoline exit (the handler returned): the wrapper counts its call. */
-static void note_leave(struct intr_note *n)
+static void note_leave(unsigned token, uintptr_t frame)
 {
-	if (n->slot)
-		intr_head = n->prev;
+	if (token && intr_notes[token - 1].frame == frame)
+		intr_notes[token - 1].frame = 0;
 }
 
 void sm_count_interrupted(void)
 {
-	struct intr_note *n = intr_head;
-	int guard = 64;
+	unsigned i;
 
-	intr_head = NULL;
-	for (; n && guard--; n = n->prev) {
-		if (n->check != note_check(n) || !slot_valid(n->slot))
-			break;
-		sm_data(n->slot, n->dir, n->bytes, 0);
-		n->slot = NULL;
-		n->check = 0;
-	}
+	for (i = 0; i < INTR_NOTES; i++)
+		if (intr_notes[i].frame)
+			note_count(&intr_notes[i]);
 }
 
 static __attribute__((noinline)) void tramp_plain(int sig)
@@ -226,7 +307,7 @@ static __attribute__((noinline)) void tramp_plain(int sig)
 	volatile char here = 0;
 	unsigned d = depth;
 	sm_sighandler_t fn;
-	struct intr_note note;
+	unsigned token;
 
 	if (sig <= 0 || sig >= NSIG)
 		return;
@@ -235,14 +316,15 @@ static __attribute__((noinline)) void tramp_plain(int sig)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
 #if defined(__x86_64__)
-	note_enter(&note, plain_context(__builtin_return_address(0),
+	token = note_enter((uintptr_t)&here,
+			   plain_context(__builtin_return_address(0),
 					 __builtin_frame_address(0)));
 #else
-	note_enter(&note, NULL);
+	token = note_enter((uintptr_t)&here, NULL);
 #endif
 	if (fn)
 		fn(sig);
-	note_leave(&note);
+	note_leave(token, (uintptr_t)&here);
 	depth = d;
 	(void)here;
 }
@@ -252,7 +334,7 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	volatile char here = 0;
 	unsigned d = depth;
 	info_handler fn;
-	struct intr_note note;
+	unsigned token;
 
 	if (sig <= 0 || sig >= NSIG)
 		return;
@@ -260,10 +342,10 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	if (!d)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
-	note_enter(&note, uc);
+	token = note_enter((uintptr_t)&here, uc);
 	if (fn)
 		fn(sig, si, uc);
-	note_leave(&note);
+	note_leave(token, (uintptr_t)&here);
 	depth = d;
 	(void)here;
 }
@@ -292,7 +374,7 @@ void sm_signals_after_fork(void)
 	 * locks fresh, and a thread may start there.  The call its parent's
 	 * handler interrupted is the parent's to count. */
 	depth = 0;
-	intr_head = NULL;
+	memset(intr_notes, 0, sizeof(intr_notes));
 }
 
 int sm_query_action(int sig, struct sigaction *sa)

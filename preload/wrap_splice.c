@@ -69,9 +69,7 @@ static SM_METERED ssize_t metered_vmsplice(int fd, const struct iovec *iov,
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(dir, s);
 	r = sm_real.vmsplice(fd, iov, nr, flags);
-	sm_inflight_clear(dir, s);
 	sm_data(s, dir, r, t0);
 	return r;
 }

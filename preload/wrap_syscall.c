@@ -102,11 +102,7 @@ static SM_METERED long data(long n, long a1, long a2, long a3, long a4, long a5,
 	if (!sm_metered((int)a1, &s))
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	t0 = sm_start();
-	if (!mmsg)
-		sm_inflight_set(dir, s);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
-	if (!mmsg)
-		sm_inflight_clear(dir, s);
 	sm_data(s, dir,
 		mmsg ? sm_mmsg_bytes((const struct mmsghdr *)a2, (int)r) : r,
 		t0);
@@ -142,9 +138,7 @@ static SM_METERED long vmsplicing(long n, long a1, long a2, long a3, long a4,
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	dir = sm_vmsplice_dir((int)a1);
 	t0 = sm_start();
-	sm_inflight_set(dir, s);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
-	sm_inflight_clear(dir, s);
 	sm_data(s, dir, r, t0);
 	return r;
 }

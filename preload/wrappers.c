@@ -32,15 +32,15 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
  * function, or the raw system call while dlsym is being re-entered.
  */
 
-static SM_METERED ssize_t metered_read(int fd, void *buf, size_t n,
+static SM_METERED_DIR_IN ssize_t metered_read(int fd, void *buf, size_t n,
 				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.read(fd, buf, n);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -54,15 +54,15 @@ SM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return metered_read(fd, buf, n, s);
 }
 
-static SM_METERED ssize_t metered_read_chk(int fd, void *buf, size_t n,
+static SM_METERED_DIR_IN ssize_t metered_read_chk(int fd, void *buf, size_t n,
 					   size_t buflen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.__read_chk(fd, buf, n, buflen);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -76,15 +76,15 @@ SM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	return metered_read_chk(fd, buf, n, buflen, s);
 }
 
-static SM_METERED ssize_t metered_write(int fd, const void *buf, size_t n,
+static SM_METERED_DIR_OUT ssize_t metered_write(int fd, const void *buf, size_t n,
 					struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_OUT, s);
+	sm_inflight_set(s);
 	r = sm_real.write(fd, buf, n);
-	sm_inflight_clear(DIR_OUT, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -98,15 +98,15 @@ SM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 	return metered_write(fd, buf, n, s);
 }
 
-static SM_METERED ssize_t metered_readv(int fd, const struct iovec *iov,
+static SM_METERED_DIR_IN ssize_t metered_readv(int fd, const struct iovec *iov,
 					int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.readv(fd, iov, cnt);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -120,15 +120,15 @@ SM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 	return metered_readv(fd, iov, cnt, s);
 }
 
-static SM_METERED ssize_t metered_writev(int fd, const struct iovec *iov,
+static SM_METERED_DIR_OUT ssize_t metered_writev(int fd, const struct iovec *iov,
 					 int cnt, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_OUT, s);
+	sm_inflight_set(s);
 	r = sm_real.writev(fd, iov, cnt);
-	sm_inflight_clear(DIR_OUT, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -142,15 +142,15 @@ SM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return metered_writev(fd, iov, cnt, s);
 }
 
-static SM_METERED ssize_t metered_send(int fd, const void *buf, size_t n,
+static SM_METERED_DIR_OUT ssize_t metered_send(int fd, const void *buf, size_t n,
 				       int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_OUT, s);
+	sm_inflight_set(s);
 	r = sm_real.send(fd, buf, n, flags);
-	sm_inflight_clear(DIR_OUT, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_OUT, r, t0);
 	return r;
 }
@@ -164,15 +164,15 @@ SM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 	return metered_send(fd, buf, n, flags, s);
 }
 
-static SM_METERED ssize_t metered_recv(int fd, void *buf, size_t n, int flags,
+static SM_METERED_DIR_IN ssize_t metered_recv(int fd, void *buf, size_t n, int flags,
 				       struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.recv(fd, buf, n, flags);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -186,16 +186,16 @@ SM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 	return metered_recv(fd, buf, n, flags, s);
 }
 
-static SM_METERED ssize_t metered_recv_chk(int fd, void *buf, size_t n,
+static SM_METERED_DIR_IN ssize_t metered_recv_chk(int fd, void *buf, size_t n,
 					   size_t buflen, int flags,
 					   struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.__recv_chk(fd, buf, n, buflen, flags);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -210,16 +210,16 @@ SM_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen,
 	return metered_recv_chk(fd, buf, n, buflen, flags, s);
 }
 
-static SM_METERED ssize_t metered_sendto(int fd, const void *buf, size_t n,
+static SM_METERED_DIR_OUT ssize_t metered_sendto(int fd, const void *buf, size_t n,
 					 int flags, const struct sockaddr *to,
 					 socklen_t tolen, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_OUT, s);
+	sm_inflight_set(s);
 	r = sm_real.sendto(fd, buf, n, flags, to, tolen);
-	sm_inflight_clear(DIR_OUT, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(flags & MSG_FASTOPEN) && to)
 		sm_fastopen(fd, r, to, tolen);
@@ -236,7 +236,7 @@ SM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 	return metered_sendto(fd, buf, n, flags, to, tolen, s);
 }
 
-static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n,
+static SM_METERED_DIR_IN ssize_t metered_recvfrom(int fd, void *buf, size_t n,
 					   int flags, struct sockaddr *from,
 					   socklen_t *fromlen,
 					   struct fd_slot *s)
@@ -244,9 +244,9 @@ static SM_METERED ssize_t metered_recvfrom(int fd, void *buf, size_t n,
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.recvfrom(fd, buf, n, flags, from, fromlen);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -261,7 +261,7 @@ SM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags,
 	return metered_recvfrom(fd, buf, n, flags, from, fromlen, s);
 }
 
-static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n,
+static SM_METERED_DIR_IN ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n,
 					       size_t buflen, int flags,
 					       struct sockaddr *from,
 					       socklen_t *fromlen,
@@ -270,9 +270,9 @@ static SM_METERED ssize_t metered_recvfrom_chk(int fd, void *buf, size_t n,
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.__recvfrom_chk(fd, buf, n, buflen, flags, from, fromlen);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	return r;
 }
@@ -290,15 +290,15 @@ SM_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen,
 				    s);
 }
 
-static SM_METERED ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
+static SM_METERED_DIR_OUT ssize_t metered_sendmsg(int fd, const struct msghdr *msg,
 					  int flags, struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_OUT, s);
+	sm_inflight_set(s);
 	r = sm_real.sendmsg(fd, msg, flags);
-	sm_inflight_clear(DIR_OUT, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_OUT, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_sent(msg);
@@ -316,15 +316,15 @@ SM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return metered_sendmsg(fd, msg, flags, s);
 }
 
-static SM_METERED ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags,
+static SM_METERED_DIR_IN ssize_t metered_recvmsg(int fd, struct msghdr *msg, int flags,
 					  struct fd_slot *s)
 {
 	uint64_t t0 = sm_start();
 	ssize_t r;
 
-	sm_inflight_set(DIR_IN, s);
+	sm_inflight_set(s);
 	r = sm_real.recvmsg(fd, msg, flags);
-	sm_inflight_clear(DIR_IN, s);
+	sm_inflight_clear(s);
 	sm_data(s, DIR_IN, r, t0);
 	if (SM_UNLIKELY(r >= 0 && msg->msg_controllen))
 		sm_fds_received(msg);

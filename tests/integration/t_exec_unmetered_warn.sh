@@ -27,7 +27,12 @@ expect_eq "LD_PRELOAD with two libraries, kept: stderr" "$(cat "$T/err4")" ""
 SOCKMETER_FORMAT=json sm env -u SOCKMETER_LOG /bin/true 2>"$T/err9" ||
 	fail "env -u SOCKMETER_LOG failed"
 expect_eq "env -u SOCKMETER_LOG: stderr" "$(cat "$T/err9")" \
-	"sockmeter: exec of /bin/true with an environment that still preloads $LIB but drops SOCKMETER_LOG: the new program is metered with other settings (its log at the default path unless its config says otherwise); a tool that cleans the environment must pass SOCKMETER_* on"
+	"sockmeter: exec of /bin/true with an environment that still preloads $LIB but drops SOCKMETER_LOG: the new program is metered with settings of its own, not these (its log may be elsewhere); a tool that cleans the environment must pass SOCKMETER_* on"
+# A SOCKMETER* name the library does not read (the launcher's) is not a
+# setting: nothing said.
+SOCKMETER_LIB=$LIB sm env -u SOCKMETER_LIB /bin/true 2>"$T/err12" ||
+	fail "env -u SOCKMETER_LIB failed"
+expect_eq "env -u SOCKMETER_LIB: stderr" "$(cat "$T/err12")" ""
 SOCKMETER_FORMAT=json sm env -i LD_PRELOAD="$LIB" SOCKMETER_LOG="$T/cgi.%p.log" \
 	/bin/true 2>"$T/err10" || fail "env -i LD_PRELOAD=... failed"
 grep -q "^sockmeter: exec of /bin/true with an environment that still preloads .* but drops SOCKMETER_FORMAT:" "$T/err10" ||

@@ -5,12 +5,17 @@
 # immediate shutdown: SIGQUIT, quickdie, _exit).  tests/progs/sigexit: a
 # forked peer prints what really moved; the exit record's totals must say
 # the same, for send, write, sendmsg and recv, for handlers installed with
-# sigaction (with and without SA_SIGINFO) and signal().
+# sigaction (with and without SA_SIGINFO) and signal(), and for a handler
+# that left by siglongjmp before another ended the process.
 . "$(dirname "$0")/lib.sh"
 
 need_prog sigexit
+# longjmp: the first handler leaves by siglongjmp (its call's bytes are
+# counted at the next handler), and a stale note must not make the
+# result of a later fcntl(F_GETFL) on the socket pass for bytes.
 for m in "send plain _exit" "write signal exit" "sendmsg info _exit" \
-	"recv info _exit" "recv plain exit"; do
+	"recv info _exit" "recv plain exit" "send plain longjmp" \
+	"recv info longjmp"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3

@@ -7,7 +7,10 @@
  *     CALL     send | write | sendmsg | recv (recv: MSG_WAITALL)
  *     HANDLER  plain (sigaction, no SA_SIGINFO) | info (SA_SIGINFO) |
  *              signal (signal())
- *     END      _exit | exit
+ *     END      _exit | exit | longjmp (the first handler leaves by
+ *              siglongjmp; the program then loops on fcntl(F_GETFL) on the
+ *              socket, whose result must never pass for bytes, until a
+ *              second alarm's handler calls _exit)
  *
  * A forked child is the peer over loopback TCP.  For the sending calls it
  * reads nothing until the parent is gone, so the parent's call blocks with
@@ -19,7 +22,9 @@
  * its log must say the same N.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +37,16 @@
 #define CHUNK 1000003
 #define PEER_BYTES 300007
 
-static int end_with_exit;
+static int end_with_exit, end_with_jump;
+static sigjmp_buf jump;
+static volatile sig_atomic_t jumped;
 
 static void ending(void)
 {
+	if (end_with_jump && !jumped) {
+		jumped = 1;
+		siglongjmp(jump, 1);
+	}
 	if (end_with_exit)
 		exit(3);
 	_exit(3);
@@ -73,6 +84,7 @@ int main(int argc, char **argv)
 		return 2;
 	sending = strcmp(argv[1], "recv") != 0;
 	end_with_exit = strcmp(argv[3], "exit") == 0;
+	end_with_jump = strcmp(argv[3], "longjmp") == 0;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
@@ -128,6 +140,12 @@ int main(int argc, char **argv)
 	printf("pid=%d\n", (int)getpid());
 	fflush(stdout);
 	memset(buf, 'y', CHUNK);
+	if (sigsetjmp(jump, 1)) {
+		alarm(1);
+		for (;;)
+			if (fcntl(fd, F_GETFL) < 0)
+				die("fcntl");
+	}
 	alarm(1);
 	for (;;) {
 		ssize_t r;

@@ -1085,6 +1085,28 @@ START_TEST(test_config_load_counts_an_unreadable_file_once)
 }
 END_TEST
 
+/* The names the exec check compares (wrap_exit.c): exactly the variables
+ * the loader reads, by length too. */
+START_TEST(test_config_env_setting_names_what_the_loader_reads)
+{
+	static const char *const yes[] = { "SOCKMETER", "SOCKMETER_LOG",
+		"SOCKMETER_FORMAT", "SOCKMETER_CONFIG", "SOCKMETER_STATE",
+		"SOCKMETER_LOG_KEEP" };
+	static const char *const no[] = { "SOCKMETER_LIB", "SOCKMETER_LO",
+		"SOCKMETER_LOGX", "SOCKMETER_VALGRIND", "LD_PRELOAD", "" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(config_env_setting(yes[i], strlen(yes[i])), "%s",
+			      yes[i]);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!config_env_setting(no[i], strlen(no[i])), "%s",
+			      no[i]);
+	/* "SOCKMETER_LOG=..." with its length up to the '=' */
+	ck_assert(config_env_setting("SOCKMETER_LOG=/x", 13));
+}
+END_TEST
+
 START_TEST(test_config_load_without_environment_gives_defaults)
 {
 	static const char *const env[] = {"SOCKMETER_CONFIG", "", NULL};
@@ -1192,6 +1214,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_config_load_reads_file_then_environment);
 	tcase_add_test(tc, test_config_load_counts_an_unreadable_file_once);
 	tcase_add_test(tc, test_config_load_without_environment_gives_defaults);
+	tcase_add_test(tc, test_config_env_setting_names_what_the_loader_reads);
 	suite_add_tcase(s, tc);
 
 	return s;
