@@ -24,7 +24,8 @@ LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
 # (preload/rawlibc.c).
 RAW_CALLS := fstat fstatat stat lstat getsockname getpeername getsockopt \
 	ioctl lseek getuid geteuid getegid
-LDFLAGS_SO := -Wl,--wrap=syscall -Wl,--wrap=clone \
+LDFLAGS_SO := -Wl,--version-script=preload/exports.map \
+	-Wl,--wrap=syscall -Wl,--wrap=clone \
 	-Wl,--wrap=clock_gettime -Wl,--wrap=clock_nanosleep -Wl,--wrap=nanosleep \
 	$(foreach f,$(RAW_CALLS),-Wl,--wrap=$(f))
 
@@ -63,9 +64,9 @@ $(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o: \
 
 # Only the interposed calls are exported; inih is linked in privately so a
 # host with its own ini_parse never binds to ours (or we to its).
-$(BUILD)/libsockmeter.so: $(LIB_OBJ)
+$(BUILD)/libsockmeter.so: $(LIB_OBJ) preload/exports.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -o $@ $^ $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
 		-Wl,-z,now -Wl,-z,relro $(LDFLAGS_SO)
 
 $(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)

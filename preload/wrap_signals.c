@@ -264,7 +264,10 @@ static void note_count(struct intr_note *n)
 	n->frame = 0;
 }
 
-/* Trampoline entry (frame: an address in the trampoline's frame): count
+/* Trampoline entry (frame: the trampoline's frame address, on the real
+ * stack: a local's address is not under ASan, whose fake stacks are not
+ * in stack order; the same trampoline always gives the same address):
+ * count
  * the notes left behind below it, then note the data call the handler
  * interrupted as it returned, if it did.  The entry's index + 1, or 0. */
 static unsigned note_enter(uintptr_t frame, const ucontext_t *uc)
@@ -316,15 +319,15 @@ static __attribute__((noinline)) void tramp_plain(int sig)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
 #if defined(__x86_64__)
-	token = note_enter((uintptr_t)&here,
+	token = note_enter((uintptr_t)__builtin_frame_address(0),
 			   plain_context(__builtin_return_address(0),
 					 __builtin_frame_address(0)));
 #else
-	token = note_enter((uintptr_t)&here, NULL);
+	token = note_enter((uintptr_t)__builtin_frame_address(0), NULL);
 #endif
 	if (fn)
 		fn(sig);
-	note_leave(token, (uintptr_t)&here);
+	note_leave(token, (uintptr_t)__builtin_frame_address(0));
 	depth = d;
 	(void)here;
 }
@@ -342,10 +345,10 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	if (!d)
 		entry_sp = (uintptr_t)&here;
 	depth = d + 1;
-	token = note_enter((uintptr_t)&here, uc);
+	token = note_enter((uintptr_t)__builtin_frame_address(0), uc);
 	if (fn)
 		fn(sig, si, uc);
-	note_leave(token, (uintptr_t)&here);
+	note_leave(token, (uintptr_t)__builtin_frame_address(0));
 	depth = d;
 	(void)here;
 }
