@@ -313,8 +313,9 @@ void sm_exec_env_init(void);
  */
 void sm_final_record(bool exec);
 
-/* sm_exit_begins - a thread calls exit(): wait (2 s at most) for the exit
- * record another thread's exit is making.  Context: exit's caller. */
+/* sm_exit_begins - a thread calls exit() while another thread's exit is
+ * under way: make the exit record now, or wait (2 s at most) for the
+ * thread making it.  Context: exit's caller. */
 void sm_exit_begins(void);
 
 /* sm_quick_exit_handler - the exit record at quick_exit (registered with
@@ -527,7 +528,7 @@ static inline void sm_inflight_clear(struct fd_slot *s)
 void sm_signals_init(void);
 
 /* sm_count_interrupted - count the data call a handler of this thread
- * interrupted as it returned (see sm_inflight), once; for the final record
+ * interrupted as it returned (see sm_inflight_set), once; for the final record
  * of exit and _exit, made in that handler.  Context: the thread about to
  * end the process. */
 void sm_count_interrupted(void);

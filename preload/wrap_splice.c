@@ -67,9 +67,8 @@ static SM_METERED ssize_t metered_vmsplice(int fd, const struct iovec *iov,
 {
 	enum fd_dir dir = sm_vmsplice_dir(fd);
 	uint64_t t0 = sm_start();
-	ssize_t r;
+	ssize_t r = sm_real.vmsplice(fd, iov, nr, flags);
 
-	r = sm_real.vmsplice(fd, iov, nr, flags);
 	sm_data(s, dir, r, t0);
 	return r;
 }
