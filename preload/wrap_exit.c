@@ -139,8 +139,10 @@ int unbound_posix_spawnp(pid_t *pid, const char *file,
 
 /* --- exit ---------------------------------------------------------------- */
 
-/* Only a wait when another thread's exit is under way (sm_exit_begins);
- * the record is made by glibc's exit handlers (preload.c: fini_once). */
+/* Nothing of ours unless another thread's exit is under way: then this
+ * caller makes the exit record first, or waits for the thread making it
+ * (sm_exit_begins).  Otherwise the record is made by glibc's exit
+ * handlers (preload.c: fini_once). */
 SM_EXPORT void exit(int status)
 {
 	sm_exit_begins();
