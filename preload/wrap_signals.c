@@ -68,15 +68,27 @@ sm_sighandler_t __sysv_signal(int sig, sm_sighandler_t handler);
 
 /* The program's handler of each signal, one table per calling convention:
  * each trampoline calls only its own kind, so no handler is ever called
- * with the other kind's arguments while an install is under way. */
+ * with the other kind's arguments while an install is under way.  Two of
+ * each, and a trampoline per table: an install writes the table the
+ * kernel's current action does not use and then gives the kernel the
+ * other trampoline, so a signal delivered meanwhile runs the old handler
+ * under the old action's mask and flags, and one delivered after runs the
+ * new handler under the new ones, never a mix (cur_tab: the table of the
+ * action installed last). */
 typedef void (*info_handler)(int, siginfo_t *, void *);
-static sm_sighandler_t plain_fn[NSIG];
-static info_handler info_fn[NSIG];
+static sm_sighandler_t plain_fn[2][NSIG];
+static info_handler info_fn[2][NSIG];
+static unsigned char cur_tab[NSIG];
 
-/* Handlers running on this thread, and the trampoline's stack address at
- * the outermost one.  initial-exec: no allocation, signal-safe. */
+/* Handlers running on this thread; the outermost one's trampoline frame
+ * and whether it is on the alternate signal stack; that stack as the
+ * kernel reported it to the last handler.  initial-exec: no allocation,
+ * signal-safe. */
 static __thread unsigned depth __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t entry_sp __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t entry_frame __attribute__((tls_model("initial-exec")));
+static __thread bool entry_alt __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t alt_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t alt_hi __attribute__((tls_model("initial-exec")));
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -93,16 +105,25 @@ static __thread uintptr_t entry_sp __attribute__((tls_model("initial-exec")));
  * the handler ends the process instead, sm_count_interrupted counts the
  * notes for the final record.  A handler left by siglongjmp leaves its
  * note behind: the wrapper never counted that call either, so the note
- * is owed; the next trampoline to run at or above that frame's address
- * (the frame is gone: a live note is an outer handler's, higher up the
- * stack) counts it then.  In a table, not in the frames: a stack reused
- * since cannot change a note.
+ * is owed; the next trampoline to run outside that frame (see
+ * nested_in: the frame is gone, and a live note is an outer handler's)
+ * counts it then.  In a table, not in the frames: a stack reused since
+ * cannot change a note.
+ *
+ * A handler that ran before the call's system call was made, or while
+ * the kernel restarts it (SA_RESTART: rip is back on the `syscall`),
+ * leaves the call's in-flight note in place, for a later signal to find
+ * when the call returns; its table entry is "pending" and, if the handler
+ * leaves by siglongjmp, clears the note it left (the wrapper never will).
  */
 struct intr_note {
 	struct fd_slot *slot;
 	int64_t bytes;
 	uintptr_t frame; /* the trampoline's; 0: a free entry */
+	uint32_t mark;	 /* pending: the slot's in-flight note */
 	enum fd_dir dir;
+	bool alt;     /* frame is on the alternate signal stack */
+	bool pending; /* the call goes on after the handler */
 };
 #define INTR_NOTES 8
 static __thread struct intr_note intr_notes[INTR_NOTES]
@@ -191,15 +212,19 @@ static int wrapper_dir(uintptr_t ret)
 	return c[-6] == 0xff && c[-5] == 0x15 ? dir : -1;
 }
 
-/* The slot and direction of the data call uc was interrupted right after
- * the system call of, and its result.  False when it was not one: the
- * instruction before rip is not a `syscall` (0f 05) in libc or in this
- * library, the result is an error, or the fd in rdi has no call noted in
- * flight by a stack pointer just above the interrupted one, with the
- * wrapper's return address where its call left it.  A call noted by
- * this thread loses its note here in any case: a handler that leaves by
- * siglongjmp would leave it behind, stale. */
-static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
+enum { INTR_NONE, INTR_DONE, INTR_PENDING };
+
+/* The slot and direction of the data call uc interrupted, found by the
+ * fd in rdi having a call noted in flight by a stack pointer just above
+ * the interrupted one, with the wrapper's return address where its call
+ * left it; INTR_NONE when there is none, or when it is an outer
+ * handler's pending call.  INTR_DONE, with the result: the call was
+ * interrupted right after its system call (the instruction before rip is
+ * a `syscall`, 0f 05, in libc or in this library), and moved bytes; its
+ * note is cleared either way (a handler that leaves by siglongjmp would
+ * leave it behind, stale).  INTR_PENDING: the call goes on after the
+ * handler, its note kept. */
+static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 	uintptr_t ip = (uintptr_t)g[REG_RIP], sp = (uintptr_t)g[REG_RSP];
@@ -207,28 +232,37 @@ static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
 	const unsigned char *c = (const unsigned char *)ip;
 	struct fd_slot *s;
 	uint32_t m, above;
+	unsigned i;
 	int dir;
 
 	if (!sm_meter.tab.slots || fd >= sm_meter.tab.cap)
-		return false;
+		return INTR_NONE;
 	s = &sm_meter.tab.slots[fd];
 	m = __atomic_load_n(&s->inflight_sp, __ATOMIC_RELAXED);
 	above = m - (uint32_t)sp;
 	if (!m || above < 8 || above > 1024 || above % 8)
-		return false;
+		return INTR_NONE;
 	/* Ours: the wrapper's frame is right above libc's. */
 	dir = wrapper_dir(*(const uintptr_t *)(sp + above - 8));
 	if (dir < 0)
-		return false;
-	__atomic_store_n(&s->inflight_sp, 0, __ATOMIC_RELAXED);
-	if (g[REG_RAX] < 0 ||
-	    !(in_range(&libc_code, ip, 2, 0) || in_range(&own_code, ip, 2, 0)) ||
-	    c[-2] != 0x0f || c[-1] != 0x05)
-		return false;
+		return INTR_NONE;
+	for (i = 0; i < INTR_NOTES; i++)
+		if (intr_notes[i].frame && intr_notes[i].pending &&
+		    intr_notes[i].slot == s && intr_notes[i].mark == m)
+			return INTR_NONE;
 	n->slot = s;
 	n->dir = (enum fd_dir)dir;
+	if (!(in_range(&libc_code, ip, 2, 0) || in_range(&own_code, ip, 2, 0)) ||
+	    c[-2] != 0x0f || c[-1] != 0x05) {
+		n->mark = m;
+		n->pending = true;
+		return INTR_PENDING;
+	}
+	__atomic_store_n(&s->inflight_sp, 0, __ATOMIC_RELAXED);
+	if (g[REG_RAX] < 0)
+		return INTR_NONE;
 	n->bytes = g[REG_RAX];
-	return true;
+	return INTR_DONE;
 }
 
 /* The context a plain handler (no SA_SIGINFO) was called on: the kernel
@@ -249,41 +283,96 @@ static const ucontext_t *plain_context(void *ret, void *frame)
 	return (const ucontext_t *)((char *)frame + 2 * sizeof(void *));
 }
 #else
-static bool interrupted_call(const ucontext_t *uc, struct intr_note *n)
+enum { INTR_NONE, INTR_DONE, INTR_PENDING };
+
+static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
 {
 	(void)uc;
 	(void)n;
-	return false;
+	return INTR_NONE;
 }
 #endif
 
-static void note_count(struct intr_note *n)
+/* A note whose handler is gone: a call it cut short is owed (the wrapper
+ * never counted it), one it left pending has its in-flight note cleared
+ * unless the slot has a newer one.  At exit, the same. */
+static void note_settle(struct intr_note *n)
 {
-	if (slot_valid(n->slot))
+	if (!slot_valid(n->slot)) {
+	} else if (n->pending) {
+		uint32_t m = n->mark;
+
+		__atomic_compare_exchange_n(&n->slot->inflight_sp, &m, 0, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	} else {
 		sm_data(n->slot, n->dir, n->bytes, 0);
+	}
 	n->frame = 0;
+}
+
+/*
+ * Where the alternate signal stack is: as the kernel told the handler
+ * (uc_stack holds its place and size whether or not the handler runs on
+ * it), or as sigaltstack says when the context is unknown.  Inside a
+ * handler, a disabled one (SS_AUTODISARM disables it while its handler
+ * runs) leaves the place known.
+ */
+static void note_altstack(const ucontext_t *uc, unsigned d)
+{
+	stack_t ss;
+
+	if (uc)
+		ss = uc->uc_stack;
+	else if (sigaltstack(NULL, &ss) != 0)
+		return;
+	if ((ss.ss_flags & SS_DISABLE) || !ss.ss_size) {
+		if (!d)
+			alt_lo = alt_hi = 0;
+		return;
+	}
+	alt_lo = (uintptr_t)ss.ss_sp;
+	alt_hi = alt_lo + ss.ss_size;
+}
+
+static bool on_alt(uintptr_t p)
+{
+	return alt_hi && p >= alt_lo && p < alt_hi;
+}
+
+/* Whether a trampoline frame f (on the alternate stack or not) runs
+ * inside the handler of frame g: handlers nest down the normal stack,
+ * then onto the alternate one and down it (once on it, the kernel stays
+ * on it), wherever the two stacks lie in memory.  Not nested: g's
+ * handler was left by siglongjmp. */
+static bool nested_in(uintptr_t f, bool f_alt, uintptr_t g, bool g_alt)
+{
+	return f_alt == g_alt ? f < g : f_alt;
 }
 
 /* Trampoline entry (frame: the trampoline's frame address, on the real
  * stack: a local's address is not under ASan, whose fake stacks are not
  * in stack order; the same trampoline always gives the same address):
- * count
- * the notes left behind below it, then note the data call the handler
- * interrupted as it returned, if it did.  The entry's index + 1, or 0. */
-static unsigned note_enter(uintptr_t frame, const ucontext_t *uc)
+ * settle the notes left behind by handlers this one is not nested in,
+ * then note the data call the handler interrupted, if it did.  The
+ * entry's index + 1, or 0. */
+static unsigned note_enter(uintptr_t frame, bool alt, const ucontext_t *uc)
 {
 	struct intr_note n = { 0 };
 	unsigned i, free_i = INTR_NOTES;
 
 	for (i = 0; i < INTR_NOTES; i++) {
-		if (intr_notes[i].frame && intr_notes[i].frame <= frame)
-			note_count(&intr_notes[i]);
+		if (intr_notes[i].frame &&
+		    !nested_in(frame, alt, intr_notes[i].frame,
+			       intr_notes[i].alt))
+			note_settle(&intr_notes[i]);
 		if (!intr_notes[i].frame && free_i == INTR_NOTES)
 			free_i = i;
 	}
-	if (!uc || !interrupted_call(uc, &n) || free_i == INTR_NOTES)
+	if (!uc || interrupted_call(uc, &n) == INTR_NONE ||
+	    free_i == INTR_NOTES)
 		return 0;
 	n.frame = frame;
+	n.alt = alt;
 	intr_notes[free_i] = n;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return free_i + 1;
@@ -302,68 +391,87 @@ void sm_count_interrupted(void)
 
 	for (i = 0; i < INTR_NOTES; i++)
 		if (intr_notes[i].frame)
-			note_count(&intr_notes[i]);
+			note_settle(&intr_notes[i]);
 }
 
-static __attribute__((noinline)) void tramp_plain(int sig)
+/* A trampoline's work around the program's handler fn, called with what
+ * the kernel passed (sig, si, ucv: on x86-64 every handler gets the
+ * siginfo and the ucontext, SA_SIGINFO or not, and programs use them;
+ * elsewhere, whatever the registers held, as without us).  uc: the
+ * context, when known; frame: the trampoline's. */
+static inline __attribute__((always_inline)) void
+tramp_run(int sig, siginfo_t *si, void *ucv, const ucontext_t *uc,
+	  uintptr_t frame, info_handler fn)
 {
-	volatile char here = 0;
-	unsigned d = depth;
-	sm_sighandler_t fn;
-	unsigned token;
+	unsigned d = depth, token;
+	bool alt;
 
-	if (sig <= 0 || sig >= NSIG)
-		return;
-	fn = LOAD(&plain_fn[sig]);
-	if (!d)
-		entry_sp = (uintptr_t)&here;
+	note_altstack(uc, d);
+	alt = on_alt(frame);
+	/* Not inside the outermost handler noted: it was left by
+	 * siglongjmp, and so were those counted in depth. */
+	if (d && !nested_in(frame, alt, entry_frame, entry_alt))
+		d = 0;
+	if (!d) {
+		entry_frame = frame;
+		entry_alt = alt;
+	}
 	depth = d + 1;
+	token = note_enter(frame, alt, uc);
+	if (fn)
+		fn(sig, si, ucv);
+	note_leave(token, frame);
+	depth = d;
+}
+
 #if defined(__x86_64__)
-	token = note_enter((uintptr_t)__builtin_frame_address(0),
-			   plain_context(__builtin_return_address(0),
-					 __builtin_frame_address(0)));
+#define PLAIN_CONTEXT()                                                        \
+	plain_context(__builtin_return_address(0), __builtin_frame_address(0))
 #else
-	token = note_enter((uintptr_t)__builtin_frame_address(0), NULL);
+#define PLAIN_CONTEXT() NULL
 #endif
-	if (fn)
-		fn(sig);
-	note_leave(token, (uintptr_t)__builtin_frame_address(0));
-	depth = d;
-	(void)here;
-}
 
-static void tramp_info(int sig, siginfo_t *si, void *uc)
-{
-	volatile char here = 0;
-	unsigned d = depth;
-	info_handler fn;
-	unsigned token;
+/* A plain handler (no SA_SIGINFO) is called with the same three
+ * arguments: what it declares it reads, the rest it may read anyway. */
+#define TRAMPOLINES(t)                                                         \
+	static __attribute__((noinline)) void tramp_plain##t(                  \
+		int sig, siginfo_t *si, void *ucv)                             \
+	{                                                                      \
+		if (sig <= 0 || sig >= NSIG)                                   \
+			return;                                                \
+		tramp_run(sig, si, ucv, PLAIN_CONTEXT(),                       \
+			  (uintptr_t)__builtin_frame_address(0),               \
+			  (info_handler)(void (*)(void))LOAD(                  \
+				  &plain_fn[t][sig]));                         \
+	}                                                                      \
+	static __attribute__((noinline)) void tramp_info##t(                   \
+		int sig, siginfo_t *si, void *ucv)                             \
+	{                                                                      \
+		if (sig <= 0 || sig >= NSIG)                                   \
+			return;                                                \
+		tramp_run(sig, si, ucv, ucv,                                   \
+			  (uintptr_t)__builtin_frame_address(0),               \
+			  LOAD(&info_fn[t][sig]));                             \
+	}
+TRAMPOLINES(0)
+TRAMPOLINES(1)
 
-	if (sig <= 0 || sig >= NSIG)
-		return;
-	fn = LOAD(&info_fn[sig]);
-	if (!d)
-		entry_sp = (uintptr_t)&here;
-	depth = d + 1;
-	token = note_enter((uintptr_t)__builtin_frame_address(0), uc);
-	if (fn)
-		fn(sig, si, uc);
-	note_leave(token, (uintptr_t)__builtin_frame_address(0));
-	depth = d;
-	(void)here;
-}
+#define AS_PLAIN(f) ((sm_sighandler_t)(void (*)(void))(f))
 
 bool sm_in_handler(void)
 {
-	volatile char here = 0;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 
 	if (!depth)
 		return false;
-	/* Above the trampoline's frame: the handler was left by a
-	 * siglongjmp (stacks grow down).  (On an alternate signal stack
-	 * below this one, the guess stays "in a handler": the ticker's start
-	 * only waits.) */
-	if ((uintptr_t)&here > entry_sp) {
+	/* On the alternate signal stack, a handler runs.  Outside the
+	 * outermost handler's frame (above it on the normal stack, or off
+	 * the alternate stack it ran on), it was left by siglongjmp.  (A
+	 * frame deeper than a left one keeps the guess "in a handler": the
+	 * ticker's start only waits.) */
+	if (on_alt(here))
+		return true;
+	if (entry_alt || here > entry_frame) {
 		depth = 0;
 		return false;
 	}
@@ -385,57 +493,97 @@ int sm_query_action(int sig, struct sigaction *sa)
 	return sm_real.sigaction(sig, NULL, sa);
 }
 
-bool sm_handler_ours(const struct sigaction *sa)
+static bool a_trampoline(sm_sighandler_t h)
 {
-	return sa->sa_handler == tramp_plain ||
-	       sa->sa_handler == (sm_sighandler_t)(void (*)(void))tramp_info;
+	return h == AS_PLAIN(tramp_plain0) || h == AS_PLAIN(tramp_plain1) ||
+	       h == AS_PLAIN(tramp_info0) || h == AS_PLAIN(tramp_info1);
 }
 
-/* What the kernel reported as the old handler, as the program knows it. */
-static void as_installed(struct sigaction *old, sm_sighandler_t plain,
-			 info_handler info)
+bool sm_handler_ours(const struct sigaction *sa)
 {
-	if (old->sa_handler == tramp_plain)
-		old->sa_handler = plain;
-	else if (sm_handler_ours(old))
-		old->sa_sigaction = info;
+	return a_trampoline(sa->sa_handler);
+}
+
+/* The program's handlers of a signal, as they were before an install. */
+struct handlers {
+	sm_sighandler_t plain[2];
+	info_handler info[2];
+};
+
+static void read_handlers(int sig, struct handlers *h)
+{
+	unsigned t;
+
+	for (t = 0; t < 2; t++) {
+		h->plain[t] = LOAD(&plain_fn[t][sig]);
+		h->info[t] = LOAD(&info_fn[t][sig]);
+	}
+}
+
+/* The kernel's handler k, as the program installed it. */
+static sm_sighandler_t as_installed(sm_sighandler_t k, const struct handlers *h)
+{
+	if (k == AS_PLAIN(tramp_plain0))
+		return h->plain[0];
+	if (k == AS_PLAIN(tramp_plain1))
+		return h->plain[1];
+	if (k == AS_PLAIN(tramp_info0))
+		return AS_PLAIN(h->info[0]);
+	if (k == AS_PLAIN(tramp_info1))
+		return AS_PLAIN(h->info[1]);
+	return k;
 }
 
 static bool a_function(sm_sighandler_t h)
 {
 	return h != SIG_DFL && h != SIG_IGN && h != SIG_ERR && h != SIG_HOLD &&
-	       h != tramp_plain &&
-	       h != (sm_sighandler_t)(void (*)(void))tramp_info;
+	       !a_trampoline(h);
+}
+
+/* The program's handler fn goes into the table the kernel's current
+ * action does not use; the trampoline of that table is what the kernel
+ * gets.  *t: the table, for installed() once the kernel has it. */
+static sm_sighandler_t staged(int sig, sm_sighandler_t fn, bool info,
+			      unsigned *t)
+{
+	*t = !LOAD(&cur_tab[sig]);
+	if (info) {
+		STORE(&info_fn[*t][sig], (info_handler)(void (*)(void))fn);
+		return *t ? AS_PLAIN(tramp_info1) : AS_PLAIN(tramp_info0);
+	}
+	STORE(&plain_fn[*t][sig], fn);
+	return *t ? AS_PLAIN(tramp_plain1) : AS_PLAIN(tramp_plain0);
+}
+
+static void installed(int sig, unsigned t)
+{
+	STORE(&cur_tab[sig], (unsigned char)t);
 }
 
 SM_EXPORT int sigaction(int sig, const struct sigaction *act,
 			struct sigaction *old)
 {
-	bool valid = sig > 0 && sig < NSIG;
-	sm_sighandler_t plain = valid ? LOAD(&plain_fn[sig]) : NULL;
-	info_handler info = valid ? LOAD(&info_fn[sig]) : NULL;
+	bool valid = sig > 0 && sig < NSIG, ours = false;
+	struct handlers before = { { 0 }, { 0 } };
 	struct sigaction mine;
+	unsigned t = 0;
 	int r, saved;
 
+	if (valid)
+		read_handlers(sig, &before);
 	if (valid && act && a_function(act->sa_handler)) {
 		mine = *act;
-		if (act->sa_flags & SA_SIGINFO) {
-			STORE(&info_fn[sig], act->sa_sigaction);
-			mine.sa_sigaction = tramp_info;
-		} else {
-			STORE(&plain_fn[sig], act->sa_handler);
-			mine.sa_handler = tramp_plain;
-		}
+		mine.sa_handler = staged(sig, act->sa_handler,
+					 act->sa_flags & SA_SIGINFO, &t);
 		act = &mine;
+		ours = true;
 	}
 	r = sm_real.sigaction(sig, act, old);
 	saved = errno;
-	if (r != 0 && act == &mine) {
-		STORE(&plain_fn[sig], plain);
-		STORE(&info_fn[sig], info);
-	}
-	if (r == 0 && old)
-		as_installed(old, plain, info);
+	if (r == 0 && ours)
+		installed(sig, t);
+	if (r == 0 && old && valid)
+		old->sa_handler = as_installed(old->sa_handler, &before);
 	errno = saved;
 	return r;
 }
@@ -450,24 +598,24 @@ static sm_sighandler_t via_trampoline(int sig, sm_sighandler_t handler,
 							      sm_sighandler_t))
 {
 	bool valid = sig > 0 && sig < NSIG;
-	sm_sighandler_t plain = valid ? LOAD(&plain_fn[sig]) : NULL, r;
-	info_handler info = valid ? LOAD(&info_fn[sig]) : NULL;
+	struct handlers before;
+	sm_sighandler_t r;
+	unsigned t;
 	int saved;
 
-	if (valid && a_function(handler)) {
-		STORE(&plain_fn[sig], handler);
-		r = real(sig, tramp_plain);
+	if (!valid)
+		return real(sig, handler);
+	read_handlers(sig, &before);
+	if (a_function(handler)) {
+		r = real(sig, staged(sig, handler, false, &t));
 		saved = errno;
-		if (r == SIG_ERR)
-			STORE(&plain_fn[sig], plain);
+		if (r != SIG_ERR)
+			installed(sig, t);
 	} else {
 		r = real(sig, handler);
 		saved = errno;
 	}
-	if (r == tramp_plain)
-		r = plain;
-	else if (r == (sm_sighandler_t)(void (*)(void))tramp_info)
-		r = (sm_sighandler_t)(void (*)(void))info;
+	r = as_installed(r, &before);
 	errno = saved;
 	return r;
 }
