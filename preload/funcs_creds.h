@@ -57,6 +57,10 @@ void sm_creds_changed(void);
  */
 void sm_creds_changing(void);
 
+/* sm_confine_filter - a seccomp filter (prog, a struct sock_fprog) or
+ * strict mode went on: whether the exit path may still ask the ticker. */
+void sm_confine_filter(bool strict, const void *prog);
+
 /*
  * sm_confine_begin, sm_confine_end - around a call that confines the
  * calling thread: a chroot (SM_CONFINE_ROOT), a seccomp filter or strict

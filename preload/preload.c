@@ -23,7 +23,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/futex.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -285,6 +288,7 @@ static void final_written(uint32_t req)
 #define ALONE_FAST_MAX_NS 320000000ull
 
 static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
+static uint32_t futex_forbidden; /* see sm_confine_filter */
 /* The ticker's: when to look next, and how often while the main thread
  * is gone (20 ms, doubled at each look up to 320 ms: a daemon whose main
  * thread ended long ago is not woken 50 times a second for it). */
@@ -314,6 +318,14 @@ static void fini_record(void);
  * child with a table of its own (progfd_run). */
 static int read_alone_status(void *arg);
 
+/* The stat file, kept open in the ticker's own fd table (-1: not yet),
+ * and whose it is (a fork child's ticker opens its own). */
+static int stat_fd = -1;
+static long stat_fd_pid;
+/* An alone status: the main thread was killed by the signal in the low
+ * bits. */
+#define ALONE_SIGNALLED 0x10000
+
 static int alone_status(void)
 {
 	int status = -1;
@@ -339,12 +351,23 @@ static int read_alone_status(void *arg)
 	for (p = path + 6; nd; nd--)
 		*p++ = digits[nd - 1];
 	memcpy(p, "/stat", sizeof("/stat"));
-	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
-			  O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	/* In the ticker's own table the file stays open, read again from
+	 * its start each time: a program that lowers RLIMIT_NOFILE to 0
+	 * (vsftpd's sandboxed children) leaves no fd to open it with, and
+	 * its raw-exited main thread would never be seen. */
+	fd = progfd_detached() && stat_fd_pid == sm_meter.pid ? stat_fd : -1;
+	if (fd < 0)
+		fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
+				  O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
 		return -1;
-	n = raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
-	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	n = raw_syscall6(SYS_pread64, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	if (progfd_detached()) {
+		stat_fd = (int)fd;
+		stat_fd_pid = sm_meter.pid;
+	} else {
+		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	}
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -366,7 +389,12 @@ static int read_alone_status(void *arg)
 		*out = -2; /* the main thread is gone, others are not */
 		return *out;
 	}
-	*out = field == 52 ? (int)((code >> 8) & 0xff) : 0;
+	/* wait()'s form: a signal that ended the thread (a seccomp filter's
+	 * SECCOMP_RET_KILL_THREAD: SIGSYS) ends the process too, as it
+	 * would have ended it alone. */
+	*out = field != 52		? 0
+	       : (code & 0x7f) != 0 ? ALONE_SIGNALLED | (int)(code & 0x7f)
+				    : (int)((code >> 8) & 0xff);
 	return *out;
 }
 
@@ -389,6 +417,27 @@ static void end_as_last_thread(int status)
 		} else {
 			pthread_mutex_unlock(&tk.tick_lock);
 		}
+	}
+	if (status & ALONE_SIGNALLED) {
+		/* Die of it: its default action, unblocked, sent to the
+		 * ticker (a core-dumping one dumps the ticker's state). */
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			uint64_t mask;
+		} dfl = { 0 };
+		uint64_t one;
+		int sig = status & 0x7f;
+
+		one = 1ull << (sig - 1);
+		raw_syscall6(SYS_rt_sigaction, sig, (long)&dfl, 0, 8, 0, 0);
+		raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&one, 0, 8,
+			     0, 0);
+		raw_syscall6(SYS_tgkill, sm_meter.pid,
+			     raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0,
+			     0, 0);
+		status = 128 + sig;
 	}
 	for (;;)
 		raw_syscall6(SYS_exit, status, 0, 0, 0, 0, 0);
@@ -452,6 +501,13 @@ static void *ticker_main(void *arg)
 	/* Our files live in an fd table of our own, out of the program's
 	 * way (core/progfd.h); else each batch is written from a child. */
 	progfd_detach();
+	/* The stat file of the last-thread check, opened while fds may
+	 * still be had (read_alone_status). */
+	if (progfd_detached()) {
+		int status;
+
+		read_alone_status(&status);
+	}
 	for (;;) {
 		struct meter_time now;
 		uint64_t next;
@@ -1430,9 +1486,22 @@ void sm_final_record(bool exec)
 		return;
 	}
 	saved = errno;
-	block_all(&mask);
+	/* A sandboxed thread (quiet.h) makes no system call it need not:
+	 * a filter that kills for rt_sigprocmask killed it here (vsftpd's
+	 * sandbox: the process then never ended, its parent waiting). */
+	if (sm_quiet())
+		sigemptyset(&mask);
+	else
+		block_all(&mask);
 	if (stderr_stuck())
 		goto out;
+	if (sm_quiet() && __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE)) {
+		/* No system call may be made to ask the ticker (see
+		 * futex_forbidden): the state file keeps the numbers. */
+		if (!exec)
+			sm_durable_end(SM_END_EXIT_UNWRITTEN);
+		goto out;
+	}
 	if (__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) {
 		ask_ticker(exec);
 		goto out;
@@ -1464,7 +1533,7 @@ void sm_final_record(bool exec)
 out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An
 	 * exec keeps the mask: the program's, then. */
-	if (exec)
+	if (exec && !sm_quiet())
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
 }
@@ -1642,6 +1711,154 @@ static bool ticker_running(void)
 {
 	return __atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&tk.start_failed, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Whether a seccomp filter lets the futex calls of the exit path through
+ * (ask_ticker: a wake and a timed wait).  A filter is classic BPF over
+ * struct seccomp_data; it is run here on the two calls as they will be
+ * made.  Anything not understood, or any action but allow or log, counts
+ * as forbidden.  Once forbidden, a sandboxed thread's exit makes no
+ * system call at all: its state file keeps the numbers, and recovery
+ * writes them (a filter that kills for futex killed the exiting thread,
+ * and the process ended with SIGSYS instead of its status).
+ */
+static uint32_t futex_forbidden; /* atomic */
+
+#if defined(__x86_64__)
+#define SM_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SM_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef SM_AUDIT_ARCH
+static bool filter_allows(const struct sock_fprog *prog,
+			  const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+	unsigned pc = 0, steps = 0;
+
+	if (!prog || !prog->filter || !prog->len || prog->len > BPF_MAXINSNS)
+		return false;
+	while (pc < prog->len && steps++ < BPF_MAXINSNS) {
+		const struct sock_filter *f = &prog->filter[pc++];
+		uint32_t k = f->k, src = BPF_SRC(f->code) == BPF_X ? x : k;
+
+		switch (BPF_CLASS(f->code)) {
+		case BPF_LD:
+		case BPF_LDX: {
+			uint32_t v;
+
+			if (f->code == (BPF_LD | BPF_W | BPF_ABS)) {
+				if (k % 4 || k > sizeof(*d) - 4)
+					return false;
+				memcpy(&v, (const char *)d + k, 4);
+			} else if (BPF_MODE(f->code) == BPF_IMM) {
+				v = k;
+			} else if (BPF_MODE(f->code) == BPF_MEM &&
+				   k < BPF_MEMWORDS) {
+				v = mem[k];
+			} else if (BPF_MODE(f->code) == BPF_LEN) {
+				v = sizeof(*d);
+			} else {
+				return false;
+			}
+			if (BPF_CLASS(f->code) == BPF_LD)
+				a = v;
+			else
+				x = v;
+			break;
+		}
+		case BPF_ST:
+		case BPF_STX:
+			if (k >= BPF_MEMWORDS)
+				return false;
+			mem[k] = BPF_CLASS(f->code) == BPF_ST ? a : x;
+			break;
+		case BPF_ALU:
+			switch (BPF_OP(f->code)) {
+			case BPF_ADD: a += src; break;
+			case BPF_SUB: a -= src; break;
+			case BPF_MUL: a *= src; break;
+			case BPF_AND: a &= src; break;
+			case BPF_OR: a |= src; break;
+			case BPF_XOR: a ^= src; break;
+			case BPF_LSH: a = src < 32 ? a << src : 0; break;
+			case BPF_RSH: a = src < 32 ? a >> src : 0; break;
+			case BPF_NEG: a = -a; break;
+			case BPF_DIV:
+				if (!src)
+					return false;
+				a /= src;
+				break;
+			case BPF_MOD:
+				if (!src)
+					return false;
+				a %= src;
+				break;
+			default: return false;
+			}
+			break;
+		case BPF_JMP: {
+			bool t;
+
+			switch (BPF_OP(f->code)) {
+			case BPF_JA: pc += k; continue;
+			case BPF_JEQ: t = a == src; break;
+			case BPF_JGT: t = a > src; break;
+			case BPF_JGE: t = a >= src; break;
+			case BPF_JSET: t = (a & src) != 0; break;
+			default: return false;
+			}
+			pc += t ? f->jt : f->jf;
+			break;
+		}
+		case BPF_RET: {
+			uint32_t r = BPF_RVAL(f->code) == BPF_A ? a : k;
+
+			r &= SECCOMP_RET_ACTION_FULL;
+			return r == SECCOMP_RET_ALLOW || r == SECCOMP_RET_LOG;
+		}
+		case BPF_MISC:
+			if (BPF_MISCOP(f->code) == BPF_TAX)
+				x = a;
+			else
+				a = x;
+			break;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+static bool futex_allowed(const struct sock_fprog *prog)
+{
+	struct seccomp_data d = { .nr = SYS_futex, .arch = SM_AUDIT_ARCH };
+	static const int ops[] = { FUTEX_WAKE, FUTEX_WAIT_BITSET };
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		d.args[1] = (uint64_t)(ops[i] | FUTEX_PRIVATE_FLAG);
+		d.args[2] = 1;
+		d.args[5] = FUTEX_BITSET_MATCH_ANY;
+		if (!filter_allows(prog, &d))
+			return false;
+	}
+	return true;
+}
+#else
+static bool futex_allowed(const struct sock_fprog *prog)
+{
+	(void)prog;
+	return false;
+}
+#endif
+
+void sm_confine_filter(bool strict, const void *prog)
+{
+	if (strict || !futex_allowed(prog))
+		__atomic_store_n(&futex_forbidden, 1, __ATOMIC_RELEASE);
 }
 
 int sm_confine_begin(enum sm_confine how)

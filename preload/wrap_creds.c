@@ -167,6 +167,9 @@ SM_EXPORT int prctl(int option, ...)
 		int r = sm_real.prctl(option, a2, a3, a4, a5);
 		int saved = errno;
 
+		if (r == 0)
+			sm_confine_filter((int)a2 == SECCOMP_MODE_STRICT,
+					  (const void *)a3);
 		sm_confine_end(SM_CONFINE_THREAD, before, r == 0);
 		errno = saved;
 		return r;

@@ -187,6 +187,11 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 	before = sm_confine_begin(how);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
+	if (n != SYS_chroot && (listener ? r >= 0 : r == 0))
+		sm_confine_filter(n == SYS_prctl ? (int)a2 == SECCOMP_MODE_STRICT
+						 : (unsigned)a1 ==
+							   SECCOMP_SET_MODE_STRICT,
+				  (const void *)a3);
 	sm_confine_end(how, before, listener ? r >= 0 : r == 0);
 	errno = saved;
 	return r;

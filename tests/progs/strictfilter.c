@@ -1,0 +1,63 @@
+/*
+ * strictfilter.c - a process that confines itself with a seccomp filter
+ * allowing nothing but read, write, exit and exit_group (any other call
+ * kills the thread: SECCOMP_RET_KILL_THREAD), then ends:
+ *
+ *   strictfilter _exit    _exit(5)
+ *   strictfilter exit     exit(6)
+ *   strictfilter killed   a forbidden call (alarm): the thread, and so the
+ *                         process, dies of SIGSYS
+ *
+ * Before the filter it moves 5 bytes over a socketpair, after it 3.  The
+ * library must make no system call the filter forbids on the way out:
+ * the status is the program's (it was SIGSYS, or 0 once the ticker ended
+ * the process for a main thread killed at the library's rt_sigprocmask).
+ */
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ALLOW(nr)                                                              \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                       \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+int main(int argc, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		ALLOW(__NR_read),
+		ALLOW(__NR_write),
+		ALLOW(__NR_exit),
+		ALLOW(__NR_exit_group),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_THREAD),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	char b[8];
+	int sv[2];
+
+	if (argc != 2 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return 2;
+	if (write(sv[0], "hello", 5) != 5 || read(sv[1], b, 5) != 5)
+		return 2;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+		perror("seccomp");
+		return 2;
+	}
+	if (write(sv[0], "abc", 3) != 3 || read(sv[1], b, 3) != 3)
+		_exit(2);
+	if (strcmp(argv[1], "_exit") == 0)
+		_exit(5);
+	if (strcmp(argv[1], "exit") == 0)
+		exit(6);
+	alarm(1);
+	return 0;
+}
