@@ -323,8 +323,8 @@ static void note_altstack(const ucontext_t *uc, unsigned d)
 
 	if (uc)
 		ss = uc->uc_stack;
-	else if (sigaltstack(NULL, &ss) != 0)
-		return;
+	else if (sm_quiet() || sigaltstack(NULL, &ss) != 0)
+		return; /* (no system call of ours on a sandboxed thread) */
 	if ((ss.ss_flags & SS_DISABLE) || !ss.ss_size) {
 		if (!d)
 			alt_lo = alt_hi = 0;
