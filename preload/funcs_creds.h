@@ -58,8 +58,9 @@ void sm_creds_changed(void);
 void sm_creds_changing(void);
 
 /* sm_confine_filter - a seccomp filter (prog, a struct sock_fprog) or
- * strict mode went on: whether the exit path may still ask the ticker. */
-void sm_confine_filter(bool strict, const void *prog);
+ * strict mode went on, on the calling thread or (all_threads: TSYNC) on
+ * every one: whether the exit path may still ask the ticker. */
+void sm_confine_filter(bool strict, bool all_threads, const void *prog);
 
 /*
  * sm_confine_begin, sm_confine_end - around a call that confines the

@@ -288,7 +288,12 @@ static void final_written(uint32_t req)
 #define ALONE_FAST_MAX_NS 320000000ull
 
 static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
-static uint32_t futex_forbidden; /* see sm_confine_filter */
+/* See sm_confine_filter: forbidden to every thread (strict mode can only
+ * be the caller's; TSYNC: all), or to this one and the threads and
+ * children it makes after. */
+static uint32_t futex_forbidden;
+static __thread bool futex_forbidden_here
+	__attribute__((tls_model("initial-exec")));
 /* The ticker's: when to look next, and how often while the main thread
  * is gone (20 ms, doubled at each look up to 320 ms: a daemon whose main
  * thread ended long ago is not woken 50 times a second for it). */
@@ -1495,7 +1500,9 @@ void sm_final_record(bool exec)
 		block_all(&mask);
 	if (stderr_stuck())
 		goto out;
-	if (sm_quiet() && __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE)) {
+	if (sm_quiet() &&
+	    (futex_forbidden_here ||
+	     __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE))) {
 		/* No system call may be made to ask the ticker (see
 		 * futex_forbidden): the state file keeps the numbers. */
 		if (!exec)
@@ -1721,9 +1728,11 @@ static bool ticker_running(void)
  * as forbidden.  Once forbidden, a sandboxed thread's exit makes no
  * system call at all: its state file keeps the numbers, and recovery
  * writes them (a filter that kills for futex killed the exiting thread,
- * and the process ended with SIGSYS instead of its status).
+ * and the process ended with SIGSYS instead of its status).  A filter
+ * binds the thread that installs it (and the threads and children it
+ * makes after: a fork child's thread is the one that forked; a thread it
+ * creates is taken for unbound, a limit) or, with TSYNC, every thread.
  */
-static uint32_t futex_forbidden; /* atomic */
 
 #if defined(__x86_64__)
 #define SM_AUDIT_ARCH AUDIT_ARCH_X86_64
@@ -1783,8 +1792,8 @@ static bool filter_allows(const struct sock_fprog *prog,
 			case BPF_AND: a &= src; break;
 			case BPF_OR: a |= src; break;
 			case BPF_XOR: a ^= src; break;
-			case BPF_LSH: a = src < 32 ? a << src : 0; break;
-			case BPF_RSH: a = src < 32 ? a >> src : 0; break;
+			case BPF_LSH: a <<= src & 31; break; /* as the kernel */
+			case BPF_RSH: a >>= src & 31; break;
 			case BPF_NEG: a = -a; break;
 			case BPF_DIV:
 				if (!src)
@@ -1832,20 +1841,24 @@ static bool filter_allows(const struct sock_fprog *prog,
 	return false;
 }
 
+/* The two calls as ask_ticker makes them: wake_ticker's, and
+ * wait_change's on final_done (a timeout on the stack). */
 static bool futex_allowed(const struct sock_fprog *prog)
 {
-	struct seccomp_data d = { .nr = SYS_futex, .arch = SM_AUDIT_ARCH };
-	static const int ops[] = { FUTEX_WAKE, FUTEX_WAIT_BITSET };
-	unsigned i;
+	struct seccomp_data wake = { .nr = SYS_futex, .arch = SM_AUDIT_ARCH },
+			    wait = wake;
+	struct timespec until = { 0, 0 };
 
-	for (i = 0; i < 2; i++) {
-		d.args[1] = (uint64_t)(ops[i] | FUTEX_PRIVATE_FLAG);
-		d.args[2] = 1;
-		d.args[5] = FUTEX_BITSET_MATCH_ANY;
-		if (!filter_allows(prog, &d))
-			return false;
-	}
-	return true;
+	wake.args[0] = (uint64_t)(uintptr_t)&sm_meter.q.wake;
+	wake.args[1] = FUTEX_WAKE | FUTEX_PRIVATE_FLAG;
+	wake.args[2] = 1;
+	wake.args[5] = FUTEX_BITSET_MATCH_ANY;
+	wait.args[0] = (uint64_t)(uintptr_t)&final_done;
+	wait.args[1] = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	wait.args[2] = __atomic_load_n(&final_done, __ATOMIC_ACQUIRE);
+	wait.args[3] = (uint64_t)(uintptr_t)&until;
+	wait.args[5] = FUTEX_BITSET_MATCH_ANY;
+	return filter_allows(prog, &wake) && filter_allows(prog, &wait);
 }
 #else
 static bool futex_allowed(const struct sock_fprog *prog)
@@ -1855,9 +1868,12 @@ static bool futex_allowed(const struct sock_fprog *prog)
 }
 #endif
 
-void sm_confine_filter(bool strict, const void *prog)
+void sm_confine_filter(bool strict, bool all_threads, const void *prog)
 {
-	if (strict || !futex_allowed(prog))
+	if (!strict && futex_allowed(prog))
+		return;
+	futex_forbidden_here = true;
+	if (all_threads)
 		__atomic_store_n(&futex_forbidden, 1, __ATOMIC_RELEASE);
 }
 

@@ -168,7 +168,7 @@ SM_EXPORT int prctl(int option, ...)
 		int saved = errno;
 
 		if (r == 0)
-			sm_confine_filter((int)a2 == SECCOMP_MODE_STRICT,
+			sm_confine_filter((int)a2 == SECCOMP_MODE_STRICT, false,
 					  (const void *)a3);
 		sm_confine_end(SM_CONFINE_THREAD, before, r == 0);
 		errno = saved;

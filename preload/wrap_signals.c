@@ -55,6 +55,7 @@ void sm_signals_init(void)
 }
 #else
 #include <link.h>
+#include <sched.h>
 #include <string.h>
 
 /* Exported by glibc: the unbound stubs' way to the real thing. */
@@ -79,6 +80,7 @@ typedef void (*info_handler)(int, siginfo_t *, void *);
 static sm_sighandler_t plain_fn[2][NSIG];
 static info_handler info_fn[2][NSIG];
 static unsigned char cur_tab[NSIG];
+static uint32_t install_lock; /* see install_begin */
 
 /* Handlers running on this thread; the outermost one's trampoline frame
  * and whether it is on the alternate signal stack; that stack as the
@@ -486,6 +488,8 @@ void sm_signals_after_fork(void)
 	 * handler interrupted is the parent's to count. */
 	depth = 0;
 	memset(intr_notes, 0, sizeof(intr_notes));
+	/* Held, if at all, by a thread the child does not have. */
+	__atomic_store_n(&install_lock, 0, __ATOMIC_RELAXED);
 }
 
 int sm_query_action(int sig, struct sigaction *sa)
@@ -560,6 +564,40 @@ static void installed(int sig, unsigned t)
 	STORE(&cur_tab[sig], (unsigned char)t);
 }
 
+/*
+ * An install of a handler function (staged, the real call, installed) is
+ * made whole: another thread's, or one from a handler that interrupts it,
+ * would take the same spare table, and the kernel would end with one
+ * install's mask and flags running the other's handler.  So every signal
+ * is blocked on the calling thread (no handler of its can interrupt) and
+ * a lock taken (the other threads wait for a few instructions and one
+ * system call).  Not on a sandboxed thread (quiet.h), whose filter may
+ * forbid rt_sigprocmask: the race stays there.  A fork child starts with
+ * the lock free (sm_signals_after_fork).
+ */
+static bool install_begin(sigset_t *old)
+{
+	sigset_t all;
+
+	if (sm_quiet())
+		return false;
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, old) != 0)
+		return false;
+	while (__atomic_exchange_n(&install_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&install_lock, __ATOMIC_RELAXED))
+			sched_yield();
+	return true;
+}
+
+static void install_end(bool locked, const sigset_t *old)
+{
+	if (!locked)
+		return;
+	__atomic_store_n(&install_lock, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 SM_EXPORT int sigaction(int sig, const struct sigaction *act,
 			struct sigaction *old)
 {
@@ -569,6 +607,11 @@ SM_EXPORT int sigaction(int sig, const struct sigaction *act,
 	unsigned t = 0;
 	int r, saved;
 
+	sigset_t mask;
+	bool locked = false;
+
+	if (valid && act && a_function(act->sa_handler))
+		locked = install_begin(&mask);
 	if (valid)
 		read_handlers(sig, &before);
 	if (valid && act && a_function(act->sa_handler)) {
@@ -582,6 +625,7 @@ SM_EXPORT int sigaction(int sig, const struct sigaction *act,
 	saved = errno;
 	if (r == 0 && ours)
 		installed(sig, t);
+	install_end(locked, &mask);
 	if (r == 0 && old && valid)
 		old->sa_handler = as_installed(old->sa_handler, &before);
 	errno = saved;
@@ -605,13 +649,21 @@ static sm_sighandler_t via_trampoline(int sig, sm_sighandler_t handler,
 
 	if (!valid)
 		return real(sig, handler);
-	read_handlers(sig, &before);
 	if (a_function(handler)) {
+		sigset_t mask;
+		/* Not for sigset, whose result and effect depend on the
+		 * thread's mask (it unblocks sig, and says SIG_HOLD when
+		 * sig was blocked): its install can race. */
+		bool locked = real != sm_real.sigset && install_begin(&mask);
+
+		read_handlers(sig, &before);
 		r = real(sig, staged(sig, handler, false, &t));
 		saved = errno;
 		if (r != SIG_ERR)
 			installed(sig, t);
+		install_end(locked, &mask);
 	} else {
+		read_handlers(sig, &before);
 		r = real(sig, handler);
 		saved = errno;
 	}

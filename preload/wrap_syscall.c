@@ -191,7 +191,7 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 		sm_confine_filter(n == SYS_prctl ? (int)a2 == SECCOMP_MODE_STRICT
 						 : (unsigned)a1 ==
 							   SECCOMP_SET_MODE_STRICT,
-				  (const void *)a3);
+				  how == SM_CONFINE_ALL, (const void *)a3);
 	sm_confine_end(how, before, listener ? r >= 0 : r == 0);
 	errno = saved;
 	return r;

@@ -30,6 +30,12 @@
  *                         with SIGUSR2 in sa_mask and one without: the
  *                         first may never run with SIGUSR2 unblocked.
  *                         Prints "unmasked=K of R".
+ *   sigedge reinstall     main installs SIGUSR1's handler A with SIGUSR2
+ *                         in sa_mask, again and again, while a SIGALRM
+ *                         handler (a timer every 20 us) installs B with
+ *                         an empty mask: read back with every signal
+ *                         blocked, the action is always one install's
+ *                         whole.  Prints "mixed=K of R".
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -39,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -295,13 +302,64 @@ static int installrace(void)
 	sigaction(SIGUSR1, &plain_sa, NULL);
 	if (pthread_create(&t, NULL, pinger, NULL) != 0)
 		return 2;
-	for (i = 0; i < 200000; i++) {
+	for (i = 0; i < 20000; i++) {
 		sigaction(SIGUSR1, &masked_sa, NULL);
 		sigaction(SIGUSR1, &plain_sa, NULL);
 	}
 	stop = 1;
 	pthread_join(t, NULL);
 	printf("unmasked=%ld of %ld\n", unmasked, runs_masked);
+	return 0;
+}
+
+static void on_a(int sig)
+{
+	(void)sig;
+}
+
+static void on_b(int sig)
+{
+	(void)sig;
+}
+
+static void on_alarm_install(int sig)
+{
+	struct sigaction b;
+
+	(void)sig;
+	memset(&b, 0, sizeof(b));
+	b.sa_handler = on_b;
+	sigemptyset(&b.sa_mask);
+	sigaction(SIGUSR1, &b, NULL);
+}
+
+static int reinstall(void)
+{
+	struct itimerval every = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 },
+								  { 0, 0 } };
+	struct sigaction a, o;
+	long i, mixed = 0;
+
+	install(SIGALRM, on_alarm_install, 0);
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = on_a;
+	sigemptyset(&a.sa_mask);
+	sigaddset(&a.sa_mask, SIGUSR2);
+	setitimer(ITIMER_REAL, &every, NULL);
+	for (i = 0; i < 300000; i++) {
+		sigset_t all, was;
+
+		sigaction(SIGUSR1, &a, NULL);
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, &was);
+		sigaction(SIGUSR1, NULL, &o);
+		sigprocmask(SIG_SETMASK, &was, NULL);
+		if ((o.sa_handler == on_a) !=
+		    (sigismember(&o.sa_mask, SIGUSR2) == 1))
+			mixed++;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("mixed=%ld of %ld\n", mixed, i);
 	return 0;
 }
 
@@ -318,7 +376,9 @@ int main(int argc, char **argv)
 		return plainargs();
 	if (argc == 2 && strcmp(argv[1], "installrace") == 0)
 		return installrace();
+	if (argc == 2 && strcmp(argv[1], "reinstall") == 0)
+		return reinstall();
 	fprintf(stderr,
-		"usage: sigedge restart|altstack|handlerstart|plainargs|installrace\n");
+		"usage: sigedge restart|altstack|handlerstart|plainargs|installrace|reinstall\n");
 	return 2;
 }
