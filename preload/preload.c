@@ -1464,10 +1464,15 @@ void sm_final_record(bool exec)
 	int saved;
 
 	/* A vfork child shares our memory: nothing of ours is its to end.
-	 * A sandboxed thread's exec (quiet.h) writes no exec record: the
-	 * image that follows finds the state file live and has it
-	 * recovered. */
-	if (!sm_meter.tab.cap || (exec && sm_quiet()))
+	 * A sandboxed thread's exec (quiet.h) asks the ticker for the exec
+	 * record as its exit would, if its filter lets the futex calls
+	 * through (man-db's children filter, then exec groff); else it
+	 * writes none: the image that follows finds the state file live and
+	 * has it recovered. */
+	if (!sm_meter.tab.cap ||
+	    (exec && sm_quiet() &&
+	     (futex_forbidden_here ||
+	      __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE))))
 		return;
 	if (sm_foreign_process()) {
 		/* A vfork child's exec: the new image may keep our fds (it

@@ -39,4 +39,22 @@ log=$(one_log "$T/thread.*.log")
 expect_eq "thread: exit record written at exit [end, bytes_out, bytes_in]" \
 	"$(q "$log" "[E.get('end'), T['bytes_out'], T['bytes_in']]")" \
 	'[null, 8, 8]'
+
+# exec: a filter that lets futex through, then an exec: the exec record is
+# written before it (none was: recovery later called the process killed).
+SOCKMETER_LOG=$T/exec.%p.log SOCKMETER_STATE=$T/state3 SOCKMETER_FORMAT=json \
+	sm "$PROGS/strictfilter" exec >"$T/exec.out" 2>"$T/exec.err"
+st=$?
+expect_eq "exec: exit status (true's)" "$st" 0
+n=0
+for f in "$T"/exec.*.log; do
+	if [ "$(q "$f" "len(X)")" = 1 ]; then
+		log=$f
+		n=$((n + 1))
+	fi
+done
+expect_eq "exec: logs with an exec record" "$n" 1
+expect_eq "exec: the exec record's [bytes_out, bytes_in]" \
+	"$(q "$log" "[X[0]['totals']['bytes_out'], X[0]['totals']['bytes_in']]")" \
+	'[8, 8]'
 exit 0

@@ -11,6 +11,10 @@
  *                         whose verdict is 1 << 32 computed by BPF (the
  *                         kernel shifts by 32 & 31: kill the process);
  *                         then exit(6)
+ *   strictfilter exec     a filter that lets everything through but mkdir
+ *                         (futex too), then an exec of true: the exec
+ *                         record is written before it (man-db's children
+ *                         filter, then exec groff)
  *   strictfilter thread   a worker thread installs a filter that makes
  *                         futex fail (ENOSYS) and ends; the main thread,
  *                         not bound by it, returns 7: its exit record
@@ -92,6 +96,22 @@ int main(int argc, char **argv)
 		if (write(sv[0], "abc", 3) != 3 || read(sv[1], b, 3) != 3)
 			return 2;
 		return 7;
+	}
+	if (strcmp(argv[1], "exec") == 0) {
+		struct sock_filter g[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mkdir, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+
+		if (install(g, sizeof(g) / sizeof(g[0])) != 0)
+			return 2;
+		if (write(sv[0], "abc", 3) != 3 || read(sv[1], b, 3) != 3)
+			return 2;
+		execl("/bin/true", "true", (char *)NULL);
+		return 2;
 	}
 	if (strcmp(argv[1], "shift") == 0) {
 		struct sock_filter g[] = {
