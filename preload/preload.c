@@ -294,6 +294,15 @@ static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
 static uint32_t futex_forbidden;
 static __thread bool futex_forbidden_here
 	__attribute__((tls_model("initial-exec")));
+
+/* A sandboxed thread whose filter forbids the futex calls that ask the
+ * ticker for a final record (sm_confine_filter). */
+static bool may_not_ask_ticker(void)
+{
+	return sm_quiet() &&
+	       (futex_forbidden_here ||
+		__atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE));
+}
 /* The ticker's: when to look next, and how often while the main thread
  * is gone (20 ms, doubled at each look up to 320 ms: a daemon whose main
  * thread ended long ago is not woken 50 times a second for it). */
@@ -1470,9 +1479,7 @@ void sm_final_record(bool exec)
 	 * writes none: the image that follows finds the state file live and
 	 * has it recovered. */
 	if (!sm_meter.tab.cap ||
-	    (exec && sm_quiet() &&
-	     (futex_forbidden_here ||
-	      __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE))))
+	    (exec && may_not_ask_ticker()))
 		return;
 	if (sm_foreign_process()) {
 		/* A vfork child's exec: the new image may keep our fds (it
@@ -1505,9 +1512,7 @@ void sm_final_record(bool exec)
 		block_all(&mask);
 	if (stderr_stuck())
 		goto out;
-	if (sm_quiet() &&
-	    (futex_forbidden_here ||
-	     __atomic_load_n(&futex_forbidden, __ATOMIC_ACQUIRE))) {
+	if (may_not_ask_ticker()) {
 		/* No system call may be made to ask the ticker (see
 		 * futex_forbidden): the state file keeps the numbers. */
 		if (!exec)
