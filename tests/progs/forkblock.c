@@ -11,8 +11,11 @@
  * keeps the log small).  The main thread then forks
  * FORKS children.  Each child moves CHILD_BYTES through a new socketpair,
  * forks a grandchild that does the same with GRAND_BYTES, waits for it and
- * exits normally; a child or grandchild that takes more than 10 s is
- * killed and reported as hung (a deadlock in the child).  At the end the
+ * exits normally; a child that takes more than 10 s, or a grandchild
+ * more than 5 s, is killed and reported as hung (a deadlock in it).
+ * FORKBLOCK_SETTLE_MS=N in the environment makes each child wait N ms
+ * before forking its grandchild (tests/stress/run.sh, under ASan only:
+ * see there).  At the end the
  * parent releases its three blocked threads (sends to the first, drains
  * the second, connects to the third) and joins them all.  Prints
  *   grandchild pid=G          (printed by its child)
@@ -149,10 +152,11 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* waitpid with a deadline: the status, or -1 after killing a hung pid. */
-static int wait_bounded(pid_t pid)
+/* waitpid with a deadline of MS: the status, or -1 after killing a hung
+ * pid. */
+static int wait_bounded(pid_t pid, long ms)
 {
-	long until = now_ms() + HANG_MS;
+	long until = now_ms() + ms;
 	int st;
 
 	for (;;) {
@@ -171,7 +175,7 @@ static int wait_bounded(pid_t pid)
 	}
 }
 
-static void child(void)
+static void child(long settle_ms)
 {
 	pid_t g;
 	int st;
@@ -179,6 +183,8 @@ static void child(void)
 	if (move(CHILD_BYTES))
 		_exit(3);
 	fflush(stdout);
+	if (settle_ms > 0)
+		usleep((useconds_t)(settle_ms * 1000));
 	g = fork();
 	if (g < 0)
 		_exit(4);
@@ -187,7 +193,9 @@ static void child(void)
 			_exit(3);
 		exit(0);
 	}
-	st = wait_bounded(g);
+	/* half the parent's deadline: a hung grandchild is killed and named
+	 * here, not left behind when the parent kills this child */
+	st = wait_bounded(g, HANG_MS / 2);
 	if (st == -1) {
 		fprintf(stderr, "grandchild %d hung\n", (int)g);
 		_exit(5);
@@ -201,6 +209,8 @@ static void child(void)
 int main(int argc, char **argv)
 {
 	int forks = argc > 1 ? atoi(argv[1]) : 20;
+	const char *settle = getenv("FORKBLOCK_SETTLE_MS");
+	long settle_ms = settle ? atol(settle) : 0;
 	pthread_t t[4];
 	char buf[65536];
 	socklen_t alen = sizeof(laddr);
@@ -244,8 +254,8 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 2;
 		if (pid == 0)
-			child();
-		st = wait_bounded(pid);
+			child(settle_ms);
+		st = wait_bounded(pid, HANG_MS);
 		printf("child pid=%d status=%d\n", (int)pid, st);
 		if (st == -1)
 			fprintf(stderr, "child %d hung\n", (int)pid);
