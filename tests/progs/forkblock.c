@@ -13,7 +13,7 @@
  * forks a grandchild that does the same with GRAND_BYTES, waits for it and
  * exits normally; a child that takes more than 10 s, or a grandchild
  * more than 5 s, is killed and reported as hung (a deadlock in it).
- * FORKBLOCK_SETTLE_MS=N in the environment makes each child wait N ms
+ * FORK_SETTLE_MS=N in the environment makes each child wait N ms
  * before forking its grandchild (tests/stress/run.sh, under ASan only:
  * see there).  At the end the
  * parent releases its three blocked threads (sends to the first, drains
@@ -209,7 +209,7 @@ static void child(long settle_ms)
 int main(int argc, char **argv)
 {
 	int forks = argc > 1 ? atoi(argv[1]) : 20;
-	const char *settle = getenv("FORKBLOCK_SETTLE_MS");
+	const char *settle = getenv("FORK_SETTLE_MS");
 	long settle_ms = settle ? atol(settle) : 0;
 	pthread_t t[4];
 	char buf[65536];

@@ -17,8 +17,14 @@
  *                      F the parent's end, G the child's)
  *   parent_in=SUM
  * and exits 0 when every child's bytes arrived and every child exited 0.
+ * A child whose socket stays silent for 10 s, or that has not ended 10 s
+ * after the parent starts waiting for it, is killed and reported
+ * ("child PID hung").  FORK_SETTLE_MS=N in the environment: wait N ms
+ * more before the first fork.
  */
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,7 @@
 #include <unistd.h>
 
 #define MAX_CHILDREN 1000
+#define HANG_MS 10000
 
 static int pump[2];
 static int stop;                  /* atomic */
@@ -112,6 +119,10 @@ int main(int argc, char **argv)
 	 * starting thread at fork and then stay locked in the child). */
 	while (!__atomic_load_n(&drained, __ATOMIC_ACQUIRE))
 		sched_yield();
+	/* FORK_SETTLE_MS: also let the preload's own thread get past its
+	 * start (tests/stress/run.sh, under ASan only: see there) */
+	if (getenv("FORK_SETTLE_MS"))
+		usleep((useconds_t)(atol(getenv("FORK_SETTLE_MS")) * 1000));
 	for (i = 0; i < n; i++) {
 		int sp[2];
 
@@ -136,8 +147,20 @@ int main(int argc, char **argv)
 		long got = 0;
 		ssize_t r;
 
-		while ((r = read(fds[i], buf, sizeof(buf))) > 0)
+		for (;;) {
+			struct pollfd p = { .fd = fds[i], .events = POLLIN };
+
+			/* a child silent for HANG_MS is hung: killed, named */
+			if (poll(&p, 1, HANG_MS) == 0) {
+				fprintf(stderr, "child %d hung\n", (int)pids[i]);
+				kill(pids[i], SIGKILL);
+				break;
+			}
+			r = read(fds[i], buf, sizeof(buf));
+			if (r <= 0)
+				break;
 			got += r;
+		}
 		if (got != child_bytes(i)) {
 			fprintf(stderr, "child %d: got %ld of %ld\n", i, got,
 				child_bytes(i));
@@ -148,8 +171,19 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		int st;
 
-		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) ||
-		    WEXITSTATUS(st) != 0) {
+		int ms = 0;
+		pid_t r;
+
+		while ((r = waitpid(pids[i], &st, WNOHANG)) == 0 && ms < HANG_MS) {
+			usleep(2000);
+			ms += 2;
+		}
+		if (r == 0) { /* e.g. stuck in its exit: killed, named */
+			fprintf(stderr, "child %d hung\n", (int)pids[i]);
+			kill(pids[i], SIGKILL);
+			r = waitpid(pids[i], &st, 0);
+		}
+		if (r != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			fprintf(stderr, "child %d: status %d\n", i, st);
 			bad = 1;
 		}

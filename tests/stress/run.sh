@@ -118,11 +118,15 @@ forkenv=()
 # grandchild its own ticker's start and LeakSanitizer both wait on that
 # lock.  glibc's malloc takes its locks around fork, so without ASan this
 # cannot happen, and the plain build runs forkblock with no pause
-# (t_fork_blocked.sh).  Under ASan the children wait 100 ms before forking
-# their grandchild (FORKBLOCK_SETTLE_MS): measured, 6 of 40 runs hung
-# without the pause, 0 of 140 with it.
+# (t_fork_blocked.sh).  Under ASan the programs pause 100 ms where a
+# thread may still be starting (FORK_SETTLE_MS): forkblock's children
+# before forking their grandchild (measured: 6 of 40 runs hung without the
+# pause, 0 of 140 with it), forkstorm before its first fork, while the
+# preload's ticker may still be starting (children 0 and 1 hung: 4 of 200
+# runs without, 0 of 200 with).  Each program kills and names a child that
+# hangs ("child PID hung") within 10 s.
 settle=()
-[ "$san" = asan ] && settle=(FORKBLOCK_SETTLE_MS=100)
+[ "$san" = asan ] && settle=(FORK_SETTLE_MS=100)
 
 # fork_case NAME LOGS PROG ARGS... - run a fork program (its logs in
 # $T/NAME/), PASS when it exits 0 with LOGS log files.  Under ASan a hang
