@@ -568,6 +568,17 @@ void sink_set_rotation(struct sink *s, uint64_t max_size, unsigned keep)
 	s->keep = keep;
 }
 
+/* The effective ids can be changed back: a real or saved id differs. */
+static bool creds_reversible(void)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	if (getresuid(&ru, &eu, &su) != 0 || getresgid(&rg, &eg, &sg) != 0)
+		return false;
+	return ru != eu || su != eu || rg != eg || sg != eg;
+}
+
 int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 			const char *prog, uint64_t start_s)
 {
@@ -597,6 +608,12 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 		s->pin_on = true;
 		return 0;
 	}
+	/* A change with a way back (the real or saved ids are not the
+	 * effective ones: seteuid, as varnish's manager does between its
+	 * privileged steps) may well be undone before the next write: no
+	 * warning now, a write that fails says so then (settle). */
+	if (creds_reversible())
+		return 0;
 	/* One warning for a log: one that already failed (a missing
 	 * directory...) said so when it did. */
 	if (s->report && !s->warned) {

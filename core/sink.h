@@ -111,8 +111,10 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
  * A template with %u is expanded again for the uid that now writes (the
  * effective one), the default template's directory checked as by
  * sink_init: the records go on in the new user's file.  Any other path
- * stays; when the new credentials cannot write it, one message names the
- * path and the uid.  tmpl, pid, prog and start_s as given to sink_init.
+ * stays; when the new credentials cannot write it and cannot be changed
+ * back (the real and saved ids are the effective ones), one message names
+ * the path and the uid; a change with a way back is left to the next
+ * write, whose failure, if any, is reported then.  tmpl, pid, prog and start_s as given to sink_init.
  * Returns 0 or a negative errno (reported).
  * Context: any thread; the caller serializes it with sink writes.
  */

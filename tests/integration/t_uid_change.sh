@@ -12,7 +12,9 @@
 #    records, all 300 bytes each way, and no warning is given;
 #  - the same for a fork child that drops root before it touches the
 #    connection it was handed (exim's reception child): its own log,
-#    exact, no warning.
+#    exact, no warning;
+#  - a seteuid to nobody and back before anything was written: no
+#    warning, the records written as root later.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
@@ -63,6 +65,18 @@ check "$T/rootonly/x.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) ==
 	"fixed path: the records after the change"
 expect_eq "fixed path: the file" "$(stat -c '%u %a' "$T/rootonly/x.log")" "0 600"
 expect_eq "fixed path: messages" "$(sm_lines "$T/x.err")" 0
+
+# A change with a way back, before anything was written (varnish's
+# manager: seteuid to its user and back to root around privileged steps):
+# no warning at the change (the file does not exist yet and nobody could
+# not create it), the file written as root later, exact.
+mkdir -m 755 "$T/rootdir"
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/rootdir/t.log" \
+	sm "$PROGS/dropuid" tempeuid "$nuid" "$ngid" 0 >"$T/t.out" 2>"$T/t.err" ||
+	fail "dropuid tempeuid failed: $(cat "$T/t.err")"
+check "$T/rootdir/t.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) == 2" \
+	"temporary seteuid: the records"
+expect_eq "temporary seteuid: messages" "$(sm_lines "$T/t.err")" 0
 
 cat >"$T/child.py" <<'PYEOF'
 import os, socket, sys

@@ -7,6 +7,10 @@
  *
  *   dropuid HOW UID GID [PAUSE_MS]      (PAUSE_MS default 300)
  *
+ * HOW tempeuid: a change with a way back, first thing (before any
+ * socket, as varnish's manager does between its privileged steps):
+ * setegid(GID) and seteuid(UID), then both back to 0; no change half-way.
+ *
  * Prints "pid=N" and "euid=N" (after the change).
  */
 #include <stdio.h>
@@ -45,17 +49,23 @@ int main(int argc, char **argv)
 	uid = (uid_t)atol(argv[2]);
 	gid = (gid_t)atol(argv[3]);
 	ms = argc > 4 ? atol(argv[4]) : 300;
+	if (!strcmp(how, "tempeuid")) {
+		if (setegid(gid) || seteuid(uid) || seteuid(0) || setegid(0)) {
+			perror("dropuid: tempeuid");
+			return 1;
+		}
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return 1;
 	move(sv, 100);
 	d.tv_sec = ms / 1000;
 	d.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&d, NULL);
-	if (setgid(gid) != 0) {
-		perror("dropuid: setgid");
-		return 1;
-	}
-	if (!strcmp(how, "setuid"))
+	if (!strcmp(how, "tempeuid"))
+		r = 0;
+	else if (setgid(gid) != 0)
+		r = -1;
+	else if (!strcmp(how, "setuid"))
 		r = setuid(uid);
 	else if (!strcmp(how, "seteuid"))
 		r = seteuid(uid);
@@ -66,7 +76,7 @@ int main(int argc, char **argv)
 	else
 		return 2;
 	if (r != 0) {
-		perror("dropuid: uid change");
+		perror("dropuid: gid or uid change");
 		return 1;
 	}
 	move(sv, 200);
