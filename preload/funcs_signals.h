@@ -3,7 +3,9 @@
  * program's signal handlers are installed through sigaction and the
  * signal() family (signal, bsd_signal, ssignal, sysv_signal, sigset;
  * wrappers and stubs in wrap_signals.c), so that the library knows when
- * one of them runs.
+ * one of them runs; and the calls that can make a signal that ends the
+ * process arrive while a handler holds a data call it cut short
+ * (sigprocmask, pthread_sigmask, raise, kill: see before_delivery).
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
  */
 #ifndef SOCKMETER_FUNCS_SIGNALS_H
@@ -28,7 +30,11 @@ typedef void (*sm_sighandler_t)(int);
 	X(ssignal, sm_sighandler_t, (int, sm_sighandler_t))                    \
 	X(sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))                \
 	X(__sysv_signal, sm_sighandler_t, (int, sm_sighandler_t))              \
-	X(sigset, sm_sighandler_t, (int, sm_sighandler_t))
+	X(sigset, sm_sighandler_t, (int, sm_sighandler_t))                     \
+	X(sigprocmask, int, (int, const sigset_t *, sigset_t *))               \
+	X(pthread_sigmask, int, (int, const sigset_t *, sigset_t *))           \
+	X(raise, int, (int))                                                   \
+	X(kill, int, (pid_t, int))
 #endif
 
 /*

@@ -396,6 +396,148 @@ void sm_count_interrupted(void)
 			note_settle(&intr_notes[i]);
 }
 
+/*
+ * A handler that ends the process with a signal, not with exit or _exit:
+ * PHP's (a php-fpm child cut short in a write by its master's SIGQUIT or
+ * SIGTERM) sets the signal back to its default action, unblocks it and
+ * raises it again, and dies inside that sigprocmask or raise; a handler
+ * whose own signal arrives again while it runs dies as it returns (the
+ * kernel's sigreturn unblocks it).  The wrapper that would have counted
+ * the call it cut short never runs again, and the state file, which a
+ * recovery turns into the "killed" record, has only what wrappers counted.
+ * So where the thread is about to let such a signal be delivered
+ * (sigprocmask, pthread_sigmask, raise, kill, and the trampoline as the
+ * handler returns), the calls cut short that it owes are counted first.
+ * Only while it owes one (rare: a signal landed as a data call returned
+ * with bytes); otherwise these calls cost a look at eight entries.  A
+ * signal whose action is the default one and ends the process cannot be
+ * survived once delivered, whichever thread takes it (another thread
+ * changing that action in between is the one race left).
+ */
+static bool owes_calls(void)
+{
+	unsigned i;
+
+	for (i = 0; i < INTR_NOTES; i++)
+		if (intr_notes[i].frame && !intr_notes[i].pending)
+			return true;
+	return false;
+}
+
+/* Delivered now, sig would end the process: its action is the default
+ * one (the kernel's, as it is), and that one ends it (with or without a
+ * core). */
+static bool fatal_now(int sig)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} k;
+
+	switch (sig) {
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGURG:
+	case SIGWINCH:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return false;
+	default:
+		break;
+	}
+	return sig > 0 && sig <= 64 &&
+	       raw_syscall6(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0) == 0 &&
+	       k.handler == (void *)SIG_DFL;
+}
+
+/* sigs (bit sig - 1) are about to be delivered to this thread: if one
+ * ends the process, the calls cut short that the thread owes are counted
+ * now.  errno kept. */
+static void before_delivery(uint64_t sigs)
+{
+	int saved = errno, sig;
+	unsigned i;
+
+	for (sig = 1; sigs && sig <= 64; sig++, sigs >>= 1)
+		if ((sigs & 1) && fatal_now(sig)) {
+			for (i = 0; i < INTR_NOTES; i++)
+				if (intr_notes[i].frame &&
+				    !intr_notes[i].pending)
+					note_settle(&intr_notes[i]);
+			break;
+		}
+	errno = saved;
+}
+
+static uint64_t blocked_now(void)
+{
+	uint64_t m = 0;
+
+	raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&m, 8, 0, 0);
+	return m;
+}
+
+static uint64_t pending_now(void)
+{
+	uint64_t p = 0;
+
+	raw_syscall6(SYS_rt_sigpending, (long)&p, 8, 0, 0, 0, 0);
+	return p;
+}
+
+static uint64_t low_word(const sigset_t *set)
+{
+	uint64_t w;
+
+	memcpy(&w, set, sizeof(w));
+	return w;
+}
+
+/* The thread's mask is about to change (how, set): the pending signals
+ * it unblocks are delivered as the call returns. */
+static void mask_changing(int how, const sigset_t *set)
+{
+	uint64_t cur = blocked_now(), s = low_word(set), want;
+
+	if (how == SIG_BLOCK)
+		want = cur | s;
+	else if (how == SIG_UNBLOCK)
+		want = cur & ~s;
+	else if (how == SIG_SETMASK)
+		want = s;
+	else
+		return;
+	before_delivery(cur & ~want & pending_now());
+}
+
+/* sig is sent to this thread (or its process): delivered at once unless
+ * the thread blocks it (then at the unblocking, seen there). */
+static void sent_here(int sig)
+{
+	uint64_t bit;
+
+	if (sig <= 0 || sig > 64)
+		return;
+	bit = 1ull << (sig - 1);
+	if (!(blocked_now() & bit))
+		before_delivery(bit);
+}
+
+/* The handler of the trampoline's note returned: the kernel's sigreturn
+ * now restores uc's mask, delivering what it unblocks. */
+static void at_sigreturn(unsigned token, uintptr_t frame,
+			 const ucontext_t *uc)
+{
+	if (!token || !uc || intr_notes[token - 1].frame != frame ||
+	    intr_notes[token - 1].pending)
+		return;
+	before_delivery(pending_now() & ~low_word(&uc->uc_sigmask));
+}
+
 /* A trampoline's work around the program's handler fn, called with what
  * the kernel passed (sig, si, ucv: on x86-64 every handler gets the
  * siginfo and the ucontext, SA_SIGINFO or not, and programs use them;
@@ -422,6 +564,7 @@ tramp_run(int sig, siginfo_t *si, void *ucv, const ucontext_t *uc,
 	token = note_enter(frame, alt, uc);
 	if (fn)
 		fn(sig, si, ucv);
+	at_sigreturn(token, frame, uc);
 	note_leave(token, frame);
 	depth = d;
 }
@@ -702,6 +845,46 @@ SM_EXPORT sm_sighandler_t sigset(int sig, sm_sighandler_t handler)
 	return via_trampoline(sig, handler, sm_real.sigset);
 }
 
+/* The calls that may let a signal that ends the process be delivered
+ * (see before_delivery): pass-through unless the thread owes a call cut
+ * short. */
+SM_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (set && owes_calls())
+		mask_changing(how, set);
+	return sm_real.sigprocmask(how, set, old);
+}
+
+SM_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (set && owes_calls())
+		mask_changing(how, set);
+	return sm_real.pthread_sigmask(how, set, old);
+}
+
+SM_EXPORT int raise(int sig)
+{
+	if (owes_calls())
+		sent_here(sig);
+	return sm_real.raise(sig);
+}
+
+SM_EXPORT int kill(pid_t pid, int sig)
+{
+	/* This process: by pid, or its process group (0, or -pgid). */
+	if (owes_calls()) {
+		int saved = errno;
+		long self = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+		if (pid == self || pid == 0 ||
+		    (pid < -1 &&
+		     -pid == raw_syscall6(SYS_getpgid, 0, 0, 0, 0, 0, 0)))
+			sent_here(sig);
+		errno = saved;
+	}
+	return sm_real.kill(pid, sig);
+}
+
 /* The stubs: bind and forward; while dlsym is re-entered, libc's own. */
 
 int unbound_sigaction(int sig, const struct sigaction *act,
@@ -744,4 +927,56 @@ SIGNAL_STUB(ssignal)
 SIGNAL_STUB(sysv_signal)
 SIGNAL_STUB(__sysv_signal)
 SIGNAL_STUB(sigset)
+
+/* While dlsym is re-entered: the system call, without libc's two signals
+ * of its own (cancellation, setxid), which its wrappers never block. */
+static long raw_mask(int how, const sigset_t *set, sigset_t *old)
+{
+	uint64_t s;
+
+	if (!set)
+		return raw_syscall6(SYS_rt_sigprocmask, how, 0, (long)old, 8, 0,
+				    0);
+	s = low_word(set) & ~(3ull << 31);
+	return raw_syscall6(SYS_rt_sigprocmask, how, (long)&s, (long)old, 8, 0,
+			    0);
+}
+
+int unbound_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	long r;
+
+	if (BOUND(sigprocmask))
+		return sm_real.sigprocmask(how, set, old);
+	r = raw_mask(how, set, old);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}
+
+int unbound_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (BOUND(pthread_sigmask))
+		return sm_real.pthread_sigmask(how, set, old);
+	return (int)-raw_mask(how, set, old);
+}
+
+int unbound_raise(int sig)
+{
+	if (BOUND(raise))
+		return sm_real.raise(sig);
+	return (int)raw_syscall_libc(SYS_tgkill,
+				     raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+				     raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+				     sig, 0, 0, 0);
+}
+
+int unbound_kill(pid_t pid, int sig)
+{
+	if (BOUND(kill))
+		return sm_real.kill(pid, sig);
+	return (int)raw_syscall_libc(SYS_kill, pid, sig, 0, 0, 0, 0);
+}
 #endif

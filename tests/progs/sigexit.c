@@ -10,7 +10,15 @@
  *     END      _exit | exit | longjmp (the first handler leaves by
  *              siglongjmp; the program then loops on fcntl(F_GETFL) on the
  *              socket, whose result must never pass for bytes, until a
- *              second alarm's handler calls _exit)
+ *              second alarm's handler calls _exit); or the handler ends
+ *              the process with a signal (SIGALRM set back to its default
+ *              action first, as PHP does):
+ *              raise (raise(SIGALRM) after unblocking it: dies in raise),
+ *              unblock (raise while blocked, then sigprocmask unblocks:
+ *              dies there), pthread (the same with pthread_sigmask),
+ *              kill (kill(getpid(), SIGTERM), SIGTERM default: dies in
+ *              kill), sigreturn (raise while blocked and return: dies as
+ *              the kernel's sigreturn unblocks it)
  *
  * A forked child is the peer over loopback TCP.  For the sending calls it
  * reads nothing until the parent is gone, so the parent's call blocks with
@@ -24,6 +32,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,14 +47,47 @@
 #define PEER_BYTES 300007
 
 static int end_with_exit, end_with_jump;
+static const char *end_how;
 static sigjmp_buf jump;
 static volatile sig_atomic_t jumped;
 
-static void ending(void)
+/* The handler ends the process with sig, as END says. */
+static void end_by_signal(int sig)
+{
+	sigset_t s;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	if (!strcmp(end_how, "raise")) {
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		raise(sig);
+	} else if (!strcmp(end_how, "unblock")) {
+		raise(sig);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+	} else if (!strcmp(end_how, "pthread")) {
+		raise(sig);
+		pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	} else if (!strcmp(end_how, "kill")) {
+		signal(SIGTERM, SIG_DFL);
+		kill(getpid(), SIGTERM);
+	} else if (!strcmp(end_how, "sigreturn")) {
+		raise(sig);
+		return;
+	}
+	_exit(4); /* still alive: the test sees status 4 */
+}
+
+static void ending(int sig)
 {
 	if (end_with_jump && !jumped) {
 		jumped = 1;
 		siglongjmp(jump, 1);
+	}
+	if (strcmp(end_how, "exit") && strcmp(end_how, "_exit") &&
+	    strcmp(end_how, "longjmp")) {
+		end_by_signal(sig);
+		return;
 	}
 	if (end_with_exit)
 		exit(3);
@@ -54,16 +96,14 @@ static void ending(void)
 
 static void on_plain(int sig)
 {
-	(void)sig;
-	ending();
+	ending(sig);
 }
 
 static void on_info(int sig, siginfo_t *si, void *uc)
 {
-	(void)sig;
 	(void)si;
 	(void)uc;
-	ending();
+	ending(sig);
 }
 
 static void die(const char *what)
@@ -83,6 +123,7 @@ int main(int argc, char **argv)
 	if (argc != 4)
 		return 2;
 	sending = strcmp(argv[1], "recv") != 0;
+	end_how = argv[3];
 	end_with_exit = strcmp(argv[3], "exit") == 0;
 	end_with_jump = strcmp(argv[3], "longjmp") == 0;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -1,0 +1,53 @@
+# A handler that ends the process with a signal after cutting a data call
+# short (PHP's: a php-fpm child cut short in a write by its master's
+# SIGQUIT or SIGTERM sets the signal back to its default action, unblocks
+# it and raises it again).  The call had moved bytes the wrapper never
+# counts; the process dies of the signal, so its record is the one a
+# recovery makes from its state file, which must hold them.
+# tests/progs/sigexit, a forked peer printing what really moved; the
+# handler dies:
+#  - raise: in raise(), the signal unblocked first;
+#  - unblock, pthread: raised while blocked, then in sigprocmask /
+#    pthread_sigmask as they unblock it;
+#  - kill: in kill(getpid(), SIGTERM) (SIGTERM's default action);
+#  - sigreturn: raised while blocked, as the handler returns (the kernel's
+#    sigreturn unblocks it).
+# The exit status is the signal's, as without the preload.
+. "$(dirname "$0")/lib.sh"
+
+need_prog sigexit
+launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
+for m in "send plain raise" "write info unblock" "recv info pthread" \
+	"sendmsg signal kill" "send info sigreturn" "recv plain raise"; do
+	# shellcheck disable=SC2086
+	set -- $m
+	n=$1-$2-$3
+	mkdir -p "$T/$n.state"
+	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
+		SOCKMETER_STATE=$T/$n.state \
+		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
+	st=$?
+	want_st=142 # SIGALRM
+	[ "$3" = kill ] && want_st=143 # SIGTERM
+	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
+	for _ in $(seq 100); do
+		grep -q '^moved=' "$T/$n.out" && break
+		sleep 0.1
+	done
+	moved=$(field moved "$T/$n.out")
+	pid=$(field pid "$T/$n.out")
+	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
+	SOCKMETER_LIB=$LIB "$launcher" recover "$T/$n.state" 2>"$T/$n.rec" ||
+		fail "$n: recover: $(cat "$T/$n.rec")"
+	log=$(one_log "$T/$n.$pid.log")
+	expect_eq "$n: the recovered record's end" "$(q "$log" "E['end']")" killed
+	if [ "$1" = recv ]; then
+		want="[0, $moved]"
+	else
+		want="[$moved, 0]"
+	fi
+	expect_eq "$n: recovered [bytes_out, bytes_in] vs what the peer saw" \
+		"$(q "$log" "[E['totals']['bytes_out'], E['totals']['bytes_in']]")" \
+		"$want"
+done
+exit 0
