@@ -2,6 +2,7 @@
  * progfd.c - the library's own fd table (contract in progfd.h).
  */
 #include "progfd.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,7 +122,7 @@ int progfd_run(int (*fn)(void *), void *arg)
 		return fn(arg);
 	/* No handler of the program may run in the child. */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	raw_sigmask(SIG_SETMASK, &all, &old);
 	/* No exit signal: the program's SIGCHLD handler and its wait(-1)
 	 * never see this child; __WALL below reaps it. */
 	pid = clone(child_main, (char *)stack + CHILD_STACK,
@@ -131,7 +132,7 @@ int progfd_run(int (*fn)(void *), void *arg)
 		       errno == EINTR)
 			;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	raw_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, CHILD_STACK);
 	errno = saved;
 	if (pid <= 0)

@@ -11,6 +11,7 @@
 #define SOCKMETER_RAWSYS_H
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -75,6 +76,29 @@ static inline long raw_syscall_libc(long n, long a, long b, long c, long d,
 		return -1;
 	}
 	return r;
+}
+
+/*
+ * raw_sigmask - pthread_sigmask as glibc makes it, for the library's own
+ * calls: libsockmeter.so exports a pthread_sigmask and a sigprocmask of
+ * its own (preload/wrap_signals.c), which its own code must not go
+ * through.  Never blocks glibc's two signals of its own (32:
+ * cancellation, 33: setxid, which setuid's broadcast waits on); only the
+ * first 64 signals, as glibc.  0, or an errno value.
+ */
+static inline int raw_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t s;
+	long r;
+
+	if (set && how != SIG_UNBLOCK) {
+		s = *set;
+		s.__val[0] &= ~(3ul << 31);
+		set = &s;
+	}
+	r = raw_syscall6(SYS_rt_sigprocmask, how, (long)set, (long)old, 8, 0,
+			 0);
+	return r < 0 ? (int)-r : 0;
 }
 
 /* One entry of getdents64. */

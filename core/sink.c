@@ -5,6 +5,7 @@
 
 #include "progfd.h"
 #include "quiet.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -270,7 +271,7 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
 	sigemptyset(&block);
 	sigaddset(&block, SIGPIPE);
 	sigaddset(&block, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
+	raw_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
 	r = write_all(fd, buf, len);
 	if (r < 0 && cut >= 0)
@@ -278,7 +279,7 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
 	sigpending(&after);
 	swallow(SIGPIPE, &before, &after);
 	swallow(SIGXFSZ, &before, &after);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	raw_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }
 

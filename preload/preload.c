@@ -675,7 +675,7 @@ static void ensure_ticker(void)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	raw_sigmask(SIG_SETMASK, &all, &old);
 	stack = ticker_stack();
 	if (stack && start_ticker(stack) != 0) {
 		/* Refused (a host whose static TLS does not fit in it): once
@@ -688,7 +688,7 @@ static void ensure_ticker(void)
 		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
 				    " records are written at exit only");
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	raw_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 }
 
@@ -714,7 +714,7 @@ static bool maybe_in_handler(void)
 
 	if (sm_in_handler())
 		return true;
-	if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0)
+	if (raw_sigmask(SIG_BLOCK, NULL, &now) != 0)
 		return true;
 	for (sig = 1; sig < NSIG; sig++) {
 		if (sigismember(&now, sig) != 1 ||
@@ -1045,7 +1045,7 @@ __attribute__((constructor)) static void sm_init(void)
 	sm_clock_bind();
 	sm_bind();
 	sm_warn_init();
-	pthread_sigmask(SIG_BLOCK, NULL, &mask_at_start);
+	raw_sigmask(SIG_BLOCK, NULL, &mask_at_start);
 	/* setuid/setgid: no environment, no log.  Pure pass-through.  The
 	 * same for a second copy of the library. */
 	if (getauxval(AT_SECURE) || second_copy())
@@ -1116,7 +1116,7 @@ static void block_all(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, old);
+	raw_sigmask(SIG_BLOCK, &all, old);
 }
 
 /*
@@ -1232,7 +1232,7 @@ static void fini_record(void)
 	}
 	block_all(&mask);
 	if (!lock_bounded(&tk.tick_lock, 2000)) {
-		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		raw_sigmask(SIG_SETMASK, &mask, NULL);
 		return;
 	}
 	now = now_both();
@@ -1250,7 +1250,7 @@ static void fini_record(void)
 		pthread_mutex_unlock(&tk.tick_lock);
 	}
 	sbuf_free(&out);
-	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	raw_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
 }
 
@@ -1551,7 +1551,7 @@ out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An
 	 * exec keeps the mask: the program's, then. */
 	if (exec && !sm_quiet())
-		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+		raw_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
 }
 

@@ -729,7 +729,7 @@ static bool install_begin(sigset_t *old)
 	if (sm_quiet())
 		return false;
 	sigfillset(&all);
-	if (pthread_sigmask(SIG_SETMASK, &all, old) != 0)
+	if (raw_sigmask(SIG_SETMASK, &all, old) != 0)
 		return false;
 	while (__atomic_exchange_n(&install_lock, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&install_lock, __ATOMIC_RELAXED))
@@ -742,7 +742,7 @@ static void install_end(bool locked, const sigset_t *old)
 	if (!locked)
 		return;
 	__atomic_store_n(&install_lock, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	raw_sigmask(SIG_SETMASK, old, NULL);
 }
 
 SM_EXPORT int sigaction(int sig, const struct sigaction *act,
