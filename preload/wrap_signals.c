@@ -264,6 +264,7 @@ static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
 	if (g[REG_RAX] < 0)
 		return INTR_NONE;
 	n->bytes = g[REG_RAX];
+	n->mark = m; /* put back if the handler returns (note_leave) */
 	return INTR_DONE;
 }
 
@@ -380,11 +381,25 @@ static unsigned note_enter(uintptr_t frame, bool alt, const ucontext_t *uc)
 	return free_i + 1;
 }
 
-/* Trampoline exit (the handler returned): the wrapper counts its call. */
+/* Trampoline exit (the handler returned): the wrapper counts its call.
+ * Until it does, the call's in-flight note is put back: a signal that
+ * the kernel's sigreturn unblocks (pending while the handler ran: php-fpm
+ * gets SIGQUIT, then SIGTERM, whose handler ends the process) is
+ * delivered at the same place, and its trampoline must find the call
+ * again.  The wrapper clears the note as ever once it has counted. */
 static void note_leave(unsigned token, uintptr_t frame)
 {
-	if (token && intr_notes[token - 1].frame == frame)
-		intr_notes[token - 1].frame = 0;
+	struct intr_note *n;
+	uint32_t none = 0;
+
+	if (!token || intr_notes[token - 1].frame != frame)
+		return;
+	n = &intr_notes[token - 1];
+	if (!n->pending && slot_valid(n->slot))
+		__atomic_compare_exchange_n(&n->slot->inflight_sp, &none,
+					    n->mark, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	n->frame = 0;
 }
 
 void sm_count_interrupted(void)

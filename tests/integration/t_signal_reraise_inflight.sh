@@ -11,14 +11,19 @@
 #    pthread_sigmask as they unblock it;
 #  - kill: in kill(getpid(), SIGTERM) (SIGTERM's default action);
 #  - sigreturn: raised while blocked, as the handler returns (the kernel's
-#    sigreturn unblocks it).
+#    sigreturn unblocks it);
+#  - chain: php-fpm's own sequence, SIGQUIT then SIGTERM: the first
+#    handler returns with SIGTERM pending, which is delivered at the same
+#    place, and SIGTERM's handler (all signals blocked) sets it back to
+#    its default action, unblocks it and sends it to its own process.
 # The exit status is the signal's, as without the preload.
 . "$(dirname "$0")/lib.sh"
 
 need_prog sigexit
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
 for m in "send plain raise" "write info unblock" "recv info pthread" \
-	"sendmsg signal kill" "send info sigreturn" "recv plain raise"; do
+	"sendmsg signal kill" "send info sigreturn" "recv plain raise" \
+	"write plain chain" "recv info chain"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3
@@ -28,7 +33,7 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
 	st=$?
 	want_st=142 # SIGALRM
-	[ "$3" = kill ] && want_st=143 # SIGTERM
+	case $3 in kill | chain) want_st=143 ;; esac # SIGTERM
 	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
 	for _ in $(seq 100); do
 		grep -q '^moved=' "$T/$n.out" && break

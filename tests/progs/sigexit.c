@@ -18,7 +18,12 @@
  *              dies there), pthread (the same with pthread_sigmask),
  *              kill (kill(getpid(), SIGTERM), SIGTERM default: dies in
  *              kill), sigreturn (raise while blocked and return: dies as
- *              the kernel's sigreturn unblocks it)
+ *              the kernel's sigreturn unblocks it), chain (php-fpm's
+ *              SIGQUIT then SIGTERM: the handler sends SIGTERM, blocked
+ *              meanwhile, and returns; SIGTERM is delivered as it
+ *              returns, at the same place, and its handler, all signals
+ *              blocked as PHP's, sets it back to default, unblocks it and
+ *              kills its own process with it)
  *
  * A forked child is the peer over loopback TCP.  For the sending calls it
  * reads nothing until the parent is gone, so the parent's call blocks with
@@ -51,6 +56,19 @@ static const char *end_how;
 static sigjmp_buf jump;
 static volatile sig_atomic_t jumped;
 
+/* chain's second handler: PHP's. */
+static void on_term(int sig)
+{
+	sigset_t s;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	kill(getpid(), sig);
+	_exit(4);
+}
+
 /* The handler ends the process with sig, as END says. */
 static void end_by_signal(int sig)
 {
@@ -73,6 +91,19 @@ static void end_by_signal(int sig)
 		kill(getpid(), SIGTERM);
 	} else if (!strcmp(end_how, "sigreturn")) {
 		raise(sig);
+		return;
+	} else if (!strcmp(end_how, "chain")) {
+		struct sigaction sa;
+		sigset_t t;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_term;
+		sigfillset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigemptyset(&t);
+		sigaddset(&t, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &t, NULL);
+		kill(getpid(), SIGTERM);
 		return;
 	}
 	_exit(4); /* still alive: the test sees status 4 */
