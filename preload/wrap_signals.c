@@ -439,7 +439,9 @@ static bool owes_calls(void)
 		return false;
 	for (i = 0; i < INTR_NOTES; i++)
 		if (intr_notes[i].frame && !intr_notes[i].pending)
-			return true;
+			/* Not a vfork child's (its TLS and slots are its
+			 * parent's, whose wrapper counts the call). */
+			return !sm_foreign_process();
 	return false;
 }
 
@@ -468,9 +470,13 @@ static bool fatal_now(int sig)
 	default:
 		break;
 	}
+	/* A pid namespace's init (a container's pid 1) is never sent a
+	 * signal its own process group or itself raise with the default
+	 * action: it lives on, and the wrapper counts the call. */
 	return sig > 0 && sig <= 64 &&
 	       raw_syscall6(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0) == 0 &&
-	       k.handler == (void *)SIG_DFL;
+	       k.handler == (void *)SIG_DFL &&
+	       raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0) != 1;
 }
 
 /* sigs (bit sig - 1) are about to be delivered to this thread: if one
@@ -520,16 +526,18 @@ static uint64_t low_word(const sigset_t *set)
  * it unblocks are delivered as the call returns. */
 static void mask_changing(int how, const sigset_t *set)
 {
-	uint64_t cur = blocked_now(), s = low_word(set), want;
+	uint64_t cur, s, want;
 
+	if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK)
+		return; /* EINVAL, as ever */
+	cur = blocked_now();
+	s = low_word(set);
 	if (how == SIG_BLOCK)
 		want = cur | s;
 	else if (how == SIG_UNBLOCK)
 		want = cur & ~s;
-	else if (how == SIG_SETMASK)
-		want = s;
 	else
-		return;
+		want = s;
 	before_delivery(cur & ~want & pending_now());
 }
 
@@ -883,7 +891,8 @@ SM_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 SM_EXPORT int raise(int sig)
 {
-	if (owes_calls())
+	/* glibc's raise refuses its own two signals (32, 33): EINVAL. */
+	if (sig != 32 && sig != 33 && owes_calls())
 		sent_here(sig);
 	return sm_real.raise(sig);
 }
@@ -897,7 +906,7 @@ SM_EXPORT int kill(pid_t pid, int sig)
 
 		if (pid == self || pid == 0 ||
 		    (pid < -1 &&
-		     -pid == raw_syscall6(SYS_getpgid, 0, 0, 0, 0, 0, 0)))
+		     -(long)pid == raw_syscall6(SYS_getpgid, 0, 0, 0, 0, 0, 0)))
 			sent_here(sig);
 		errno = saved;
 	}

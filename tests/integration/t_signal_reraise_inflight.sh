@@ -16,7 +16,12 @@
 #    handler returns with SIGTERM pending, which is delivered at the same
 #    place, and SIGTERM's handler (all signals blocked) sets it back to
 #    its default action, unblocks it and sends it to its own process.
-# The exit status is the signal's, as without the preload.
+# The exit status is the signal's, as without the preload.  And where the
+# process lives on after all, the call is counted once: a pid namespace's
+# init (a container's pid 1) is never sent a signal it raises with the
+# default action (survive: the handler raises it and returns; the program
+# then exits 3 and its own exit record must equal what moved, not that
+# plus the call counted twice).
 . "$(dirname "$0")/lib.sh"
 
 need_prog sigexit
@@ -62,4 +67,29 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 		"$(q "$log" "[E['totals']['bytes_out'], E['totals']['bytes_in']]")" \
 		"$want"
 done
+
+if unshare -fp --mount-proc true 2>/dev/null; then
+	for m in "send plain survive" "recv info survive"; do
+		# shellcheck disable=SC2086
+		set -- $m
+		n=ns-$1-$2-$3
+		SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json timeout 30 \
+			unshare -fp --mount-proc env LD_PRELOAD="$LIB" \
+			"$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
+		st=$?
+		expect_eq "$n: exit status (pid 1 lives on)" "$st" 3
+		moved=$(field moved "$T/$n.out")
+		[ "$moved" -gt 0 ] || fail "$n: nothing moved"
+		if [ "$1" = recv ]; then
+			want="[0, $moved]"
+		else
+			want="[$moved, 0]"
+		fi
+		expect_eq "$n: exit record [bytes_out, bytes_in] vs what the peer saw" \
+			"$(q "$T/$n.1.log" "[E['totals']['bytes_out'], E['totals']['bytes_in']]")" \
+			"$want"
+	done
+else
+	echo "no pid namespaces here: the survive cases not run" >&2
+fi
 exit 0

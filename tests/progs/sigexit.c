@@ -23,7 +23,10 @@
  *              meanwhile, and returns; SIGTERM is delivered as it
  *              returns, at the same place, and its handler, all signals
  *              blocked as PHP's, sets it back to default, unblocks it and
- *              kills its own process with it)
+ *              kills its own process with it), survive (as raise, for
+ *              a pid namespace's init, which lives on: once the call cut
+ *              short returns, the program lets the peer read, waits for
+ *              it and exits 3; the call must be counted once)
  *
  * A forked child is the peer over loopback TCP.  For the sending calls it
  * reads nothing until the parent is gone, so the parent's call blocks with
@@ -37,6 +40,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -52,6 +56,7 @@
 #define PEER_BYTES 300007
 
 static int end_with_exit, end_with_jump;
+static volatile sig_atomic_t survived;
 static const char *end_how;
 static sigjmp_buf jump;
 static volatile sig_atomic_t jumped;
@@ -91,6 +96,13 @@ static void end_by_signal(int sig)
 		kill(getpid(), SIGTERM);
 	} else if (!strcmp(end_how, "sigreturn")) {
 		raise(sig);
+		return;
+	} else if (!strcmp(end_how, "survive")) {
+		/* As raise; a pid namespace's init lives on (the signal is
+		 * not sent), and the program ends once the call returns. */
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		raise(sig);
+		survived = 1;
 		return;
 	} else if (!strcmp(end_how, "chain")) {
 		struct sigaction sa;
@@ -148,8 +160,8 @@ int main(int argc, char **argv)
 	static char buf[8 << 20];
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(a);
-	int l, c, fd, sending;
-	pid_t peer;
+	int l, c, fd, sending, go[2];
+	pid_t peer, parent;
 
 	if (argc != 4)
 		return 2;
@@ -163,6 +175,9 @@ int main(int argc, char **argv)
 	    listen(l, 1) || getsockname(l, (struct sockaddr *)&a, &alen))
 		die("listen");
 	fflush(stdout);
+	parent = getpid();
+	if (pipe(go))
+		die("pipe");
 	peer = fork();
 	if (peer < 0)
 		die("fork");
@@ -176,8 +191,12 @@ int main(int argc, char **argv)
 		if (sending) {
 			/* Nothing read until the parent is gone (its end
 			 * closes when it dies: EOF after the last byte). */
-			while (getppid() != 1 && kill(getppid(), 0) == 0)
-				usleep(20000);
+			struct pollfd p = { .fd = go[0], .events = POLLIN };
+
+			close(go[1]);
+			/* (A parent that is a pid namespace's init is 1.) */
+			while (getppid() == parent && poll(&p, 1, 20) == 0)
+				;
 			while ((r = read(c, buf, sizeof(buf))) > 0)
 				moved += r;
 		} else {
@@ -236,5 +255,14 @@ int main(int argc, char **argv)
 		}
 		if (r < 0)
 			die("data call");
+		if (survived) {
+			/* The peer reads (or gets EOF) now; its moved= is
+			 * printed before it ends. */
+			shutdown(fd, SHUT_WR);
+			if (write(go[1], "g", 1) != 1)
+				die("go");
+			waitpid(peer, NULL, 0);
+			exit(3);
+		}
 	}
 }
