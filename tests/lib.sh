@@ -209,6 +209,18 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
 }
 
+# expect_moved WHAT LOG CALL MOVED - LOG's exit record (one) has MOVED
+# bytes in its totals one way and none the other: in when CALL is recv,
+# out otherwise (tests/progs/sigexit's peer prints what really moved).
+expect_moved() {
+	local want="[$4, 0]"
+
+	[ "$3" = recv ] && want="[0, $4]"
+	expect_eq "$1: [bytes_out, bytes_in] vs what the peer saw" \
+		"$(q "$2" "[E['totals']['bytes_out'], E['totals']['bytes_in']]")" \
+		"$want"
+}
+
 # field NAME FILE - the value of the NAME=VALUE line a test program printed.
 field() {
 	local v
