@@ -55,28 +55,29 @@ pid=$(field pid "$T/u.out")
 check "$T/pub/u$nuid.$pid.log" "T['bytes_out'] == 300 and len(CL) == 2" "%u path"
 [ ! -e "$T/pub/u0.$pid.log" ] || fail "%u path: a log as root too, though nothing was due"
 
+# fixed_run DIR HOW MODE WHAT - dropuid HOW with a fixed log path in a
+# directory $T/DIR of root's with mode MODE: all 300 bytes each way and
+# both close records in it, no message.
+fixed_run() {
+	mkdir -m "$3" "$T/$1"
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/$1/x.log" \
+		sm "$PROGS/dropuid" "$2" "$nuid" "$ngid" 0 >"$T/$1.out" 2>"$T/$1.err" ||
+		fail "dropuid $2 ($4) failed: $(cat "$T/$1.err")"
+	check "$T/$1/x.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) == 2" \
+		"$4: the records"
+	expect_eq "$4: messages" "$(sm_lines "$T/$1.err")" 0
+}
+
 # A fixed path in a directory only root may write: the file opened before
 # the change goes on getting the records.
-mkdir -m 700 "$T/rootonly"
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/rootonly/x.log" \
-	sm "$PROGS/dropuid" setuid "$nuid" "$ngid" 0 >"$T/x.out" 2>"$T/x.err" ||
-	fail "dropuid (fixed path) failed: $(cat "$T/x.err")"
-check "$T/rootonly/x.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) == 2" \
-	"fixed path: the records after the change"
+fixed_run rootonly setuid 700 "fixed path"
 expect_eq "fixed path: the file" "$(stat -c '%u %a' "$T/rootonly/x.log")" "0 600"
-expect_eq "fixed path: messages" "$(sm_lines "$T/x.err")" 0
 
 # A change with a way back, before anything was written (varnish's
 # manager: seteuid to its user and back to root around privileged steps):
 # no warning at the change (the file does not exist yet and nobody could
 # not create it), the file written as root later, exact.
-mkdir -m 755 "$T/rootdir"
-SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/rootdir/t.log" \
-	sm "$PROGS/dropuid" tempeuid "$nuid" "$ngid" 0 >"$T/t.out" 2>"$T/t.err" ||
-	fail "dropuid tempeuid failed: $(cat "$T/t.err")"
-check "$T/rootdir/t.log" "T['bytes_out'] == T['bytes_in'] == 300 and len(CL) == 2" \
-	"temporary seteuid: the records"
-expect_eq "temporary seteuid: messages" "$(sm_lines "$T/t.err")" 0
+fixed_run rootdir tempeuid 755 "temporary seteuid"
 
 cat >"$T/child.py" <<'PYEOF'
 import os, socket, sys
