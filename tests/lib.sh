@@ -209,6 +209,18 @@ expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
 }
 
+# sigexit_peer OUT - until tests/progs/sigexit's peer has printed its
+# moved= line into OUT (it prints once its parent is gone; 10 s at most).
+sigexit_peer() {
+	local i
+
+	for i in $(seq 100); do
+		grep -q '^moved=' "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # expect_moved WHAT LOG CALL MOVED - LOG's exit record (one) has MOVED
 # bytes in its totals one way and none the other: in when CALL is recv,
 # out otherwise (tests/progs/sigexit's peer prints what really moved).

@@ -23,11 +23,7 @@ for m in "send plain _exit" "write signal exit" "sendmsg info _exit" \
 		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
 	st=$?
 	expect_eq "$n: exit status (the handler's)" "$st" 3
-	# The peer prints after the parent is gone.
-	for _ in $(seq 100); do
-		grep -q '^moved=' "$T/$n.out" && break
-		sleep 0.1
-	done
+	sigexit_peer "$T/$n.out"
 	moved=$(field moved "$T/$n.out")
 	pid=$(field pid "$T/$n.out")
 	[ "$moved" -gt 0 ] || fail "$n: nothing moved"

@@ -40,10 +40,7 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 	want_st=142 # SIGALRM
 	case $3 in kill | chain) want_st=143 ;; esac # SIGTERM
 	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
-	for _ in $(seq 100); do
-		grep -q '^moved=' "$T/$n.out" && break
-		sleep 0.1
-	done
+	sigexit_peer "$T/$n.out"
 	moved=$(field moved "$T/$n.out")
 	pid=$(field pid "$T/$n.out")
 	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
