@@ -91,7 +91,7 @@ static inline int raw_sigmask(int how, const sigset_t *set, sigset_t *old)
 	sigset_t s;
 	long r;
 
-	if (set && how != SIG_UNBLOCK) {
+	if (set) {
 		s = *set;
 		s.__val[0] &= ~(3ul << 31);
 		set = &s;

@@ -426,8 +426,8 @@ void sm_count_interrupted(void)
  * Only while it owes one (rare: a signal landed as a data call returned
  * with bytes); otherwise these calls cost a look at eight entries.  A
  * signal whose action is the default one and ends the process cannot be
- * survived once delivered, whichever thread takes it (another thread
- * changing that action in between is the one race left).
+ * survived once delivered, whichever thread takes it (the races left,
+ * where the call would count twice, are in the README's Limits).
  */
 static bool owes_calls(void)
 {
@@ -956,29 +956,16 @@ SIGNAL_STUB(sysv_signal)
 SIGNAL_STUB(__sysv_signal)
 SIGNAL_STUB(sigset)
 
-/* While dlsym is re-entered: the system call, without libc's two signals
- * of its own (cancellation, setxid), which its wrappers never block. */
-static long raw_mask(int how, const sigset_t *set, sigset_t *old)
-{
-	uint64_t s;
-
-	if (!set)
-		return raw_syscall6(SYS_rt_sigprocmask, how, 0, (long)old, 8, 0,
-				    0);
-	s = low_word(set) & ~(3ull << 31);
-	return raw_syscall6(SYS_rt_sigprocmask, how, (long)&s, (long)old, 8, 0,
-			    0);
-}
-
 int unbound_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	long r;
+	int r;
 
+	/* While dlsym is re-entered: as glibc, raw. */
 	if (BOUND(sigprocmask))
 		return sm_real.sigprocmask(how, set, old);
-	r = raw_mask(how, set, old);
-	if (r < 0) {
-		errno = (int)-r;
+	r = raw_sigmask(how, set, old);
+	if (r) {
+		errno = r;
 		return -1;
 	}
 	return 0;
@@ -988,7 +975,7 @@ int unbound_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	if (BOUND(pthread_sigmask))
 		return sm_real.pthread_sigmask(how, set, old);
-	return (int)-raw_mask(how, set, old);
+	return raw_sigmask(how, set, old);
 }
 
 int unbound_raise(int sig)
