@@ -114,7 +114,8 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
  * stays; when the new credentials cannot write it and cannot be changed
  * back (the real and saved ids are the effective ones), one message names
  * the path and the uid; a change with a way back is left to the next
- * write, whose failure, if any, is reported then.  tmpl, pid, prog and start_s as given to sink_init.
+ * write, whose failure, if any, is reported then.  tmpl, pid, prog and
+ * start_s as given to sink_init.
  * Returns 0 or a negative errno (reported).
  * Context: any thread; the caller serializes it with sink writes.
  */
