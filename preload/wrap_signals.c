@@ -429,6 +429,12 @@ void sm_count_interrupted(void)
  * survived once delivered, whichever thread takes it (the races left,
  * where the call would count twice, are in the README's Limits).
  */
+/* Entry i holds a call cut short that no wrapper will count. */
+static bool owed(unsigned i)
+{
+	return intr_notes[i].frame && !intr_notes[i].pending;
+}
+
 static bool owes_calls(void)
 {
 	unsigned i;
@@ -438,7 +444,7 @@ static bool owes_calls(void)
 	if (sm_quiet())
 		return false;
 	for (i = 0; i < INTR_NOTES; i++)
-		if (intr_notes[i].frame && !intr_notes[i].pending)
+		if (owed(i))
 			/* Not a vfork child's (its TLS and slots are its
 			 * parent's, whose wrapper counts the call). */
 			return !sm_foreign_process();
@@ -490,8 +496,7 @@ static void before_delivery(uint64_t sigs)
 	for (sig = 1; sigs && sig <= 64; sig++, sigs >>= 1)
 		if ((sigs & 1) && fatal_now(sig)) {
 			for (i = 0; i < INTR_NOTES; i++)
-				if (intr_notes[i].frame &&
-				    !intr_notes[i].pending)
+				if (owed(i))
 					note_settle(&intr_notes[i]);
 			break;
 		}

@@ -61,14 +61,20 @@ static const char *end_how;
 static sigjmp_buf jump;
 static volatile sig_atomic_t jumped;
 
+/* sig back to its default action; s: the set of sig alone. */
+static void to_default(int sig, sigset_t *s)
+{
+	signal(sig, SIG_DFL);
+	sigemptyset(s);
+	sigaddset(s, sig);
+}
+
 /* chain's second handler: PHP's. */
 static void on_term(int sig)
 {
 	sigset_t s;
 
-	signal(sig, SIG_DFL);
-	sigemptyset(&s);
-	sigaddset(&s, sig);
+	to_default(sig, &s);
 	sigprocmask(SIG_UNBLOCK, &s, NULL);
 	kill(getpid(), sig);
 	_exit(4);
@@ -79,9 +85,7 @@ static void end_by_signal(int sig)
 {
 	sigset_t s;
 
-	signal(sig, SIG_DFL);
-	sigemptyset(&s);
-	sigaddset(&s, sig);
+	to_default(sig, &s);
 	if (!strcmp(end_how, "raise")) {
 		sigprocmask(SIG_UNBLOCK, &s, NULL);
 		raise(sig);
