@@ -105,6 +105,7 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 	m->report = report;
 	m->ctx = ctx;
 	m->forked_at = &m->forked_own;
+	m->closes_inflight = &m->closes_own;
 	snprintf(m->prog, sizeof(m->prog), "%s", prog);
 	window_shape_init(&m->shape, cfg->bucket_ms, cfg->nspans,
 			  cfg->span_buckets);
@@ -214,7 +215,7 @@ static void retire_push(struct meter *m, int fd, uint64_t real_ns,
 {
 	struct fd_snapshot s;
 
-	__atomic_add_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (ti && s.kind == KIND_TCP)
 			s.ti = *ti;
@@ -228,7 +229,7 @@ static void retire_push(struct meter *m, int fd, uint64_t real_ns,
 			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
-	__atomic_sub_fetch(&m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(m->closes_inflight, 1, __ATOMIC_SEQ_CST);
 }
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
@@ -698,7 +699,7 @@ static uint64_t settle_begin(struct meter *m, uint32_t *pauses)
 	struct timespec pause = {0, SETTLE_WAIT_NS};
 
 	while (*pauses < SETTLE_PAUSES &&
-	       __atomic_load_n(&m->closes_inflight, __ATOMIC_SEQ_CST)) {
+	       __atomic_load_n(m->closes_inflight, __ATOMIC_SEQ_CST)) {
 		nanosleep(&pause, NULL);
 		(*pauses)++;
 	}
@@ -707,7 +708,7 @@ static uint64_t settle_begin(struct meter *m, uint32_t *pauses)
 
 static bool settled(struct meter *m, uint64_t pushed)
 {
-	return !__atomic_load_n(&m->closes_inflight, __ATOMIC_SEQ_CST) &&
+	return !__atomic_load_n(m->closes_inflight, __ATOMIC_SEQ_CST) &&
 	       __atomic_load_n(&m->q.sh->pushed, __ATOMIC_SEQ_CST) == pushed;
 }
 
@@ -977,7 +978,9 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	}
 	__atomic_store_n(&m->ticker_wanted, false, __ATOMIC_RELAXED);
 	/* Another thread of the parent's may have been closing at the fork:
-	 * that close goes on in the parent only. */
-	if (__atomic_load_n(&m->closes_inflight, __ATOMIC_RELAXED))
-		__atomic_store_n(&m->closes_inflight, 0, __ATOMIC_RELAXED);
+	 * that close goes on in the parent only.  A word the host gave is
+	 * the host's to zero (not read here: a wiped page read is a fault). */
+	if (m->closes_inflight == &m->closes_own &&
+	    __atomic_load_n(&m->closes_own, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->closes_own, 0, __ATOMIC_RELAXED);
 }

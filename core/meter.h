@@ -113,8 +113,13 @@ struct meter {
 	 * sits on a page the child writes anyway. */
 	bool ticker_wanted;
 	/* Closes between their slot's retire and their record's push
-	 * (atomic): the final record waits for them (meter.c's settle). */
-	uint32_t closes_inflight;
+	 * (atomic): the final record waits for them (meter.c's settle).
+	 * Where it is kept: closes_own, or a word the host gives, zero in a
+	 * fork child (the preload's: beside forked_at, so that the first
+	 * close after each fork faults no copy of this struct's page, and
+	 * shoots down no TLB entry on the other CPUs). */
+	uint32_t *closes_inflight;
+	uint32_t closes_own;
 	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;

@@ -124,6 +124,7 @@ void sm_durable_ending(void)
 		state_set_status(&sm_state, STATE_ENDING);
 }
 
+SM_FORK_PATH
 void sm_durable_end(enum sm_end how)
 {
 	switch (how) {

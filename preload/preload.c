@@ -80,6 +80,7 @@ struct ticker_shared {
 	uint32_t exec_hold;
 	uint64_t exec_hold_ns;
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
+	uint32_t closes_inflight; /* sm_meter.closes_inflight: the same */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
 	/* A per-thread credential call to repeat on the ticker (see
@@ -770,7 +771,7 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 
 /* Each handler may run twice in one fork (glibc did, in apache's daemon:
  * see wrap_names.c); the forking thread knows whether it is in one. */
-static __thread bool in_fork;
+static __thread bool in_fork __attribute__((tls_model("initial-exec")));
 
 static void fork_prepare(void)
 {
@@ -1084,6 +1085,7 @@ __attribute__((constructor)) static void sm_init(void)
 	sm_signals_init();
 	glibc_nthreads = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
 	sm_meter.forked_at = &tk.forked_ns;
+	sm_meter.closes_inflight = &tk.closes_inflight;
 	sm_latency = cfg.category[CAT_LATENCY];
 	clock_origin.mono0 = now_both().mono_ns;
 	clock_origin.ticks0 = sm_ticks();

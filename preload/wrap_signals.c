@@ -21,6 +21,7 @@
  * maybe_in_handler keeps guessing from the mask.
  */
 #include "preload.h"
+#include "../core/rawsys.h"
 
 #include <stdint.h>
 
@@ -46,6 +47,7 @@ int sm_query_action(int sig, struct sigaction *sa)
 	return sigaction(sig, NULL, sa);
 }
 
+SM_FORK_PATH
 void sm_count_interrupted(void)
 {
 }
@@ -402,6 +404,7 @@ static void note_leave(unsigned token, uintptr_t frame)
 	n->frame = 0;
 }
 
+SM_FORK_PATH
 void sm_count_interrupted(void)
 {
 	unsigned i;
@@ -655,16 +658,24 @@ bool sm_in_handler(void)
 	return true;
 }
 
+SM_FORK_PATH
 void sm_signals_after_fork(void)
 {
+	unsigned i;
+
 	/* A child forked from inside a handler (PostgreSQL's postmaster
 	 * starts some children so) is a process of its own: libc made its
 	 * locks fresh, and a thread may start there.  The call its parent's
-	 * handler interrupted is the parent's to count. */
-	depth = 0;
-	memset(intr_notes, 0, sizeof(intr_notes));
+	 * handler interrupted is the parent's to count.  Each written only
+	 * where set: a page a fork child writes is a copy (rawsys.h). */
+	if (depth)
+		depth = 0;
+	for (i = 0; i < INTR_NOTES; i++)
+		if (intr_notes[i].frame || intr_notes[i].pending)
+			memset(&intr_notes[i], 0, sizeof(intr_notes[i]));
 	/* Held, if at all, by a thread the child does not have. */
-	__atomic_store_n(&install_lock, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&install_lock, __ATOMIC_RELAXED))
+		__atomic_store_n(&install_lock, 0, __ATOMIC_RELAXED);
 }
 
 int sm_query_action(int sig, struct sigaction *sa)

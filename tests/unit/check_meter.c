@@ -709,12 +709,12 @@ static void *slow_closer(void *arg)
 	struct fd_snapshot snap;
 	struct timespec pause = {0, 30000000};
 
-	__atomic_add_fetch(&m.closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(m.closes_inflight, 1, __ATOMIC_SEQ_CST);
 	ck_assert(fdtab_retire(&m.tab, c->fd, &snap));
 	__atomic_store_n(&c->retired, 1, __ATOMIC_SEQ_CST);
 	nanosleep(&pause, NULL);
 	closeq_push(&m.q, &snap, at_s(3).real_ns);
-	__atomic_sub_fetch(&m.closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(m.closes_inflight, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
