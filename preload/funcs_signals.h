@@ -5,12 +5,15 @@
  * wrappers and stubs in wrap_signals.c), so that the library knows when
  * one of them runs; and the calls that can make a signal that ends the
  * process arrive while a handler holds a data call it cut short
- * (sigprocmask, pthread_sigmask, raise, kill: see before_delivery).
+ * (sigprocmask, pthread_sigmask, sigsuspend, raise, kill, pthread_kill,
+ * sigqueue, abort, and their system calls through syscall(): see
+ * before_delivery).
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
  */
 #ifndef SOCKMETER_FUNCS_SIGNALS_H
 #define SOCKMETER_FUNCS_SIGNALS_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -34,7 +37,11 @@ typedef void (*sm_sighandler_t)(int);
 	X(sigprocmask, int, (int, const sigset_t *, sigset_t *))               \
 	X(pthread_sigmask, int, (int, const sigset_t *, sigset_t *))           \
 	X(raise, int, (int))                                                   \
-	X(kill, int, (pid_t, int))
+	X(kill, int, (pid_t, int))                                             \
+	X(pthread_kill, int, (pthread_t, int))                                 \
+	X(sigqueue, int, (pid_t, int, const union sigval))                     \
+	X(sigsuspend, int, (const sigset_t *))                                 \
+	X(abort, void, (void))
 #endif
 
 /*
@@ -45,6 +52,16 @@ typedef void (*sm_sighandler_t)(int);
  * Context: any thread and signal handler.
  */
 bool sm_in_handler(void);
+
+/*
+ * sm_signals_raw - syscall(n, a1, a2, a3, a4) is about to be made, n one
+ * of the system calls that send a signal or change the mask (kill, tkill,
+ * tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo, rt_sigprocmask,
+ * rt_sigsuspend): as their libc wrappers, a call cut short that the
+ * thread owes is counted first if they are about to end the process.
+ * errno kept.  Context: any thread and signal handler.
+ */
+void sm_signals_raw(long n, long a1, long a2, long a3, long a4);
 
 /* sm_query_action - the kernel's action for sig, as it is (the trampoline
  * where it is ours).  Context: any thread and signal handler. */

@@ -55,9 +55,15 @@ void sm_count_interrupted(void)
 void sm_signals_init(void)
 {
 }
+
+void sm_signals_raw(long n, long a1, long a2, long a3, long a4)
+{
+	(void)n, (void)a1, (void)a2, (void)a3, (void)a4;
+}
 #else
 #include <link.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Exported by glibc: the unbound stubs' way to the real thing. */
@@ -562,6 +568,27 @@ static void sent_here(int sig)
 		before_delivery(bit);
 }
 
+/* sig is sent to process pid (kill's pid: this process by its pid, or its
+ * process group by 0 or -pgid; group false: by its pid only). */
+static void sent_to_process(long pid, int sig, bool group)
+{
+	long self = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	if (pid == self ||
+	    (group && (pid == 0 ||
+		       (pid < -1 && -pid == raw_syscall6(SYS_getpgid, 0, 0, 0,
+							 0, 0, 0)))))
+		sent_here(sig);
+}
+
+/* sig is sent to thread tid of process tgid (0: tkill's, any process). */
+static void sent_to_thread(long tgid, long tid, int sig)
+{
+	if (tid == raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) &&
+	    (!tgid || tgid == raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0)))
+		sent_here(sig);
+}
+
 /* The handler of the trampoline's note returned: the kernel's sigreturn
  * now restores uc's mask, delivering what it unblocks. */
 static void at_sigreturn(unsigned token, uintptr_t frame,
@@ -915,18 +942,91 @@ SM_EXPORT int raise(int sig)
 
 SM_EXPORT int kill(pid_t pid, int sig)
 {
-	/* This process: by pid, or its process group (0, or -pgid). */
-	if (owes_calls()) {
-		int saved = errno;
-		long self = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
-
-		if (pid == self || pid == 0 ||
-		    (pid < -1 &&
-		     -(long)pid == raw_syscall6(SYS_getpgid, 0, 0, 0, 0, 0, 0)))
-			sent_here(sig);
-		errno = saved;
-	}
+	if (owes_calls())
+		sent_to_process(pid, sig, true);
 	return sm_real.kill(pid, sig);
+}
+
+SM_EXPORT int pthread_kill(pthread_t thread, int sig)
+{
+	/* As raise (which is glibc's pthread_kill of the caller). */
+	if (sig != 32 && sig != 33 && owes_calls() &&
+	    pthread_equal(thread, pthread_self()))
+		sent_here(sig);
+	return sm_real.pthread_kill(thread, sig);
+}
+
+SM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval val)
+{
+	if (owes_calls())
+		sent_to_process(pid, sig, false);
+	return sm_real.sigqueue(pid, sig, val);
+}
+
+/* The mask is replaced while it waits: the pending signals it unblocks
+ * are delivered at once. */
+SM_EXPORT int sigsuspend(const sigset_t *set)
+{
+	const sigset_t *p = set;
+
+	/* Declared nonnull, and NULL all the same is EFAULT, as ever: the
+	 * compiler must not drop the check. */
+	__asm__("" : "+r"(p));
+	if (p && owes_calls())
+		before_delivery(pending_now() & ~low_word(p));
+	return sm_real.sigsuspend(set);
+}
+
+/* abort never returns to the call a handler cut short: the process dies of
+ * SIGABRT, or a handler of SIGABRT leaves by siglongjmp (the wrapper never
+ * counts it then either). */
+SM_EXPORT void abort(void)
+{
+	unsigned i;
+
+	if (owes_calls())
+		for (i = 0; i < INTR_NOTES; i++)
+			if (owed(i))
+				note_settle(&intr_notes[i]);
+	sm_real.abort();
+	__builtin_unreachable();
+}
+
+void sm_signals_raw(long n, long a1, long a2, long a3, long a4)
+{
+	int saved;
+
+	if (!owes_calls())
+		return;
+	saved = errno;
+	switch (n) {
+	case SYS_kill:
+		sent_to_process(a1, (int)a2, true);
+		break;
+	case SYS_rt_sigqueueinfo:
+		sent_to_process(a1, (int)a2, false);
+		break;
+	case SYS_tkill:
+		sent_to_thread(0, a1, (int)a2);
+		break;
+	case SYS_tgkill:
+	case SYS_rt_tgsigqueueinfo:
+		sent_to_thread(a1, a2, (int)a3);
+		break;
+	case SYS_rt_sigprocmask:
+		/* The kernel's set is 8 bytes: any other size fails. */
+		if (a2 && a4 == 8)
+			mask_changing((int)a1, (const sigset_t *)a2);
+		break;
+	case SYS_rt_sigsuspend:
+		if (a1 && a2 == 8)
+			before_delivery(pending_now() &
+					~low_word((const sigset_t *)a1));
+		break;
+	default:
+		break;
+	}
+	errno = saved;
 }
 
 /* The stubs: bind and forward; while dlsym is re-entered, libc's own. */
@@ -1009,5 +1109,72 @@ int unbound_kill(pid_t pid, int sig)
 	if (BOUND(kill))
 		return sm_real.kill(pid, sig);
 	return (int)raw_syscall_libc(SYS_kill, pid, sig, 0, 0, 0, 0);
+}
+
+/* While dlsym is re-entered (the stubs below): the raw system calls, with
+ * glibc's results. */
+int unbound_pthread_kill(pthread_t thread, int sig)
+{
+	if (BOUND(pthread_kill))
+		return sm_real.pthread_kill(thread, sig);
+	if (!pthread_equal(thread, pthread_self()))
+		return ENOSYS; /* no thread's id to be had without libc */
+	if (sig == 32 || sig == 33)
+		return EINVAL;
+	return raw_syscall6(SYS_tgkill,
+			    raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+			    raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0,
+			    0, 0) < 0
+		       ? EINVAL
+		       : 0;
+}
+
+int unbound_sigqueue(pid_t pid, int sig, const union sigval val)
+{
+	siginfo_t info;
+
+	if (BOUND(sigqueue))
+		return sm_real.sigqueue(pid, sig, val);
+	memset(&info, 0, sizeof(info));
+	info.si_signo = sig;
+	info.si_code = SI_QUEUE;
+	info.si_pid = (pid_t)raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	info.si_uid = (uid_t)raw_syscall6(SYS_getuid, 0, 0, 0, 0, 0, 0);
+	info.si_value = val;
+	return (int)raw_syscall_libc(SYS_rt_sigqueueinfo, pid, sig,
+				     (long)&info, 0, 0, 0);
+}
+
+int unbound_sigsuspend(const sigset_t *set)
+{
+	if (BOUND(sigsuspend))
+		return sm_real.sigsuspend(set);
+	return (int)raw_syscall_libc(SYS_rt_sigsuspend, (long)set, 8, 0, 0, 0,
+				     0);
+}
+
+/* glibc's steps: SIGABRT unblocked and raised (a handler may run), then
+ * its default action, and raised again. */
+void unbound_abort(void)
+{
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} dfl = {(void *)SIG_DFL, 0, NULL, ~0ull};
+	uint64_t abrt = 1ull << (SIGABRT - 1);
+	long pid, tid;
+
+	if (BOUND(abort))
+		sm_real.abort();
+	pid = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	tid = raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&abrt, 0, 8, 0, 0);
+	raw_syscall6(SYS_tgkill, pid, tid, SIGABRT, 0, 0, 0);
+	raw_syscall6(SYS_rt_sigaction, SIGABRT, (long)&dfl, 0, 8, 0, 0);
+	raw_syscall6(SYS_tgkill, pid, tid, SIGABRT, 0, 0, 0);
+	for (;;)
+		raw_syscall6(SYS_exit_group, 127, 0, 0, 0, 0, 0);
 }
 #endif

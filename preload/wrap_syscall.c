@@ -56,6 +56,9 @@
 	X(SYS_pwritev, w) X(SYS_preadv2, w) X(SYS_pwritev2, w)                 \
 	X(SYS_sendfile, w) X(SYS_splice, w) X(SYS_tee, w) X(SYS_vmsplice, w)   \
 	X(SYS_copy_file_range, w) X(SYS_fcntl, w)                              \
+	X(SYS_kill, w) X(SYS_tkill, w) X(SYS_tgkill, w)                        \
+	X(SYS_rt_sigqueueinfo, w) X(SYS_rt_tgsigqueueinfo, w)                  \
+	X(SYS_rt_sigprocmask, w) X(SYS_rt_sigsuspend, w)                       \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -251,6 +254,21 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	long r;
 	int saved;
 
+	switch (n) {
+	case SYS_kill:
+	case SYS_tkill:
+	case SYS_tgkill:
+	case SYS_rt_sigqueueinfo:
+	case SYS_rt_tgsigqueueinfo:
+	case SYS_rt_sigprocmask:
+	case SYS_rt_sigsuspend:
+		/* As kill, raise, sigqueue, sigprocmask, sigsuspend: a call a
+		 * handler cut short is counted before they end the process. */
+		sm_signals_raw(n, a1, a2, a3, a4);
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	default:
+		break;
+	}
 	if (n == SYS_exit_group) {
 		/* The process ends here, as at _exit: its exit record. */
 		sm_final_record(false);

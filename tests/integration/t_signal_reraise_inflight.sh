@@ -12,6 +12,11 @@
 #  - kill: in kill(getpid(), SIGTERM) (SIGTERM's default action);
 #  - sigreturn: raised while blocked, as the handler returns (the kernel's
 #    sigreturn unblocks it);
+#  - pthread_kill, sigqueue, and tgkill through syscall(): as raise;
+#    rawmask: as unblock, through syscall(SYS_rt_sigprocmask) (Go-style
+#    and sanitizer runtimes make them raw);
+#  - sigsuspend: raised while blocked, then sigsuspend with an empty mask;
+#  - abort: dies of SIGABRT in abort();
 #  - chain: php-fpm's own sequence, SIGQUIT then SIGTERM: the first
 #    handler returns with SIGTERM pending, which is delivered at the same
 #    place, and SIGTERM's handler (all signals blocked) sets it back to
@@ -28,7 +33,9 @@ need_prog sigexit
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
 for m in "send plain raise" "write info unblock" "recv info pthread" \
 	"sendmsg signal kill" "send info sigreturn" "recv plain raise" \
-	"write plain chain" "recv info chain"; do
+	"write plain chain" "recv info chain" "send plain pthread_kill" \
+	"recv info sigqueue" "write info tgkill" "send plain rawmask" \
+	"recv plain sigsuspend" "send info abort" "recv plain abort"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3
@@ -38,7 +45,10 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
 	st=$?
 	want_st=142 # SIGALRM
-	case $3 in kill | chain) want_st=143 ;; esac # SIGTERM
+	case $3 in
+	kill | chain) want_st=143 ;; # SIGTERM
+	abort) want_st=134 ;;        # SIGABRT
+	esac
 	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
 	sigexit_peer "$T/$n.out"
 	moved=$(field moved "$T/$n.out")

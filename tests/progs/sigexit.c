@@ -17,7 +17,11 @@
  *              unblock (raise while blocked, then sigprocmask unblocks:
  *              dies there), pthread (the same with pthread_sigmask),
  *              kill (kill(getpid(), SIGTERM), SIGTERM default: dies in
- *              kill), sigreturn (raise while blocked and return: dies as
+ *              kill), pthread_kill, sigqueue and tgkill (syscall()) as
+ *              raise, rawmask (as unblock, with syscall(SYS_rt_sigprocmask)),
+ *              sigsuspend (raise while blocked, then sigsuspend with an
+ *              empty mask: dies there), abort (dies of SIGABRT in abort),
+ *              sigreturn (raise while blocked and return: dies as
  *              the kernel's sigreturn unblocks it), chain (php-fpm's
  *              SIGQUIT then SIGTERM: the handler sends SIGTERM, blocked
  *              meanwhile, and returns; SIGTERM is delivered as it
@@ -48,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +103,28 @@ static void end_by_signal(int sig)
 	} else if (!strcmp(end_how, "kill")) {
 		signal(SIGTERM, SIG_DFL);
 		kill(getpid(), SIGTERM);
+	} else if (!strcmp(end_how, "pthread_kill")) {
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		pthread_kill(pthread_self(), sig);
+	} else if (!strcmp(end_how, "sigqueue")) {
+		union sigval v = {.sival_int = 1};
+
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		sigqueue(getpid(), sig, v);
+	} else if (!strcmp(end_how, "tgkill")) {
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	} else if (!strcmp(end_how, "rawmask")) {
+		raise(sig);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, 8);
+	} else if (!strcmp(end_how, "sigsuspend")) {
+		sigset_t none;
+
+		raise(sig);
+		sigemptyset(&none);
+		sigsuspend(&none);
+	} else if (!strcmp(end_how, "abort")) {
+		abort();
 	} else if (!strcmp(end_how, "sigreturn")) {
 		raise(sig);
 		return;
