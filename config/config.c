@@ -720,6 +720,8 @@ static const struct key_def keys[] = {
 	 "a whole number from 0 to 1000"},
 	CONFIG_CATEGORIES(CAT_KEY)
 	CONFIG_TRACK_KINDS(TRACK_KEY)
+	{"track", "max_fds", &type_u32, OFF(max_fds), 0, 1u << 20,
+	 "0 (automatic) or a whole number from 1 to 1048576"},
 	{"window", "bucket", &type_seconds, OFF(bucket_ms), 100, 3600000,
 	 "seconds from 0.1 to 3600"},
 	{"window", "buckets", &type_u32, OFF(buckets), 2, 86400,
@@ -750,6 +752,7 @@ static const struct env_def env_vars[] = {
 	{"SOCKMETER_NAMES", "stats", "names"},
 	{"SOCKMETER_LOG_MAX_SIZE", "log", "max_size"},
 	{"SOCKMETER_LOG_KEEP", "log", "keep"},
+	{"SOCKMETER_MAX_FDS", "track", "max_fds"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -1189,6 +1192,7 @@ void config_defaults(struct config *c)
 #define X(up, low, def) c->track[TRACK_##up] = def;
 	CONFIG_TRACK_KINDS(X)
 #undef X
+	c->max_fds = 0;
 	c->bucket_ms = 1000;
 	c->buckets = 60;
 	default_spans(c);

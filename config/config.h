@@ -102,6 +102,7 @@ struct config {
 
 	bool category[CAT_COUNT];
 	bool track[TRACK_COUNT];
+	uint32_t max_fds;               /* fds metered, 0: automatic (fdtab.h) */
 
 	uint64_t bucket_ms;             /* window bucket width, 100 .. 3,600,000 */
 	uint32_t buckets;               /* history kept, 2 .. 86,400 buckets */

@@ -13,6 +13,20 @@
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
+uint32_t fdtab_capacity(uint64_t soft, uint64_t hard, int overcommit,
+			uint32_t max_fds)
+{
+	uint64_t cap = hard;
+
+	if (max_fds)
+		return max_fds < FDTAB_MAX_CAP ? max_fds : FDTAB_MAX_CAP;
+	if (overcommit == 2 && soft < cap)
+		cap = soft;
+	if (cap > FDTAB_MAX_CAP)
+		return FDTAB_MAX_CAP;
+	return cap < 1024 ? 1024 : (uint32_t)cap;
+}
+
 int fdtab_init(struct fdtab *t, uint32_t cap)
 {
 	void *p;

@@ -188,6 +188,19 @@ struct fd_snapshot {
 };
 
 /*
+ * fdtab_capacity - how many fd numbers to meter: max_fds when set ([track]
+ * max_fds), else the RLIMIT_NOFILE hard limit (hard; RLIM_INFINITY and
+ * anything above FDTAB_MAX_CAP give FDTAB_MAX_CAP; at least 1024).  Under
+ * strict overcommit (overcommit: vm.overcommit_memory, 2) every page of
+ * the table's private mappings is charged to the commit limit whether
+ * touched or not (MAP_NORESERVE is ignored there), about a kilobyte per
+ * fd: then the soft limit at start-up (soft, at least 1024) bounds it
+ * too.  Context: any.
+ */
+uint32_t fdtab_capacity(uint64_t soft, uint64_t hard, int overcommit,
+			uint32_t max_fds);
+
+/*
  * fdtab_init - map a table for fds 0 .. cap-1 (clamped to FDTAB_MAX_CAP).
  * Returns 0, or a negative errno when the mapping failed (t is then empty:
  * cap 0, so every lookup misses and nothing is counted).

@@ -505,6 +505,42 @@ static void serve_cred(void)
 
 #define EXEC_HOLD_NS 5000000000ull
 
+/*
+ * A socket the program made (or dup'ed) on an fd at or above the table's
+ * capacity ([track] max_fds, or the default of fdtab_capacity) is not
+ * metered: the first one is noted here (any thread, signal handlers too)
+ * and said once by the ticker, or by the thread that writes the exit
+ * record itself (beyond_say, under tk.write_lock; not in a signal
+ * handler), so that a capacity too small is never a silent loss.
+ */
+static int beyond_fd = -1; /* atomic: the first such fd, -1 none */
+static bool beyond_said;   /* under tk.write_lock */
+
+static void beyond_note(int fd)
+{
+	int none = -1;
+
+	__atomic_compare_exchange_n(&beyond_fd, &none, fd, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+static void beyond_say(void)
+{
+	int fd = __atomic_load_n(&beyond_fd, __ATOMIC_RELAXED);
+	char msg[256];
+
+	if (fd < 0 || beyond_said)
+		return;
+	beyond_said = true;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: fd %d is beyond the %u fds metered: its "
+		 "traffic, and that of every fd from %u up, is not counted "
+		 "(raise [track] max_fds, or SOCKMETER_MAX_FDS)",
+		 sm_meter.prog, fd, (unsigned)sm_meter.tab.cap,
+		 (unsigned)sm_meter.tab.cap);
+	sm_warn(msg);
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -560,6 +596,7 @@ static void *ticker_main(void *arg)
 		if (req)
 			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
+		beyond_say();
 		if (req == 2) {
 			tk.exec_hold_ns = now_both().mono_ns;
 			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
@@ -912,14 +949,36 @@ void sm_raw_fork(enum sm_raw_fork_phase phase)
 
 /* --- start-up and exit --------------------------------------------------- */
 
-static uint32_t fd_capacity(void)
+/* vm.overcommit_memory (0, 1 or 2), or -1 when unknown: read with system
+ * calls of our own, at start-up. */
+static int overcommit_mode(void)
+{
+	char c = 0;
+	long fd = raw_syscall6(SYS_openat, AT_FDCWD,
+			       (long)"/proc/sys/vm/overcommit_memory",
+			       O_RDONLY | O_CLOEXEC, 0, 0, 0);
+
+	if (fd < 0)
+		return -1;
+	if (raw_syscall6(SYS_read, fd, (long)&c, 1, 0, 0, 0) != 1)
+		c = 0;
+	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return c >= '0' && c <= '2' ? c - '0' : -1;
+}
+
+/* See fdtab_capacity.  The overcommit mode is read only when it matters
+ * (no max_fds, a soft limit below the hard one). */
+static uint32_t fd_capacity(const struct config *cfg)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max == RLIM_INFINITY ||
-	    rl.rlim_max > FDTAB_MAX_CAP)
-		return FDTAB_MAX_CAP;
-	return rl.rlim_max < 1024 ? 1024 : (uint32_t)rl.rlim_max;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	return fdtab_capacity(rl.rlim_cur, rl.rlim_max,
+			      !cfg->max_fds && rl.rlim_cur < rl.rlim_max
+				      ? overcommit_mode()
+				      : -1,
+			      cfg->max_fds);
 }
 
 /*
@@ -1068,7 +1127,7 @@ __attribute__((constructor)) static void sm_init(void)
 	if (!cfg.enabled || config_skips_program(&cfg, prog))
 		goto out;
 	warn_if_go(prog);
-	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(),
+	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(&cfg),
 			    now_both(), report_stderr, NULL);
 	if (r) {
 		char msg[160];
@@ -1247,6 +1306,8 @@ static void fini_record(void)
 		sm_durable_ending();
 		meter_flush(&sm_meter, &out);
 		sm_durable_end(SM_END_EXIT);
+		if (!sm_in_handler())
+			beyond_say();
 		pthread_mutex_unlock(&tk.write_lock);
 	} else {
 		pthread_mutex_unlock(&tk.tick_lock);
@@ -1274,6 +1335,14 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 	/* A vfork child's new fd is in its own table, not in ours. */
 	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
+	if ((unsigned)fd >= sm_meter.tab.cap) {
+		if (fd >= 0 &&
+		    fd_kind_tracked(meter_track_kind(&sm_meter, kind))) {
+			beyond_note(fd);
+			want_ticker();
+		}
+		return;
+	}
 	meter_opened(&sm_meter, fd, kind, real_now(), local, peer);
 	if (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
 	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
@@ -1547,6 +1616,10 @@ void sm_final_record(bool exec)
 	else
 		meter_exit(&sm_meter, now);
 	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
+	/* (sm_warn is not for a signal handler: an exit made from one, before
+	 * any ticker ran, says nothing of it.) */
+	if (!sm_in_handler())
+		beyond_say();
 	pthread_mutex_unlock(&tk.write_lock);
 	pthread_mutex_unlock(&tk.tick_lock);
 out:
@@ -1618,9 +1691,19 @@ static void classify_open_fds(void)
 	}
 	for (i = 0; i < l->n; i++) {
 		struct fd_slot *s = fdtab_slot(&sm_meter.tab, l->fd[i]);
+		struct stat st;
 
 		if (s && fdtab_kind(s) == KIND_UNKNOWN)
 			sm_classify_slow(l->fd[i]);
+		else if (!s && l->fd[i] >= 0 &&
+			 raw_syscall6(SYS_fstat, l->fd[i], (long)&st, 0, 0, 0,
+				      0) == 0 &&
+			 S_ISSOCK(st.st_mode)) {
+			/* An inherited socket beyond the table (see
+			 * beyond_note). */
+			beyond_note(l->fd[i]);
+			want_ticker();
+		}
 	}
 	munmap(l, sizeof(*l));
 }

@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <sys/resource.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -117,6 +118,34 @@ START_TEST(test_fdtab_lifecycle_calls_beyond_cap_do_nothing)
 }
 END_TEST
 
+START_TEST(test_fdtab_capacity_is_the_hard_limit_unless_max_fds_or_strict_overcommit)
+{
+	const uint64_t inf = RLIM_INFINITY;
+
+	/* The hard limit, within [1024, FDTAB_MAX_CAP]. */
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 0, 0), 524288);
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, -1, 0), 524288);
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 1, 0), 524288);
+	ck_assert_uint_eq(fdtab_capacity(64, 100, 0, 0), 1024);
+	ck_assert_uint_eq(fdtab_capacity(inf, inf, 0, 0), FDTAB_MAX_CAP);
+	ck_assert_uint_eq(fdtab_capacity(1024, 1ull << 30, 0, 0),
+			  FDTAB_MAX_CAP);
+	/* Strict overcommit: the soft limit bounds it too (at least
+	 * 1024). */
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 2, 0), 1024);
+	ck_assert_uint_eq(fdtab_capacity(65536, 524288, 2, 0), 65536);
+	ck_assert_uint_eq(fdtab_capacity(100, 524288, 2, 0), 1024);
+	ck_assert_uint_eq(fdtab_capacity(inf, inf, 2, 0), FDTAB_MAX_CAP);
+	ck_assert_uint_eq(fdtab_capacity(4096, 2048, 2, 0), 2048);
+	/* max_fds wins, whatever the limits, up to FDTAB_MAX_CAP. */
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 2, 200000), 200000);
+	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 0, 64), 64);
+	ck_assert_uint_eq(fdtab_capacity(1024, 1024, 0, 5000), 5000);
+	ck_assert_uint_eq(fdtab_capacity(1024, 1024, 0, 1u << 20),
+			  FDTAB_MAX_CAP);
+}
+END_TEST
+
 static TCase *tc_bounds(void)
 {
 	TCase *tc = tcase_create("bounds");
@@ -125,6 +154,7 @@ static TCase *tc_bounds(void)
 	tcase_add_test(tc, test_fdtab_init_maps_cap_slots_and_lookup_beyond_cap_is_null);
 	tcase_add_test(tc, test_fdtab_init_clamps_cap_and_rejects_zero);
 	tcase_add_test(tc, test_fdtab_lifecycle_calls_beyond_cap_do_nothing);
+	tcase_add_test(tc, test_fdtab_capacity_is_the_hard_limit_unless_max_fds_or_strict_overcommit);
 	return tc;
 }
 
