@@ -60,7 +60,7 @@ int unbound_gethostbyname_r(const char *name, struct hostent *ret, char *buf,
  * glibc ran ours twice in apache's daemon (after its modules were
  * unloaded and loaded again), and a second lock by the same thread waited
  * for good.  The forking thread remembers that it holds the lock. */
-static __thread bool names_held;
+static __thread bool names_held __attribute__((tls_model("initial-exec")));
 
 static void names_prepare(void)
 {
