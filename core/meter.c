@@ -214,8 +214,11 @@ static void retire_push(struct meter *m, int fd, uint64_t real_ns,
 			const struct tcpinfo *ti, bool unseen)
 {
 	struct fd_snapshot s;
+	/* One word for both ends, should the host move it meanwhile (the
+	 * preload does, once, at start-up). */
+	uint32_t *inflight = m->closes_inflight;
 
-	__atomic_add_fetch(m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(inflight, 1, __ATOMIC_SEQ_CST);
 	if (fdtab_retire(&m->tab, fd, &s)) {
 		if (ti && s.kind == KIND_TCP)
 			s.ti = *ti;
@@ -229,7 +232,7 @@ static void retire_push(struct meter *m, int fd, uint64_t real_ns,
 			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
-	__atomic_sub_fetch(m->closes_inflight, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(inflight, 1, __ATOMIC_SEQ_CST);
 }
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)

@@ -5,15 +5,16 @@
  * wrappers and stubs in wrap_signals.c), so that the library knows when
  * one of them runs; and the calls that can make a signal that ends the
  * process arrive while a handler holds a data call it cut short
- * (sigprocmask, pthread_sigmask, sigsuspend, raise, kill, pthread_kill,
- * sigqueue, abort, and their system calls through syscall(): see
- * before_delivery).
+ * (sigprocmask, pthread_sigmask, sigsuspend, raise, kill, sigqueue, abort,
+ * and their system calls through syscall(): see before_delivery).  Not
+ * pthread_kill: glibc has two of it (GLIBC_2.2.5 returns ESRCH for a thread
+ * that ended, GLIBC_2.34 returns 0), and a wrapper would give every
+ * program the newer one.
  * X(name, return type, parameter types), as SM_REAL_FUNCS in preload.h.
  */
 #ifndef SOCKMETER_FUNCS_SIGNALS_H
 #define SOCKMETER_FUNCS_SIGNALS_H
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -38,7 +39,6 @@ typedef void (*sm_sighandler_t)(int);
 	X(pthread_sigmask, int, (int, const sigset_t *, sigset_t *))           \
 	X(raise, int, (int))                                                   \
 	X(kill, int, (pid_t, int))                                             \
-	X(pthread_kill, int, (pthread_t, int))                                 \
 	X(sigqueue, int, (pid_t, int, const union sigval))                     \
 	X(sigsuspend, int, (const sigset_t *))                                 \
 	X(abort, void, (void))

@@ -536,6 +536,47 @@ static uint64_t low_word(const sigset_t *set)
 	return w;
 }
 
+/* *out = the low word of the set at p, read as the kernel would: false
+ * (nothing read) where the kernel would fail with EFAULT, instead of a
+ * fault of ours (glibc's sigsuspend and the raw system calls pass the
+ * pointer on unread). */
+static bool read_set(const void *p, uint64_t *out)
+{
+	struct iovec local = {out, sizeof(*out)}, remote = {(void *)p,
+							     sizeof(*out)};
+
+	return p && raw_syscall6(SYS_process_vm_readv,
+				 raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+				 (long)&local, 1, (long)&remote, 1,
+				 0) == (long)sizeof(*out);
+}
+
+/* Of the signals sigs, the one the kernel delivers first: a synchronous
+ * one (a fault's) before the others, then the lowest number (bit
+ * sig - 1; 0 if none). */
+static uint64_t first_delivered(uint64_t sigs)
+{
+	const uint64_t sync = 1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) |
+			      1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1) |
+			      1ull << (SIGFPE - 1) | 1ull << (SIGSYS - 1);
+
+	if (sigs & sync)
+		sigs &= sync;
+	return sigs & -sigs;
+}
+
+/* sigsuspend(set): the mask is set for the wait only.  The first signal
+ * delivered decides: a handled one ends the wait, and the mask from before
+ * comes back as its handler returns (a fatal one pending behind it, then
+ * blocked again, is not delivered). */
+static void suspending(const void *set)
+{
+	uint64_t m;
+
+	if (read_set(set, &m))
+		before_delivery(first_delivered(pending_now() & ~m));
+}
+
 /* The thread's mask is about to change (how, set): the pending signals
  * it unblocks are delivered as the call returns. */
 static void mask_changing(int how, const sigset_t *set)
@@ -600,6 +641,25 @@ static void at_sigreturn(unsigned token, uintptr_t frame,
 	before_delivery(pending_now() & ~low_word(&uc->uc_sigmask));
 }
 
+/* abort ends the process with SIGABRT, unless a handler of SIGABRT leaves
+ * by siglongjmp, possibly back into the handler that cut the call short
+ * (which may then return to the wrapper, which counts it).  With SIGABRT's
+ * default action, or ignored (glibc's abort then sets the default), the
+ * calls owed are counted now; with a handler of ours, once that handler
+ * has returned inside abort (abort_pending, see tramp_run): glibc then
+ * sets the default action and raises it again.  A handler installed
+ * behind our back (a raw rt_sigaction): not counted. */
+static __thread bool abort_pending __attribute__((tls_model("initial-exec")));
+
+static void settle_owed(void)
+{
+	unsigned i;
+
+	for (i = 0; i < INTR_NOTES; i++)
+		if (owed(i))
+			note_settle(&intr_notes[i]);
+}
+
 /* A trampoline's work around the program's handler fn, called with what
  * the kernel passed (sig, si, ucv: on x86-64 every handler gets the
  * siginfo and the ucontext, SA_SIGINFO or not, and programs use them;
@@ -610,7 +670,7 @@ tramp_run(int sig, siginfo_t *si, void *ucv, const ucontext_t *uc,
 	  uintptr_t frame, info_handler fn)
 {
 	unsigned d = depth, token;
-	bool alt;
+	bool alt, aborting;
 
 	note_altstack(uc, d);
 	alt = on_alt(frame);
@@ -624,8 +684,14 @@ tramp_run(int sig, siginfo_t *si, void *ucv, const ucontext_t *uc,
 	}
 	depth = d + 1;
 	token = note_enter(frame, alt, uc);
+	aborting = sig == SIGABRT && abort_pending;
+	if (aborting)
+		abort_pending = false;
 	if (fn)
 		fn(sig, si, ucv);
+	/* Returned inside abort: glibc's next step ends the process. */
+	if (aborting)
+		settle_owed();
 	at_sigreturn(token, frame, uc);
 	note_leave(token, frame);
 	depth = d;
@@ -947,15 +1013,6 @@ SM_EXPORT int kill(pid_t pid, int sig)
 	return sm_real.kill(pid, sig);
 }
 
-SM_EXPORT int pthread_kill(pthread_t thread, int sig)
-{
-	/* As raise (which is glibc's pthread_kill of the caller). */
-	if (sig != 32 && sig != 33 && owes_calls() &&
-	    pthread_equal(thread, pthread_self()))
-		sent_here(sig);
-	return sm_real.pthread_kill(thread, sig);
-}
-
 SM_EXPORT int sigqueue(pid_t pid, int sig, const union sigval val)
 {
 	if (owes_calls())
@@ -973,21 +1030,20 @@ SM_EXPORT int sigsuspend(const sigset_t *set)
 	 * compiler must not drop the check. */
 	__asm__("" : "+r"(p));
 	if (p && owes_calls())
-		before_delivery(pending_now() & ~low_word(p));
+		suspending(p);
 	return sm_real.sigsuspend(set);
 }
 
-/* abort never returns to the call a handler cut short: the process dies of
- * SIGABRT, or a handler of SIGABRT leaves by siglongjmp (the wrapper never
- * counts it then either). */
 SM_EXPORT void abort(void)
 {
-	unsigned i;
+	struct sigaction sa;
 
-	if (owes_calls())
-		for (i = 0; i < INTR_NOTES; i++)
-			if (owed(i))
-				note_settle(&intr_notes[i]);
+	if (owes_calls() && sm_query_action(SIGABRT, &sa) == 0) {
+		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN)
+			settle_owed();
+		else if (sm_handler_ours(&sa))
+			abort_pending = true;
+	}
 	sm_real.abort();
 	__builtin_unreachable();
 }
@@ -1000,28 +1056,36 @@ void sm_signals_raw(long n, long a1, long a2, long a3, long a4)
 		return;
 	saved = errno;
 	switch (n) {
+	/* The kernel reads pids and signals as int (a varargs int may
+	 * arrive with its upper half unset). */
 	case SYS_kill:
-		sent_to_process(a1, (int)a2, true);
+		sent_to_process((pid_t)a1, (int)a2, true);
 		break;
 	case SYS_rt_sigqueueinfo:
-		sent_to_process(a1, (int)a2, false);
+		sent_to_process((pid_t)a1, (int)a2, false);
 		break;
 	case SYS_tkill:
-		sent_to_thread(0, a1, (int)a2);
+		sent_to_thread(0, (pid_t)a1, (int)a2);
 		break;
 	case SYS_tgkill:
 	case SYS_rt_tgsigqueueinfo:
-		sent_to_thread(a1, a2, (int)a3);
+		sent_to_thread((pid_t)a1, (pid_t)a2, (int)a3);
 		break;
-	case SYS_rt_sigprocmask:
+	case SYS_rt_sigprocmask: {
+		uint64_t m;
+		sigset_t set;
+
 		/* The kernel's set is 8 bytes: any other size fails. */
-		if (a2 && a4 == 8)
-			mask_changing((int)a1, (const sigset_t *)a2);
+		if (a4 == 8 && read_set((const void *)a2, &m)) {
+			memset(&set, 0, sizeof(set));
+			memcpy(&set, &m, sizeof(m));
+			mask_changing((int)a1, &set);
+		}
 		break;
+	}
 	case SYS_rt_sigsuspend:
-		if (a1 && a2 == 8)
-			before_delivery(pending_now() &
-					~low_word((const sigset_t *)a1));
+		if (a2 == 8)
+			suspending((const void *)a1);
 		break;
 	default:
 		break;
@@ -1113,22 +1177,6 @@ int unbound_kill(pid_t pid, int sig)
 
 /* While dlsym is re-entered (the stubs below): the raw system calls, with
  * glibc's results. */
-int unbound_pthread_kill(pthread_t thread, int sig)
-{
-	if (BOUND(pthread_kill))
-		return sm_real.pthread_kill(thread, sig);
-	if (!pthread_equal(thread, pthread_self()))
-		return ENOSYS; /* no thread's id to be had without libc */
-	if (sig == 32 || sig == 33)
-		return EINVAL;
-	return raw_syscall6(SYS_tgkill,
-			    raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
-			    raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0,
-			    0, 0) < 0
-		       ? EINVAL
-		       : 0;
-}
-
 int unbound_sigqueue(pid_t pid, int sig, const union sigval val)
 {
 	siginfo_t info;

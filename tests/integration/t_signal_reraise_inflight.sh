@@ -12,11 +12,16 @@
 #  - kill: in kill(getpid(), SIGTERM) (SIGTERM's default action);
 #  - sigreturn: raised while blocked, as the handler returns (the kernel's
 #    sigreturn unblocks it);
-#  - pthread_kill, sigqueue, and tgkill through syscall(): as raise;
+#  - sigqueue, and tgkill through syscall(): as raise;
 #    rawmask: as unblock, through syscall(SYS_rt_sigprocmask) (Go-style
 #    and sanitizer runtimes make them raw);
 #  - sigsuspend: raised while blocked, then sigsuspend with an empty mask;
-#  - abort: dies of SIGABRT in abort();
+#  - efault: a bad set given to the raw rt_sigprocmask and rt_sigsuspend
+#    is the kernel's EFAULT (the library reads it without faulting), then
+#    as raise;
+#  - abort: dies of SIGABRT in abort(); abort_handled: the same with a
+#    handler of SIGABRT that returns (glibc then sets the default action
+#    and raises it again);
 #  - chain: php-fpm's own sequence, SIGQUIT then SIGTERM: the first
 #    handler returns with SIGTERM pending, which is delivered at the same
 #    place, and SIGTERM's handler (all signals blocked) sets it back to
@@ -33,9 +38,10 @@ need_prog sigexit
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
 for m in "send plain raise" "write info unblock" "recv info pthread" \
 	"sendmsg signal kill" "send info sigreturn" "recv plain raise" \
-	"write plain chain" "recv info chain" "send plain pthread_kill" \
+	"write plain chain" "recv info chain" "send plain sigqueue" \
 	"recv info sigqueue" "write info tgkill" "send plain rawmask" \
-	"recv plain sigsuspend" "send info abort" "recv plain abort"; do
+	"recv plain sigsuspend" "send info abort" "recv plain abort" \
+	"write plain abort_handled" "recv info abort_handled" "send plain efault"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3
@@ -47,7 +53,7 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 	want_st=142 # SIGALRM
 	case $3 in
 	kill | chain) want_st=143 ;; # SIGTERM
-	abort) want_st=134 ;;        # SIGABRT
+	abort*) want_st=134 ;;       # SIGABRT
 	esac
 	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
 	sigexit_peer "$T/$n.out"
@@ -66,6 +72,26 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 	log=$(one_log "$T/$n.$pid.log")
 	expect_eq "$n: the recovered record's end" "$(q "$log" "E['end']")" killed
 	expect_moved "$n: recovered record" "$log" "$1" "$moved"
+done
+
+# Survived, and counted once: SIGABRT's handler jumps back into the
+# handler that cut the call short, which returns to it (abort_jump); a
+# sigsuspend whose first delivery is a handled signal, whose mask blocks
+# the fatal one behind it, which the mask from before keeps blocked
+# (suspend_survive).
+for m in "recv info abort_jump" "send plain abort_jump" \
+	"recv plain suspend_survive" "write info suspend_survive"; do
+	# shellcheck disable=SC2086
+	set -- $m
+	n=$1-$2-$3
+	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
+		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
+	st=$?
+	expect_eq "$n: exit status (lives on)" "$st" 3
+	moved=$(field moved "$T/$n.out")
+	pid=$(field pid "$T/$n.out")
+	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
+	expect_moved "$n: exit record" "$(one_log "$T/$n.$pid.log")" "$1" "$moved"
 done
 
 if unshare -fp --mount-proc true 2>/dev/null; then

@@ -17,10 +17,21 @@
  *              unblock (raise while blocked, then sigprocmask unblocks:
  *              dies there), pthread (the same with pthread_sigmask),
  *              kill (kill(getpid(), SIGTERM), SIGTERM default: dies in
- *              kill), pthread_kill, sigqueue and tgkill (syscall()) as
- *              raise, rawmask (as unblock, with syscall(SYS_rt_sigprocmask)),
+ *              kill), sigqueue and tgkill (syscall()) as raise, rawmask (as unblock, with syscall(SYS_rt_sigprocmask)),
  *              sigsuspend (raise while blocked, then sigsuspend with an
  *              empty mask: dies there), abort (dies of SIGABRT in abort),
+ *              efault (a bad set given to the raw rt_sigprocmask and
+ *              rt_sigsuspend fails with EFAULT, then as raise),
+ *              abort_handled (the same with a handler of SIGABRT that
+ *              returns: glibc sets the default action and raises again),
+ *              abort_jump (a handler of SIGABRT that siglongjmps back into
+ *              this handler, which returns: the program lives on and exits
+ *              3 as survive does; the call must be counted once),
+ *              suspend_survive (SIGTERM and SIGUSR1 pending and blocked,
+ *              sigsuspend with an empty mask delivers SIGUSR1 first, whose
+ *              handler blocks SIGTERM, and the mask from before keeps it
+ *              blocked, as main blocks it from the start: lives on,
+ *              exits 3, counted once),
  *              sigreturn (raise while blocked and return: dies as
  *              the kernel's sigreturn unblocks it), chain (php-fpm's
  *              SIGQUIT then SIGTERM: the handler sends SIGTERM, blocked
@@ -42,6 +53,7 @@
  * its log must say the same N.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -74,6 +86,26 @@ static void to_default(int sig, sigset_t *s)
 	sigaddset(s, sig);
 }
 
+/* abort_handled's and abort_jump's SIGABRT handlers. */
+static sigjmp_buf abort_jump;
+
+static void on_abrt_return(int sig)
+{
+	(void)sig;
+}
+
+static void on_abrt_jump(int sig)
+{
+	(void)sig;
+	siglongjmp(abort_jump, 1);
+}
+
+/* suspend_survive's SIGUSR1 handler. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
 /* chain's second handler: PHP's. */
 static void on_term(int sig)
 {
@@ -103,9 +135,6 @@ static void end_by_signal(int sig)
 	} else if (!strcmp(end_how, "kill")) {
 		signal(SIGTERM, SIG_DFL);
 		kill(getpid(), SIGTERM);
-	} else if (!strcmp(end_how, "pthread_kill")) {
-		sigprocmask(SIG_UNBLOCK, &s, NULL);
-		pthread_kill(pthread_self(), sig);
 	} else if (!strcmp(end_how, "sigqueue")) {
 		union sigval v = {.sival_int = 1};
 
@@ -125,6 +154,55 @@ static void end_by_signal(int sig)
 		sigsuspend(&none);
 	} else if (!strcmp(end_how, "abort")) {
 		abort();
+	} else if (!strcmp(end_how, "abort_handled")) {
+		signal(SIGABRT, on_abrt_return);
+		abort();
+	} else if (!strcmp(end_how, "efault")) {
+		/* A bad set is the kernel's EFAULT, as without the preload
+		 * (which must not read it itself), then as raise. */
+		const sigset_t *bad = (const sigset_t *)16;
+
+		errno = 0;
+		if (syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, bad, NULL, 8) !=
+			    -1 ||
+		    errno != EFAULT)
+			_exit(5);
+		errno = 0;
+		if (syscall(SYS_rt_sigsuspend, bad, 8) != -1 || errno != EFAULT)
+			_exit(5);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+		raise(sig);
+	} else if (!strcmp(end_how, "suspend_survive")) {
+		/* SIGTERM (default action) and SIGUSR1 pending, blocked;
+		 * sigsuspend delivers SIGUSR1 first (the lower number), whose
+		 * handler blocks everything, and the mask from before comes
+		 * back as it returns: SIGTERM stays pending, the process
+		 * lives on. */
+		struct sigaction sa;
+		sigset_t t, none;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigfillset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		sigemptyset(&t);
+		sigaddset(&t, SIGTERM);
+		sigaddset(&t, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &t, NULL);
+		raise(SIGTERM);
+		raise(SIGUSR1);
+		sigemptyset(&none);
+		sigsuspend(&none);
+		survived = 1;
+		return;
+	} else if (!strcmp(end_how, "abort_jump")) {
+		/* Back here from SIGABRT's handler: the process lives on,
+		 * and this handler returns to the call it cut short. */
+		signal(SIGABRT, on_abrt_jump);
+		if (!sigsetjmp(abort_jump, 1))
+			abort();
+		survived = 1;
+		return;
 	} else if (!strcmp(end_how, "sigreturn")) {
 		raise(sig);
 		return;
@@ -200,6 +278,15 @@ int main(int argc, char **argv)
 	end_how = argv[3];
 	end_with_exit = strcmp(argv[3], "exit") == 0;
 	end_with_jump = strcmp(argv[3], "longjmp") == 0;
+	if (!strcmp(end_how, "suspend_survive")) {
+		/* SIGTERM blocked outside its waits, as PostgreSQL does: the
+		 * mask the handler returns to keeps it blocked too. */
+		sigset_t t;
+
+		sigemptyset(&t);
+		sigaddset(&t, SIGTERM);
+		sigprocmask(SIG_BLOCK, &t, NULL);
+	}
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l = socket(AF_INET, SOCK_STREAM, 0);
 	if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) ||
