@@ -20,8 +20,12 @@ uint32_t fdtab_capacity(uint64_t soft, uint64_t hard, int overcommit,
 
 	if (max_fds)
 		return max_fds < FDTAB_MAX_CAP ? max_fds : FDTAB_MAX_CAP;
-	if (overcommit == 2 && soft < cap)
-		cap = soft;
+	if (overcommit == 2) {
+		if (soft < cap)
+			cap = soft;
+		if (cap > FDTAB_STRICT_CAP)
+			cap = FDTAB_STRICT_CAP;
+	}
 	if (cap > FDTAB_MAX_CAP)
 		return FDTAB_MAX_CAP;
 	return cap < 1024 ? 1024 : (uint32_t)cap;

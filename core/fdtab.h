@@ -32,6 +32,9 @@
 #ifndef FDTAB_MAX_CAP
 #define FDTAB_MAX_CAP (1u << 20) /* the kernel's default nr_open */
 #endif
+#ifndef FDTAB_STRICT_CAP
+#define FDTAB_STRICT_CAP 16384u /* at most, under strict overcommit */
+#endif
 
 /* log2 histogram of transfer sizes: bucket 0 holds 0-byte transfers, bucket
  * i (1..SIZE_BUCKETS-2) holds [2^(i-1), 2^i), the last holds >= 2^22. */
@@ -194,8 +197,8 @@ struct fd_snapshot {
  * strict overcommit (overcommit: vm.overcommit_memory, 2) every page of
  * the table's private mappings is charged to the commit limit whether
  * touched or not (MAP_NORESERVE is ignored there), about a kilobyte per
- * fd: then the soft limit at start-up (soft, at least 1024) bounds it
- * too.  Context: any.
+ * fd: then the soft limit at start-up and FDTAB_STRICT_CAP bound it too
+ * (still at least 1024).  Context: any.
  */
 uint32_t fdtab_capacity(uint64_t soft, uint64_t hard, int overcommit,
 			uint32_t max_fds);

@@ -96,6 +96,10 @@ struct ticker_shared {
 	 * made; and how many threads have called exit (sm_exit_begins). */
 	uint32_t fini_state;
 	uint32_t exit_callers;
+	/* The first socket beyond the table (see beyond_note): its fd + 1
+	 * (0: none), and whether it was said; a fork child's own. */
+	int beyond_fd1;
+	uint32_t beyond_said;
 };
 enum { CRED_FREE, CRED_FILLING, CRED_READY, CRED_SERVING };
 /* The whole page, so that nothing else lands in it: a wiped page is
@@ -509,29 +513,28 @@ static void serve_cred(void)
  * A socket the program made (or dup'ed) on an fd at or above the table's
  * capacity ([track] max_fds, or the default of fdtab_capacity) is not
  * metered: the first one is noted here (any thread, signal handlers too)
- * and said once by the ticker, or by the thread that writes the exit
- * record itself (beyond_say, under tk.write_lock; not in a signal
- * handler), so that a capacity too small is never a silent loss.
+ * and said once (once per process: on the ticker's page, zeroes in a fork
+ * child, which says its own) by the ticker, or by the thread that writes the exit
+ * record itself (beyond_say; not in a signal handler, nor under
+ * tk.tick_lock, which fork waits for), so that a capacity too small is
+ * never a silent loss.
  */
-static int beyond_fd = -1; /* atomic: the first such fd, -1 none */
-static bool beyond_said;   /* under tk.write_lock */
-
 static void beyond_note(int fd)
 {
-	int none = -1;
+	int none = 0;
 
-	__atomic_compare_exchange_n(&beyond_fd, &none, fd, false,
+	__atomic_compare_exchange_n(&tk.beyond_fd1, &none, fd + 1, false,
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 static void beyond_say(void)
 {
-	int fd = __atomic_load_n(&beyond_fd, __ATOMIC_RELAXED);
+	int fd = __atomic_load_n(&tk.beyond_fd1, __ATOMIC_RELAXED) - 1;
 	char msg[256];
 
-	if (fd < 0 || beyond_said)
+	if (fd < 0 || __atomic_load_n(&tk.beyond_said, __ATOMIC_RELAXED) ||
+	    __atomic_exchange_n(&tk.beyond_said, 1, __ATOMIC_RELAXED))
 		return;
-	beyond_said = true;
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: %s: fd %d is beyond the %u fds metered: its "
 		 "traffic, and that of every fd from %u up, is not counted "
@@ -967,7 +970,8 @@ static int overcommit_mode(void)
 }
 
 /* See fdtab_capacity.  The overcommit mode is read only when it matters
- * (no max_fds, a soft limit below the hard one). */
+ * (no max_fds, a hard limit above the least capacity).  Unknown (no
+ * /proc, no fd to be had): the hard limit, as before. */
 static uint32_t fd_capacity(const struct config *cfg)
 {
 	struct rlimit rl;
@@ -975,7 +979,7 @@ static uint32_t fd_capacity(const struct config *cfg)
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
 	return fdtab_capacity(rl.rlim_cur, rl.rlim_max,
-			      !cfg->max_fds && rl.rlim_cur < rl.rlim_max
+			      !cfg->max_fds && rl.rlim_max > 1024
 				      ? overcommit_mode()
 				      : -1,
 			      cfg->max_fds);
@@ -1306,12 +1310,12 @@ static void fini_record(void)
 		sm_durable_ending();
 		meter_flush(&sm_meter, &out);
 		sm_durable_end(SM_END_EXIT);
-		if (!sm_in_handler())
-			beyond_say();
 		pthread_mutex_unlock(&tk.write_lock);
 	} else {
 		pthread_mutex_unlock(&tk.tick_lock);
 	}
+	if (!sm_in_handler())
+		beyond_say();
 	sbuf_free(&out);
 	raw_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
@@ -1616,12 +1620,12 @@ void sm_final_record(bool exec)
 	else
 		meter_exit(&sm_meter, now);
 	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
+	pthread_mutex_unlock(&tk.write_lock);
+	pthread_mutex_unlock(&tk.tick_lock);
 	/* (sm_warn is not for a signal handler: an exit made from one, before
 	 * any ticker ran, says nothing of it.) */
 	if (!sm_in_handler())
 		beyond_say();
-	pthread_mutex_unlock(&tk.write_lock);
-	pthread_mutex_unlock(&tk.tick_lock);
 out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An
 	 * exec keeps the mask: the program's, then. */

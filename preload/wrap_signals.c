@@ -539,42 +539,64 @@ static uint64_t low_word(const sigset_t *set)
 /* *out = the low word of the set at p, read as the kernel would: false
  * (nothing read) where the kernel would fail with EFAULT, instead of a
  * fault of ours (glibc's sigsuspend and the raw system calls pass the
- * pointer on unread). */
+ * pointer on unread).  process_vm_readv on this thread (its process's pid
+ * is gone once the main thread has ended); should it be refused (a
+ * seccomp filter), read directly, as before. */
 static bool read_set(const void *p, uint64_t *out)
 {
 	struct iovec local = {out, sizeof(*out)}, remote = {(void *)p,
 							     sizeof(*out)};
+	long r;
 
-	return p && raw_syscall6(SYS_process_vm_readv,
-				 raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
-				 (long)&local, 1, (long)&remote, 1,
-				 0) == (long)sizeof(*out);
+	if (!p)
+		return false;
+	r = raw_syscall6(SYS_process_vm_readv,
+			 raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+			 (long)&local, 1, (long)&remote, 1, 0);
+	if (r == (long)sizeof(*out))
+		return true;
+	if (r == -EFAULT)
+		return false;
+	memcpy(out, p, sizeof(*out));
+	return true;
 }
 
-/* Of the signals sigs, the one the kernel delivers first: a synchronous
- * one (a fault's) before the others, then the lowest number (bit
- * sig - 1; 0 if none). */
-static uint64_t first_delivered(uint64_t sigs)
-{
-	const uint64_t sync = 1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) |
-			      1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1) |
-			      1ull << (SIGFPE - 1) | 1ull << (SIGSYS - 1);
-
-	if (sigs & sync)
-		sigs &= sync;
-	return sigs & -sigs;
-}
-
-/* sigsuspend(set): the mask is set for the wait only.  The first signal
- * delivered decides: a handled one ends the wait, and the mask from before
- * comes back as its handler returns (a fatal one pending behind it, then
- * blocked again, is not delivered). */
+/*
+ * sigsuspend(set): the mask is set for the wait, and before the thread
+ * runs again the kernel delivers every signal the mask lets through, one
+ * after the other, each handled one adding its handler's mask (and
+ * itself, but with SA_NODEFER) to what blocks the next; the mask from
+ * before comes back only as the first handler returns.  Which comes first
+ * is not knowable from here (the kernel takes those sent to the thread
+ * before those sent to the process), so a signal ends the process for
+ * certain only if no handler's mask among those that may run blocks it:
+ * counted then, never when it may be survived (a loss rather than a
+ * double count).
+ */
 static void suspending(const void *set)
 {
-	uint64_t m;
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		uint64_t mask;
+	} k;
+	uint64_t m, pend, worst, bit;
+	int sig;
 
-	if (read_set(set, &m))
-		before_delivery(first_delivered(pending_now() & ~m));
+	if (!read_set(set, &m))
+		return;
+	pend = pending_now() & ~m;
+	worst = m;
+	for (sig = 1; sig <= 64; sig++) {
+		bit = 1ull << (sig - 1);
+		if (!(pend & bit) ||
+		    raw_syscall6(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0) != 0 ||
+		    k.handler == (void *)SIG_DFL || k.handler == (void *)SIG_IGN)
+			continue;
+		worst |= k.mask | (k.flags & SA_NODEFER ? 0 : bit);
+	}
+	before_delivery(pend & ~worst);
 }
 
 /* The thread's mask is about to change (how, set): the pending signals

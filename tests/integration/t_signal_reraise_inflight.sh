@@ -41,7 +41,8 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 	"write plain chain" "recv info chain" "send plain sigqueue" \
 	"recv info sigqueue" "write info tgkill" "send plain rawmask" \
 	"recv plain sigsuspend" "send info abort" "recv plain abort" \
-	"write plain abort_handled" "recv info abort_handled" "send plain efault"; do
+	"write plain abort_handled" "recv info abort_handled" "send plain efault" \
+	"send plain suspend_die" "recv plain suspend_die" "write info suspend_ign"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3
@@ -52,7 +53,7 @@ for m in "send plain raise" "write info unblock" "recv info pthread" \
 	st=$?
 	want_st=142 # SIGALRM
 	case $3 in
-	kill | chain) want_st=143 ;; # SIGTERM
+	kill | chain | suspend_*) want_st=143 ;; # SIGTERM
 	abort*) want_st=134 ;;       # SIGABRT
 	esac
 	expect_eq "$n: exit status (the signal's)" "$st" "$want_st"
@@ -78,9 +79,14 @@ done
 # handler that cut the call short, which returns to it (abort_jump); a
 # sigsuspend whose first delivery is a handled signal, whose mask blocks
 # the fatal one behind it, which the mask from before keeps blocked
-# (suspend_survive).
+# (suspend_survive; suspend_shared: the handled one sent to the thread,
+# the fatal one, of a lower number, to the process: the kernel takes the
+# thread's first).  And sigsuspend's deaths (main loop): a handled signal
+# delivered first whose handler blocks nothing (suspend_die), an ignored
+# one (suspend_ign).
 for m in "recv info abort_jump" "send plain abort_jump" \
-	"recv plain suspend_survive" "write info suspend_survive"; do
+	"recv plain suspend_survive" "write info suspend_survive" \
+	"send plain suspend_shared" "recv info suspend_shared"; do
 	# shellcheck disable=SC2086
 	set -- $m
 	n=$1-$2-$3

@@ -31,7 +31,14 @@
  *              sigsuspend with an empty mask delivers SIGUSR1 first, whose
  *              handler blocks SIGTERM, and the mask from before keeps it
  *              blocked, as main blocks it from the start: lives on,
- *              exits 3, counted once),
+ *              exits 3, counted once), suspend_die (the same, but
+ *              SIGUSR1's handler blocks nothing and main does not block
+ *              SIGTERM: the kernel delivers SIGTERM right after setting up
+ *              SIGUSR1's handler: dies), suspend_ign (SIGHUP ignored and
+ *              SIGTERM pending: SIGHUP is dropped, SIGTERM kills),
+ *              suspend_shared (as suspend_survive with SIGHUP sent to the
+ *              process and SIGUSR1 to the thread, which the kernel takes
+ *              first: lives on),
  *              sigreturn (raise while blocked and return: dies as
  *              the kernel's sigreturn unblocks it), chain (php-fpm's
  *              SIGQUIT then SIGTERM: the handler sends SIGTERM, blocked
@@ -195,6 +202,60 @@ static void end_by_signal(int sig)
 		sigsuspend(&none);
 		survived = 1;
 		return;
+	} else if (!strcmp(end_how, "suspend_die")) {
+		/* As suspend_survive, but SIGUSR1's handler (signal(): no
+		 * mask) does not block SIGTERM: the kernel sets up SIGUSR1's
+		 * frame, then delivers SIGTERM before the thread runs again:
+		 * dies of SIGTERM. */
+		sigset_t t, none;
+
+		signal(SIGUSR1, on_usr1);
+		sigemptyset(&t);
+		sigaddset(&t, SIGTERM);
+		sigaddset(&t, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &t, NULL);
+		raise(SIGTERM);
+		raise(SIGUSR1);
+		sigemptyset(&none);
+		sigsuspend(&none);
+		_exit(4);
+	} else if (!strcmp(end_how, "suspend_ign")) {
+		/* SIGHUP ignored but pending (blocked), SIGTERM pending: the
+		 * kernel discards SIGHUP and delivers SIGTERM. */
+		sigset_t t, none;
+
+		signal(SIGHUP, SIG_IGN);
+		sigemptyset(&t);
+		sigaddset(&t, SIGTERM);
+		sigaddset(&t, SIGHUP);
+		sigprocmask(SIG_BLOCK, &t, NULL);
+		raise(SIGTERM);
+		raise(SIGHUP);
+		sigemptyset(&none);
+		sigsuspend(&none);
+		_exit(4);
+	} else if (!strcmp(end_how, "suspend_shared")) {
+		/* suspend_survive with the fatal signal (SIGHUP, a lower
+		 * number than SIGUSR1) sent to the process and SIGUSR1 to
+		 * the thread: the kernel takes the thread's first, whose
+		 * handler blocks SIGHUP, which main keeps blocked. */
+		struct sigaction sa;
+		sigset_t t, none;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigfillset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		sigemptyset(&t);
+		sigaddset(&t, SIGHUP);
+		sigaddset(&t, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &t, NULL);
+		kill(getpid(), SIGHUP);
+		raise(SIGUSR1);
+		sigemptyset(&none);
+		sigsuspend(&none);
+		survived = 1;
+		return;
 	} else if (!strcmp(end_how, "abort_jump")) {
 		/* Back here from SIGABRT's handler: the process lives on,
 		 * and this handler returns to the call it cut short. */
@@ -278,13 +339,15 @@ int main(int argc, char **argv)
 	end_how = argv[3];
 	end_with_exit = strcmp(argv[3], "exit") == 0;
 	end_with_jump = strcmp(argv[3], "longjmp") == 0;
-	if (!strcmp(end_how, "suspend_survive")) {
-		/* SIGTERM blocked outside its waits, as PostgreSQL does: the
-		 * mask the handler returns to keeps it blocked too. */
+	if (!strcmp(end_how, "suspend_survive") ||
+	    !strcmp(end_how, "suspend_shared")) {
+		/* SIGTERM (SIGHUP) blocked outside its waits, as PostgreSQL
+		 * does: the mask the handler returns to keeps it blocked. */
 		sigset_t t;
 
 		sigemptyset(&t);
-		sigaddset(&t, SIGTERM);
+		sigaddset(&t, strcmp(end_how, "suspend_shared") ? SIGTERM
+								: SIGHUP);
 		sigprocmask(SIG_BLOCK, &t, NULL);
 	}
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

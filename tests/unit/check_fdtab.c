@@ -130,12 +130,17 @@ START_TEST(test_fdtab_capacity_is_the_hard_limit_unless_max_fds_or_strict_overco
 	ck_assert_uint_eq(fdtab_capacity(inf, inf, 0, 0), FDTAB_MAX_CAP);
 	ck_assert_uint_eq(fdtab_capacity(1024, 1ull << 30, 0, 0),
 			  FDTAB_MAX_CAP);
-	/* Strict overcommit: the soft limit bounds it too (at least
-	 * 1024). */
+	/* Strict overcommit: the soft limit and FDTAB_STRICT_CAP bound it
+	 * too (at least 1024), whether the soft limit is the hard one or
+	 * not. */
 	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 2, 0), 1024);
-	ck_assert_uint_eq(fdtab_capacity(65536, 524288, 2, 0), 65536);
+	ck_assert_uint_eq(fdtab_capacity(8192, 524288, 2, 0), 8192);
 	ck_assert_uint_eq(fdtab_capacity(100, 524288, 2, 0), 1024);
-	ck_assert_uint_eq(fdtab_capacity(inf, inf, 2, 0), FDTAB_MAX_CAP);
+	ck_assert_uint_eq(fdtab_capacity(inf, inf, 2, 0), FDTAB_STRICT_CAP);
+	ck_assert_uint_eq(fdtab_capacity(1048576, 1048576, 2, 0),
+			  FDTAB_STRICT_CAP);
+	ck_assert_uint_eq(fdtab_capacity(65536, 524288, 2, 0),
+			  FDTAB_STRICT_CAP);
 	ck_assert_uint_eq(fdtab_capacity(4096, 2048, 2, 0), 2048);
 	/* max_fds wins, whatever the limits, up to FDTAB_MAX_CAP. */
 	ck_assert_uint_eq(fdtab_capacity(1024, 524288, 2, 200000), 200000);
