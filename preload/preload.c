@@ -1340,8 +1340,16 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
 	if ((unsigned)fd >= sm_meter.tab.cap) {
+		struct stat st;
+
+		/* Of a kind not known yet (a dup of an inherited fd): a
+		 * socket is one (no system call of ours on a sandboxed
+		 * thread, quiet.h). */
 		if (fd >= 0 &&
-		    fd_kind_tracked(meter_track_kind(&sm_meter, kind))) {
+		    (fd_kind_tracked(meter_track_kind(&sm_meter, kind)) ||
+		     (kind == KIND_UNKNOWN && !sm_quiet() &&
+		      raw_syscall6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) == 0 &&
+		      S_ISSOCK(st.st_mode)))) {
 			beyond_note(fd);
 			want_ticker();
 		}

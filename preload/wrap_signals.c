@@ -541,7 +541,8 @@ static uint64_t low_word(const sigset_t *set)
  * fault of ours (glibc's sigsuspend and the raw system calls pass the
  * pointer on unread).  process_vm_readv on this thread (its process's pid
  * is gone once the main thread has ended); should it be refused (a
- * seccomp filter), read directly, as before. */
+ * seccomp filter that fails it with an errno), read directly, as before:
+ * a bad set then faults here. */
 static bool read_set(const void *p, uint64_t *out)
 {
 	struct iovec local = {out, sizeof(*out)}, remote = {(void *)p,
@@ -555,7 +556,8 @@ static bool read_set(const void *p, uint64_t *out)
 			 (long)&local, 1, (long)&remote, 1, 0);
 	if (r == (long)sizeof(*out))
 		return true;
-	if (r == -EFAULT)
+	/* A short read is a set running onto an unmapped page: EFAULT. */
+	if (r >= 0 || r == -EFAULT)
 		return false;
 	memcpy(out, p, sizeof(*out));
 	return true;

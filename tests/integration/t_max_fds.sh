@@ -79,3 +79,38 @@ expect_eq "highfd, max_fds 64: [bytes_out, bytes_in] (fds 10 to 12 only)" \
 expect_eq "highfd, max_fds 64: warnings" "$(grep -c . "$T/c.err")" 1
 grep -q "fd 100 is beyond the 64 fds metered" "$T/c.err" ||
 	fail "highfd, max_fds 64: the warning does not name fd 100: $(cat "$T/c.err")"
+
+# Each process tells of its own: a fork child (its parent had one beyond
+# the table too), and an exec'ed child that dup2s an inherited socket,
+# whose kind it has not learned yet, beyond the table.
+cat >"$T/procs.py" <<'PYEOF'
+import os, socket, subprocess, sys
+if len(sys.argv) > 1:
+    fd = int(sys.argv[1])
+    os.dup2(fd, 120)
+    os.write(120, b"e" * 200)
+    sys.exit(0)
+a, b = socket.socketpair()
+os.dup2(a.fileno(), 100)
+os.write(100, b"p" * 100)
+assert len(b.recv(100)) == 100
+pid = os.fork()
+if pid == 0:
+    os.dup2(a.fileno(), 110)
+    os.write(110, b"c" * 150)
+    os._exit(0)
+os.waitpid(pid, 0)
+assert len(b.recv(150)) == 150
+subprocess.run([sys.executable, sys.argv[0], str(a.fileno())],
+               pass_fds=[a.fileno()], check=True)
+assert len(b.recv(200)) == 200
+PYEOF
+mkdir -p "$T/procs"
+SOCKMETER_LOG=$T/procs/%p.log SOCKMETER_MAX_FDS=64 \
+	sm "$PY" "$T/procs.py" >"$T/procs.out" 2>"$T/procs.err" ||
+	fail "procs.py failed: $(cat "$T/procs.err")"
+for fd in 100 110 120; do
+	grep -q "fd $fd is beyond the 64 fds metered" "$T/procs.err" ||
+		fail "no warning for fd $fd: $(cat "$T/procs.err")"
+done
+expect_eq "procs: warnings" "$(grep -c . "$T/procs.err")" 3

@@ -21,7 +21,8 @@
  *              sigsuspend (raise while blocked, then sigsuspend with an
  *              empty mask: dies there), abort (dies of SIGABRT in abort),
  *              efault (a bad set given to the raw rt_sigprocmask and
- *              rt_sigsuspend fails with EFAULT, then as raise),
+ *              rt_sigsuspend fails with EFAULT, one that runs onto an
+ *              unmapped page too, then as raise),
  *              abort_handled (the same with a handler of SIGABRT that
  *              returns: glibc sets the default action and raises again),
  *              abort_jump (a handler of SIGABRT that siglongjmps back into
@@ -70,6 +71,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -177,6 +179,25 @@ static void end_by_signal(int sig)
 		errno = 0;
 		if (syscall(SYS_rt_sigsuspend, bad, 8) != -1 || errno != EFAULT)
 			_exit(5);
+		/* And a set whose last 4 bytes are on an unmapped page. */
+		{
+			long pg = sysconf(_SC_PAGESIZE);
+			char *two = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (two == MAP_FAILED || munmap(two + pg, pg))
+				_exit(5);
+			bad = (const sigset_t *)(two + pg - 4);
+			errno = 0;
+			if (syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, bad, NULL,
+				    8) != -1 ||
+			    errno != EFAULT)
+				_exit(5);
+			errno = 0;
+			if (syscall(SYS_rt_sigsuspend, bad, 8) != -1 ||
+			    errno != EFAULT)
+				_exit(5);
+		}
 		sigprocmask(SIG_UNBLOCK, &s, NULL);
 		raise(sig);
 	} else if (!strcmp(end_how, "suspend_survive")) {
