@@ -523,8 +523,12 @@ static void beyond_note(int fd)
 {
 	int none = 0;
 
-	__atomic_compare_exchange_n(&tk.beyond_fd1, &none, fd + 1, false,
-				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	/* Looked at first: a busy server beyond its table writes the line
+	 * once, not at every accept. */
+	if (!__atomic_load_n(&tk.beyond_fd1, __ATOMIC_RELAXED))
+		__atomic_compare_exchange_n(&tk.beyond_fd1, &none, fd + 1,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
 }
 
 static void beyond_say(void)

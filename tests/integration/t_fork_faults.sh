@@ -11,7 +11,7 @@
 #  - A fork child faults in at most 2 pages more than without the preload
 #    (the ticker's thread descriptor, which glibc's child code writes, and
 #    the meter's page); the fork path's code is one window (SM_FORK_PATH).
-#    It was 3 to 5 more.
+#    It was 2 to 5 more (30 to 32 against 27 to 28).
 # glibc's own pages land on either side of a page boundary from run to run
 # (address randomization), one fault either way: the closes' figure is the
 # smallest of three runs, the children's a median of seven.
@@ -29,8 +29,9 @@ best() { # FIELD CMD... - the smallest FIELD of three runs of CMD
 	done | sort -n | head -n 1
 }
 
-# A child's faults vary by one or two from run to run either way (26 to 29
-# without the preload, 28 to 30 with it, in 30 runs each): the medians of
+# A child's faults vary by one or two from run to run either way (a
+# reviewer's 30 runs each: 26 to 29 without the preload, 28 to 30 with
+# it): the medians of
 # seven runs each, alternated.
 for i in 1 2 3 4 5 6 7; do
 	plain "$PROGS/forkfaults" 100 >"$T/out" || fail "forkfaults failed"

@@ -22,9 +22,13 @@ else
 	fds="1000 $((limit / 2)) $((limit - 3))"
 	echo "SKIP fds above 65536: the hard limit ($hard) cannot be raised here (no CAP_SYS_RESOURCE); testing fds $fds"
 fi
+# Under strict overcommit the automatic capacity stops at 16,384
+# (docs/config.md): the table is asked for up to the limit then.
+cap=
+[ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" = 2 ] && cap=$limit
 (
 	ulimit -Hn "$limit" && ulimit -Sn "$limit" || exit 99
-	SOCKMETER_LOG=$T/h.log SOCKMETER_FORMAT=json \
+	SOCKMETER_LOG=$T/h.log SOCKMETER_FORMAT=json SOCKMETER_MAX_FDS=$cap \
 		sm "$PROGS/highfd" $fds >"$T/out" 2>"$T/err"
 ) || fail "highfd $fds (limit $limit) failed: $(cat "$T/err")"
 # The peer got the pair's bytes and the dup's 10.
