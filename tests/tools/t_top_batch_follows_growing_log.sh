@@ -10,6 +10,9 @@ log=$T/logs/python3.log
 bg_start timeout 20 "$TOPCMD" -b -d 0.2 "$log" >"$T/top.out" 2>&1
 top_pid=$BG_PID
 bg_start socat -u "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr" OPEN:/dev/null
+# Listening before pace.py starts: a connect refused meanwhile (pace.py
+# retries) is a second connection in the table, where one is expected.
+wait_listen "$port" "$BG_PID" || fail "socat did not listen on $port"
 SOCKMETER_FORMAT=json SOCKMETER_INTERVAL=0.2 SOCKMETER_LOG=$T/logs/%n.log \
 	sm "$PY" "$HERE/pace.py" 127.0.0.1 "$port" 400000 200000 >/dev/null ||
 	fail "pace.py failed"
