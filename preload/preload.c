@@ -510,12 +510,12 @@ static void serve_cred(void)
 #define EXEC_HOLD_NS 5000000000ull
 
 /*
- * A socket the program made (or dup'ed) on an fd at or above the table's
- * capacity ([track] max_fds, or the default of fdtab_capacity) is not
- * metered: the first one is noted here (any thread, signal handlers too)
- * and said once (once per process: on the ticker's page, zeroes in a fork
- * child, which says its own) by the ticker, or by the thread that writes the exit
- * record itself (beyond_say; not in a signal handler, nor under
+ * A socket the program made, accepted or dup'ed on an fd at or above the
+ * table's capacity ([track] max_fds, or the default of fdtab_capacity) is
+ * not metered: the first one is noted here (any thread, signal handlers
+ * too) and said once per process (on the ticker's page, zeroes in a fork
+ * child, which says its own), by the ticker or by the thread that writes
+ * the exit record itself (beyond_say; not in a signal handler, nor under
  * tk.tick_lock, which fork waits for), so that a capacity too small is
  * never a silent loss.
  */

@@ -460,17 +460,26 @@ static bool owes_calls(void)
 	return false;
 }
 
+/* The kernel's struct sigaction (x86-64's and AArch64's layout), read and
+ * written with the raw rt_sigaction: the action as it is. */
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+static bool kernel_action(int sig, struct ksigaction *k)
+{
+	return raw_syscall6(SYS_rt_sigaction, sig, 0, (long)k, 8, 0, 0) == 0;
+}
+
 /* Delivered now, sig would end the process: its action is the default
  * one (the kernel's, as it is), and that one ends it (with or without a
  * core). */
 static bool fatal_now(int sig)
 {
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} k;
+	struct ksigaction k;
 
 	switch (sig) {
 	case SIGCHLD:
@@ -488,8 +497,7 @@ static bool fatal_now(int sig)
 	/* A pid namespace's init (a container's pid 1) is never sent a
 	 * signal its own process group or itself raise with the default
 	 * action: it lives on, and the wrapper counts the call. */
-	return sig > 0 && sig <= 64 &&
-	       raw_syscall6(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0) == 0 &&
+	return sig > 0 && sig <= 64 && kernel_action(sig, &k) &&
 	       k.handler == (void *)SIG_DFL &&
 	       raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0) != 1;
 }
@@ -577,12 +585,7 @@ static bool read_set(const void *p, uint64_t *out)
  */
 static void suspending(const void *set)
 {
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} k;
+	struct ksigaction k;
 	uint64_t m, pend, worst, bit;
 	int sig;
 
@@ -592,8 +595,7 @@ static void suspending(const void *set)
 	worst = m;
 	for (sig = 1; sig <= 64; sig++) {
 		bit = 1ull << (sig - 1);
-		if (!(pend & bit) ||
-		    raw_syscall6(SYS_rt_sigaction, sig, 0, (long)&k, 8, 0, 0) != 0 ||
+		if (!(pend & bit) || !kernel_action(sig, &k) ||
 		    k.handler == (void *)SIG_DFL || k.handler == (void *)SIG_IGN)
 			continue;
 		worst |= k.mask | (k.flags & SA_NODEFER ? 0 : bit);
@@ -1229,12 +1231,7 @@ int unbound_sigsuspend(const sigset_t *set)
  * its default action, and raised again. */
 void unbound_abort(void)
 {
-	struct {
-		void *handler;
-		unsigned long flags;
-		void *restorer;
-		uint64_t mask;
-	} dfl = {(void *)SIG_DFL, 0, NULL, ~0ull};
+	struct ksigaction dfl = {(void *)SIG_DFL, 0, NULL, ~0ull};
 	uint64_t abrt = 1ull << (SIGABRT - 1);
 	long pid, tid;
 

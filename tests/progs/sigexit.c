@@ -17,13 +17,14 @@
  *              unblock (raise while blocked, then sigprocmask unblocks:
  *              dies there), pthread (the same with pthread_sigmask),
  *              kill (kill(getpid(), SIGTERM), SIGTERM default: dies in
- *              kill), sigqueue and tgkill (syscall()) as raise, rawmask (as unblock, with syscall(SYS_rt_sigprocmask)),
+ *              kill), sigqueue and tgkill (syscall()) as raise,
+ *              rawmask (as unblock, with syscall(SYS_rt_sigprocmask)),
  *              sigsuspend (raise while blocked, then sigsuspend with an
  *              empty mask: dies there), abort (dies of SIGABRT in abort),
  *              efault (a bad set given to the raw rt_sigprocmask and
  *              rt_sigsuspend fails with EFAULT, one that runs onto an
  *              unmapped page too, then as raise),
- *              abort_handled (the same with a handler of SIGABRT that
+ *              abort_handled (as abort, with a handler of SIGABRT that
  *              returns: glibc sets the default action and raises again),
  *              abort_jump (a handler of SIGABRT that siglongjmps back into
  *              this handler, which returns: the program lives on and exits
@@ -113,6 +114,37 @@ static void on_abrt_jump(int sig)
 static void on_usr1(int sig)
 {
 	(void)sig;
+}
+
+/* SIGUSR1's handler, with every signal blocked while it runs. */
+static void usr1_blocking_all(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigfillset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
+/* The suspend_* modes: block a and b, make both pending (a sent to the
+ * process when a_to_process, else raised; then b raised), and wait in
+ * sigsuspend with an empty mask. */
+static void pend_and_suspend(int a, int a_to_process, int b)
+{
+	sigset_t t, none;
+
+	sigemptyset(&t);
+	sigaddset(&t, a);
+	sigaddset(&t, b);
+	sigprocmask(SIG_BLOCK, &t, NULL);
+	if (a_to_process)
+		kill(getpid(), a);
+	else
+		raise(a);
+	raise(b);
+	sigemptyset(&none);
+	sigsuspend(&none);
 }
 
 /* chain's second handler: PHP's. */
@@ -206,21 +238,8 @@ static void end_by_signal(int sig)
 		 * handler blocks everything, and the mask from before comes
 		 * back as it returns: SIGTERM stays pending, the process
 		 * lives on. */
-		struct sigaction sa;
-		sigset_t t, none;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_usr1;
-		sigfillset(&sa.sa_mask);
-		sigaction(SIGUSR1, &sa, NULL);
-		sigemptyset(&t);
-		sigaddset(&t, SIGTERM);
-		sigaddset(&t, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &t, NULL);
-		raise(SIGTERM);
-		raise(SIGUSR1);
-		sigemptyset(&none);
-		sigsuspend(&none);
+		usr1_blocking_all();
+		pend_and_suspend(SIGTERM, 0, SIGUSR1);
 		survived = 1;
 		return;
 	} else if (!strcmp(end_how, "suspend_die")) {
@@ -228,53 +247,22 @@ static void end_by_signal(int sig)
 		 * mask) does not block SIGTERM: the kernel sets up SIGUSR1's
 		 * frame, then delivers SIGTERM before the thread runs again:
 		 * dies of SIGTERM. */
-		sigset_t t, none;
-
 		signal(SIGUSR1, on_usr1);
-		sigemptyset(&t);
-		sigaddset(&t, SIGTERM);
-		sigaddset(&t, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &t, NULL);
-		raise(SIGTERM);
-		raise(SIGUSR1);
-		sigemptyset(&none);
-		sigsuspend(&none);
+		pend_and_suspend(SIGTERM, 0, SIGUSR1);
 		_exit(4);
 	} else if (!strcmp(end_how, "suspend_ign")) {
 		/* SIGHUP ignored but pending (blocked), SIGTERM pending: the
 		 * kernel discards SIGHUP and delivers SIGTERM. */
-		sigset_t t, none;
-
 		signal(SIGHUP, SIG_IGN);
-		sigemptyset(&t);
-		sigaddset(&t, SIGTERM);
-		sigaddset(&t, SIGHUP);
-		sigprocmask(SIG_BLOCK, &t, NULL);
-		raise(SIGTERM);
-		raise(SIGHUP);
-		sigemptyset(&none);
-		sigsuspend(&none);
+		pend_and_suspend(SIGTERM, 0, SIGHUP);
 		_exit(4);
 	} else if (!strcmp(end_how, "suspend_shared")) {
 		/* suspend_survive with the fatal signal (SIGHUP, a lower
 		 * number than SIGUSR1) sent to the process and SIGUSR1 to
 		 * the thread: the kernel takes the thread's first, whose
 		 * handler blocks SIGHUP, which main keeps blocked. */
-		struct sigaction sa;
-		sigset_t t, none;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_usr1;
-		sigfillset(&sa.sa_mask);
-		sigaction(SIGUSR1, &sa, NULL);
-		sigemptyset(&t);
-		sigaddset(&t, SIGHUP);
-		sigaddset(&t, SIGUSR1);
-		sigprocmask(SIG_BLOCK, &t, NULL);
-		kill(getpid(), SIGHUP);
-		raise(SIGUSR1);
-		sigemptyset(&none);
-		sigsuspend(&none);
+		usr1_blocking_all();
+		pend_and_suspend(SIGHUP, 1, SIGUSR1);
 		survived = 1;
 		return;
 	} else if (!strcmp(end_how, "abort_jump")) {
