@@ -100,6 +100,23 @@ run_signal_prog() {
 	[ "$sigs" -ge "$min" ] || fail "only $sigs signals handled: the test did not test much"
 }
 
+# sigexit_ends_3 WHY CALL HANDLER END - run tests/progs/sigexit CALL HANDLER
+# END under the preload, where it ends with status 3 (WHY says why), and
+# its own exit record must hold what its peer saw moved.
+sigexit_ends_3() {
+	local why=$1 n=$2-$3-$4 st moved pid
+	shift
+	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
+		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
+	st=$?
+	expect_eq "$n: exit status ($why)" "$st" 3
+	sigexit_peer "$T/$n.out"
+	moved=$(field moved "$T/$n.out")
+	pid=$(field pid "$T/$n.out")
+	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
+	expect_moved "$n: exit record" "$(one_log "$T/$n.$pid.log")" "$1" "$moved"
+}
+
 # make_file PATH BYTES - a file of BYTES random bytes.
 make_file() {
 	head -c "$2" /dev/urandom >"$1" || fail "cannot make $1"

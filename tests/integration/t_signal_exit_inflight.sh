@@ -17,16 +17,6 @@ for m in "send plain _exit" "write signal exit" "sendmsg info _exit" \
 	"recv info _exit" "recv plain exit" "send plain longjmp" \
 	"recv info longjmp"; do
 	# shellcheck disable=SC2086
-	set -- $m
-	n=$1-$2-$3
-	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
-		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
-	st=$?
-	expect_eq "$n: exit status (the handler's)" "$st" 3
-	sigexit_peer "$T/$n.out"
-	moved=$(field moved "$T/$n.out")
-	pid=$(field pid "$T/$n.out")
-	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
-	expect_moved "$n: exit record" "$(one_log "$T/$n.$pid.log")" "$1" "$moved"
+	sigexit_ends_3 "the handler's" $m
 done
 exit 0

@@ -88,16 +88,7 @@ for m in "recv info abort_jump" "send plain abort_jump" \
 	"recv plain suspend_survive" "write info suspend_survive" \
 	"send plain suspend_shared" "recv info suspend_shared"; do
 	# shellcheck disable=SC2086
-	set -- $m
-	n=$1-$2-$3
-	SOCKMETER_LOG=$T/$n.%p.log SOCKMETER_FORMAT=json \
-		sm "$PROGS/sigexit" "$@" >"$T/$n.out" 2>"$T/$n.err"
-	st=$?
-	expect_eq "$n: exit status (lives on)" "$st" 3
-	moved=$(field moved "$T/$n.out")
-	pid=$(field pid "$T/$n.out")
-	[ "$moved" -gt 0 ] || fail "$n: nothing moved"
-	expect_moved "$n: exit record" "$(one_log "$T/$n.$pid.log")" "$1" "$moved"
+	sigexit_ends_3 "lives on" $m
 done
 
 if unshare -fp --mount-proc true 2>/dev/null; then
