@@ -444,6 +444,16 @@ static bool owed(unsigned i)
 	return intr_notes[i].frame && !intr_notes[i].pending;
 }
 
+/* Count the calls cut short that this thread owes, now. */
+static void settle_owed(void)
+{
+	unsigned i;
+
+	for (i = 0; i < INTR_NOTES; i++)
+		if (owed(i))
+			note_settle(&intr_notes[i]);
+}
+
 static bool owes_calls(void)
 {
 	unsigned i;
@@ -508,13 +518,10 @@ static bool fatal_now(int sig)
 static void before_delivery(uint64_t sigs)
 {
 	int saved = errno, sig;
-	unsigned i;
 
 	for (sig = 1; sigs && sig <= 64; sig++, sigs >>= 1)
 		if ((sigs & 1) && fatal_now(sig)) {
-			for (i = 0; i < INTR_NOTES; i++)
-				if (owed(i))
-					note_settle(&intr_notes[i]);
+			settle_owed();
 			break;
 		}
 	errno = saved;
@@ -676,15 +683,6 @@ static void at_sigreturn(unsigned token, uintptr_t frame,
  * sets the default action and raises it again.  A handler installed
  * behind our back (a raw rt_sigaction): not counted. */
 static __thread bool abort_pending __attribute__((tls_model("initial-exec")));
-
-static void settle_owed(void)
-{
-	unsigned i;
-
-	for (i = 0; i < INTR_NOTES; i++)
-		if (owed(i))
-			note_settle(&intr_notes[i]);
-}
 
 /* A trampoline's work around the program's handler fn, called with what
  * the kernel passed (sig, si, ucv: on x86-64 every handler gets the
