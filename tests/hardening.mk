@@ -145,16 +145,16 @@ TSAN_ENV := TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 hi
 test-asan: $(asan_UNIT_BIN) $(BUILD)/asan/libsockmeter.so $(asan_PROGS)
 	$(Q)fail=0; for t in $(asan_UNIT_BIN); do echo "== asan $$t"; \
 		env $(ASAN_ENV) $$t || fail=1; done; \
-	env $(ASAN_ENV) CC="$(CC)" tests/stress/run.sh asan $(BUILD)/asan || fail=1; \
+	env $(ASAN_ENV) CC="$(CC)" tests/with-private-state.sh tests/stress/run.sh asan $(BUILD)/asan || fail=1; \
 	exit $$fail
 
 test-tsan: $(tsan_UNIT_BIN) $(BUILD)/tsan/libsockmeter.so $(tsan_PROGS)
 	$(Q)fail=0; for t in $(tsan_UNIT_BIN); do echo "== tsan $$t"; \
 		env $(TSAN_ENV) $$t || fail=1; done; \
-	env $(TSAN_ENV) tests/stress/run.sh tsan $(BUILD)/tsan || fail=1; \
+	env $(TSAN_ENV) tests/with-private-state.sh tests/stress/run.sh tsan $(BUILD)/tsan || fail=1; \
 	exit $$fail
 
 # ---- other projects' test suites -----------------------------------------
 
 test-transparency: $(BUILD)/libsockmeter.so
-	$(Q)tests/transparency/run.sh $(BUILD)
+	$(Q)tests/with-private-state.sh tests/transparency/run.sh $(BUILD)

@@ -37,6 +37,11 @@ unset LD_PRELOAD SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL \
 	http_proxy https_proxy HTTP_PROXY \
 	HTTPS_PROXY ALL_PROXY all_proxy no_proxy NO_PROXY TMUX
 export LC_ALL=C
+# The run's own state directory (private_state_begin, tests/runner.sh): a
+# test that sets SOCKMETER_STATE itself, or unsets it, still may.
+if [ -n "${SM_PRIVATE_STATE:-}" ] && [ -d "$SM_PRIVATE_STATE" ]; then
+	export SOCKMETER_STATE="$SM_PRIVATE_STATE/%u"
+fi
 
 # The real python3 binary (a version manager's shim is a shell script,
 # which would itself be preloaded and log).
