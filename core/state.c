@@ -273,7 +273,7 @@ static void boot_id(char *out, size_t cap)
 static void say(config_report_fn report, void *ctx, const char *dir,
 		const char *what, int err)
 {
-	char msg[CONFIG_PATH_MAX + 256];
+	char msg[CONFIG_PATH_MAX + 512];
 
 	if (!report)
 		return;
@@ -424,9 +424,21 @@ static int create_file(struct state *st, const char *dir, long pid,
 	/* Beyond the file size limit, ftruncate would raise SIGXFSZ. */
 	if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 &&
 	    fsz.rlim_cur != RLIM_INFINITY && fsz.rlim_cur < size) {
-		/* Quietly: the log's own writes will say the limit is hit. */
+		char what[160];
+
 		syscall(SYS_close, fd);
 		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+		/* A limit of 0: the log's own first write says it.  Any other
+		 * (ulimit -f 10000) lets the log grow, and nothing else would
+		 * say that a kill loses the numbers. */
+		if (fsz.rlim_cur > 0) {
+			snprintf(what, sizeof(what),
+				 "a state file of %" PRIu64 " bytes is over "
+				 "the file size limit (RLIMIT_FSIZE, %llu "
+				 "bytes)",
+				 size, (unsigned long long)fsz.rlim_cur);
+			say(report, ctx, dir, what, EFBIG);
+		}
 		return -EFBIG;
 	}
 	if (syscall(SYS_ftruncate, fd, (off_t)size) != 0) {
