@@ -102,18 +102,6 @@ $(BUILD)/progs/uring_xfer: tests/progs/uring_xfer.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -luring
 
-# finsend links a library of its own, whose destructors send at exit.
-$(BUILD)/progs/libfinsend.so: tests/progs/lib/finsend.c tests/progs/finsend.h
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC $< -o $@
-
-$(BUILD)/progs/finsend: tests/progs/finsend.c tests/progs/finsend.h $(BUILD)/progs/libfinsend.so
-	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ \
-		-L$(dir $@) -lfinsend -Wl,-rpath,'$$ORIGIN'
-
 progs: $(PROG_BIN)
 
 unit: $(UNIT_BIN)

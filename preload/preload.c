@@ -327,10 +327,7 @@ static void main_thread_ends(void *arg)
 static pthread_key_t main_key;
 
 static bool lock_bounded(pthread_mutex_t *lock, long ms);
-static void sm_exit_handler(void *arg);
-/* glibc's, in no header: see sm_fini. */
-extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
-static bool exit_after_dl_fini;
+static void sm_exit_handler(void);
 static void fini_record(void);
 
 /* The main thread's exit status when it is gone and the ticker is the
@@ -1164,10 +1161,7 @@ __attribute__((constructor)) static void sm_init(void)
 	/* quick_exit ends with glibc's internal _exit: the exit record is
 	 * made by a handler of ours, the first registered, so the last run. */
 	at_quick_exit(sm_quick_exit_handler);
-	/* exit()'s record after every library's destructors (see
-	 * sm_fini). */
-	exit_after_dl_fini =
-		__cxa_atexit(sm_exit_handler, NULL, NULL) == 0;
+	atexit(sm_exit_handler);
 	/* The constructor runs on the main thread. */
 	if (pthread_key_create(&main_key, main_thread_ends) == 0)
 		pthread_setspecific(main_key, &main_key);
@@ -1265,32 +1259,13 @@ void sm_exit_begins(void)
 	fini_once();
 }
 
-/*
- * Where exit()'s record is made: after the destructors of every library.
- * glibc's exit runs the exit handlers last registered first, and one of
- * them is _dl_fini (registered by __libc_start_main, after the
- * constructors of the preloaded and linked libraries), which runs each
- * library's destructors and the C++ static objects' destructors
- * (__cxa_finalize) in the reverse order of their constructors.  The
- * program's own libraries are set up before the preload, so they were
- * finalized after it: a C++ static object in a library whose destructor
- * sends its last bytes, or a library destructor that flushes a socket,
- * sent bytes that were in no record (3,005 sent, 5 counted).  atexit in
- * a shared object is tied to it and runs within _dl_fini at its turn;
- * registered with no object, our handler runs after _dl_fini has
- * returned, and our own destructor leaves the record to it.  A
- * destructor that crashes or hangs then does so before the record: the
- * state file keeps the numbers for recovery, as for any killed process.
- */
 __attribute__((destructor)) static void sm_fini(void)
 {
-	if (!exit_after_dl_fini)
-		fini_once();
+	fini_once();
 }
 
-static void sm_exit_handler(void *arg)
+static void sm_exit_handler(void)
 {
-	(void)arg;
 	fini_once();
 }
 
