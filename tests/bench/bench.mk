@@ -50,10 +50,10 @@ bench-fork-state: $(BUILD)/libsockmeter.so $(BUILD)/bench/forkrate
 	$(Q)tests/bench/fork_state.sh $(BUILD)
 
 bench-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
-	$(Q)tests/bench/instr.sh $(BUILD)
+	$(Q)tests/with-private-state.sh tests/bench/instr.sh $(BUILD)
 
 test-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
-	$(Q)tests/bench/instr.sh --check $(BUILD)
+	$(Q)tests/with-private-state.sh tests/bench/instr.sh --check $(BUILD)
 
 # make bench-tools - sockmeter-report and sockmeter top on generated logs
 # of 10^5, 10^6 and 10^7 records (made from a real run's records), top on
