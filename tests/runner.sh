@@ -72,19 +72,19 @@ run_tests() {
 }
 
 # private_state_begin - keep the state files (docs/state.md) of what runs
-# next in a directory of its own, which private_state_end removes; unless
-# SOCKMETER_STATE is set already.  Exported as SOCKMETER_STATE and as
-# SM_PRIVATE_STATE, from which tests/lib.sh sets SOCKMETER_STATE again
-# after clearing the caller's SOCKMETER* variables.  Tests that make a log unwritable on
-# purpose leave their state files parked (NAME.state.unwritten, kept for a
+# next in a directory of its own, which private_state_end removes (also
+# on SIGINT and SIGTERM).  Tests that make a log unwritable on purpose
+# leave their state files parked (NAME.state.unwritten, kept for a
 # `sockmeter recover` by hand), and so do processes killed by a test that
 # then removed their log's directory: run after run they piled up in the
-# user's /dev/shm (990 files, 390 MB of memory, after a day of runs on one
-# machine).  Mode 1777, as /dev/shm's own: a daemon's workers that drop
-# root make their own %u directory in it.
+# user's /dev/shm (990 files, 390 MB of memory, after a day of runs on
+# one machine).  Mode 1777, as /dev/shm's own: a daemon's workers that
+# drop root make their own %u directory in it.  Exported as
+# SOCKMETER_STATE (whatever the caller had: the tests ignore the caller's
+# SOCKMETER* variables) and as SM_PRIVATE_STATE, from which tests/lib.sh
+# sets SOCKMETER_STATE again after clearing them.
 private_state_begin() {
 	SM_PRIVATE_STATE=
-	[ -z "${SOCKMETER_STATE+x}" ] || return 0
 	[ -d /dev/shm ] || return 0
 	SM_PRIVATE_STATE=$(mktemp -d /dev/shm/sockmeter-test.XXXXXX) || {
 		SM_PRIVATE_STATE=
@@ -92,6 +92,8 @@ private_state_begin() {
 	}
 	chmod 1777 "$SM_PRIVATE_STATE"
 	export SM_PRIVATE_STATE SOCKMETER_STATE="$SM_PRIVATE_STATE/%u"
+	trap 'private_state_end; exit 130' INT
+	trap 'private_state_end; exit 143' TERM
 }
 
 private_state_end() {
@@ -100,6 +102,7 @@ private_state_end() {
 		unset SOCKMETER_STATE
 	fi
 	unset SM_PRIVATE_STATE
+	trap - INT TERM
 }
 
 run_suite() {
