@@ -46,21 +46,25 @@ static uint64_t round_page(uint64_t n)
 	return (n + STATE_PAGE - 1) & ~(uint64_t)(STATE_PAGE - 1);
 }
 
-/* The fewest elements of size elem filling whole pages, at least min. */
-static uint64_t chunk_of(uint64_t elem, uint64_t min)
+/*
+ * Chunk bytes for a region of total bytes: whole pages, CHUNK_MIN at
+ * least, doubled until its chunk states fit max.  An element may straddle
+ * two chunks (back() backs both).  Small chunks: what a short-lived
+ * process backs is what it touches, and each page is cleared by the
+ * kernel (about 4 us a page here).  A fork child that serves one
+ * connection backs the head, the chunk of its slot and one of the ring:
+ * 7 + 4 + 4 pages, where chunks of whole slots (256 of 560 bytes) and 64
+ * ring entries made it 7 + 35 + 16.
+ */
+#define CHUNK_MIN (4 * STATE_PAGE)
+
+static uint64_t chunk_bytes(uint64_t total, uint64_t max)
 {
-	uint64_t a = elem, b = STATE_PAGE, n;
+	uint64_t b = CHUNK_MIN;
 
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	n = STATE_PAGE / a;
-	while (n < min)
-		n *= 2;
-	return n;
+	while ((total + b - 1) / b > max)
+		b *= 2;
+	return b;
 }
 
 void state_layout_fill(struct state_layout *l, uint32_t cap)
@@ -81,12 +85,14 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 	l->ring_off = off;
 	l->ring_count = CLOSEQ_CAP;
 	l->entry_size = sizeof(struct closeq_entry);
-	l->ring_chunk = chunk_of(l->entry_size, 64);
+	l->ring_chunk = chunk_bytes(l->ring_count * l->entry_size,
+				    STATE_RING_CHUNKS);
 	off = round_page(off + l->ring_count * l->entry_size);
 	l->slots_off = off;
 	l->slot_count = cap;
 	l->slot_size = sizeof(struct fd_slot);
-	l->slot_chunk = chunk_of(l->slot_size, 256);
+	l->slot_chunk = chunk_bytes((uint64_t)cap * l->slot_size,
+				    STATE_MAX_CHUNKS);
 	l->file_size = round_page(off + (uint64_t)cap * l->slot_size);
 	l->slot_kind = offsetof(struct fd_slot, kind);
 	l->slot_seq = offsetof(struct fd_slot, seq);
@@ -259,15 +265,30 @@ uint64_t state_name_view(const char *name)
 	return p ? strtoull(p + strlen(STATE_NS_TAG), NULL, 10) : 0;
 }
 
+/* Read once per image: a fork child's boot is its parent's, and its
+ * file is made on the way of its first tracked call (three system calls
+ * and a /proc lookup fewer there). */
 static void boot_id(char *out, size_t cap)
 {
+	static char known[40];
 	char buf[40];
-	long n =
-	    read_small("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	long n;
 
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	snprintf(out, cap, "%s", n > 0 ? buf : "");
+	if (!__atomic_load_n(&known[0], __ATOMIC_ACQUIRE)) {
+		n = read_small("/proc/sys/kernel/random/boot_id", buf,
+			       sizeof(buf));
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+			buf[--n] = '\0';
+		if (n <= 0) {
+			snprintf(out, cap, "%s", "");
+			return;
+		}
+		/* Threads racing here read the same text: the first byte,
+		 * stored last, says the rest is there. */
+		memcpy(known + 1, buf + 1, (size_t)n);
+		__atomic_store_n(&known[0], buf[0], __ATOMIC_RELEASE);
+	}
+	snprintf(out, cap, "%s", known);
 }
 
 static void say(config_report_fn report, void *ctx, const char *dir,
@@ -529,7 +550,7 @@ static void region_init(struct state_region *r, char *va, uint64_t off,
 	r->elem = elem;
 	r->chunk = chunk;
 	r->count = count;
-	r->nchunks = (uint32_t)((count + chunk - 1) / chunk);
+	r->nchunks = (uint32_t)((count * elem + chunk - 1) / chunk);
 	if (r->nchunks > max)
 		r->nchunks = max; /* the rest stays private */
 	r->chunk_state = states;
@@ -653,7 +674,7 @@ static void restore_signals(const sigset_t *old)
  * uses; true when the file backs it. */
 static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
 {
-	uint64_t bytes = r->chunk * r->elem;
+	uint64_t bytes = r->chunk;
 	uint64_t off = r->off + (uint64_t)c * bytes;
 	char *from = st->file + off;
 	void *to = r->va + (uint64_t)c * bytes;
@@ -710,9 +731,8 @@ static bool make_file(struct state *st)
 	return LOAD(&st->durable);
 }
 
-static void back(struct state *st, struct state_region *r, uint64_t index)
+static void back_one(struct state *st, struct state_region *r, uint32_t c)
 {
-	uint32_t c = (uint32_t)(index / r->chunk);
 	uint8_t cur, want = CHUNK_UNTRIED;
 	sigset_t old;
 	int saved;
@@ -748,6 +768,19 @@ static void back(struct state *st, struct state_region *r, uint64_t index)
 		syscall(SYS_sched_yield);
 }
 
+/* Element index of r is about to be written: back the chunk it lies in,
+ * or the two it straddles. */
+static void back(struct state *st, struct state_region *r, uint64_t index)
+{
+	uint64_t first = index * r->elem;
+	uint32_t c = (uint32_t)(first / r->chunk);
+	uint32_t last = (uint32_t)((first + r->elem - 1) / r->chunk);
+
+	back_one(st, r, c);
+	if (last != c)
+		back_one(st, r, last);
+}
+
 void state_back_slot(void *ctx, uint32_t fd)
 {
 	struct state *st = ctx;
@@ -771,7 +804,7 @@ void state_back_ring(void *ctx, uint32_t index)
 SM_FORK_PATH
 static uint64_t reset_region(struct state_region *r, bool whole)
 {
-	uint64_t bytes = r->chunk * r->elem, total = r->count * r->elem;
+	uint64_t bytes = r->chunk, total = r->count * r->elem;
 	uint64_t tail = (uint64_t)r->nchunks * bytes, to = 0;
 	uint32_t c, last = r->nchunks;
 
@@ -801,7 +834,7 @@ static uint64_t reset_region(struct state_region *r, bool whole)
 static void unmap_region_rest(const struct state_region *r, char *file,
 			      size_t size)
 {
-	uint64_t bytes = r->chunk * r->elem, run = 0, len = 0;
+	uint64_t bytes = r->chunk, run = 0, len = 0;
 	uint32_t c;
 
 	for (c = 0; c <= r->nchunks; c++) {
@@ -824,10 +857,9 @@ static void unmap_old_file(const struct state *st, char *file, size_t size)
 {
 	const struct state_region *ring = &st->ring_region;
 	const struct state_region *slots = &st->slot_region;
-	uint64_t ring_end =
-	    ring->off + (uint64_t)ring->nchunks * ring->chunk * ring->elem;
+	uint64_t ring_end = ring->off + (uint64_t)ring->nchunks * ring->chunk;
 	uint64_t slots_end =
-	    slots->off + (uint64_t)slots->nchunks * slots->chunk * slots->elem;
+	    slots->off + (uint64_t)slots->nchunks * slots->chunk;
 
 	/* The head was moved out onto st->head, like the backed chunks. */
 	unmap_region_rest(ring, file, size);

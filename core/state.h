@@ -139,13 +139,15 @@ struct state_region {
 	char *va;          /* where the process uses it */
 	uint64_t off;      /* where it is in the file */
 	uint64_t elem;     /* element size */
-	uint64_t chunk;    /* elements per chunk (chunk bytes: whole pages) */
+	uint64_t chunk;    /* bytes per chunk: whole pages (an element may
+			    * straddle two chunks) */
 	uint64_t count;    /* elements */
 	uint32_t nchunks;
 	uint8_t *chunk_state; /* per chunk, atomic: see state.c */
 };
 
 #define STATE_MAX_CHUNKS 4096
+#define STATE_RING_CHUNKS (CLOSEQ_CAP / 16 + 1)
 
 /* The durable state of this process, as the preload holds it. */
 struct state {
@@ -178,7 +180,7 @@ struct state {
 	void (*made)(struct state *st); /* called once that file is made */
 	int (*populate)(void *addr, size_t len); /* tests: a full fs */
 	struct state_region slot_region, ring_region;
-	uint8_t ring_chunks[CLOSEQ_CAP / 16 + 1];
+	uint8_t ring_chunks[STATE_RING_CHUNKS];
 	uint8_t slot_chunks[STATE_MAX_CHUNKS];
 	char path[CONFIG_PATH_MAX + 96];
 };

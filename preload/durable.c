@@ -155,17 +155,41 @@ void sm_durable_pin_dir(void)
 	state_pin_dir(&sm_state);
 }
 
+/* What a sandboxed process (its thread may not back a chunk itself:
+ * quiet.h) keeps with a file behind it: the slots of the lowest fds, and
+ * the next close records. */
+#define SANDBOX_SLOTS 256
+#define SANDBOX_RING_AHEAD 128
+
+/* Back elements [first, first + n) of a region (mod wrap when wrap is
+ * not 0), a chunk at a time: one already backed costs a load. */
+static void back_span(void (*back)(void *, uint32_t),
+		      const struct state_region *r, uint64_t first, uint64_t n,
+		      uint64_t wrap)
+{
+	uint64_t step = r->elem && r->chunk >= r->elem ? r->chunk / r->elem : 1;
+	uint64_t i;
+
+	for (i = 0; i < n; i += step)
+		back(&sm_state, (uint32_t)(wrap ? (first + i) % wrap : first + i));
+	/* The last one, which the steps may have passed over. */
+	if (n)
+		back(&sm_state, (uint32_t)(wrap ? (first + n - 1) % wrap
+						: first + n - 1));
+}
+
 void sm_durable_before_sandbox(void)
 {
 	uint64_t head;
 
 	if (!sm_state.slots)
 		return;
-	state_back_slot(&sm_state, 0);
+	back_span(state_back_slot, &sm_state.slot_region, 0,
+		  SANDBOX_SLOTS < sm_state.cap ? SANDBOX_SLOTS : sm_state.cap,
+		  0);
 	head = __atomic_load_n(&sm_meter.q.sh->head, __ATOMIC_ACQUIRE);
-	state_back_ring(&sm_state, (uint32_t)(head % CLOSEQ_CAP));
-	state_back_ring(&sm_state, (uint32_t)((head + sm_state.ring_region.chunk) %
-					      CLOSEQ_CAP));
+	back_span(state_back_ring, &sm_state.ring_region, head,
+		  SANDBOX_RING_AHEAD, CLOSEQ_CAP);
 }
 
 void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop)

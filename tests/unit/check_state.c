@@ -448,6 +448,84 @@ START_TEST(test_without_a_file_a_fork_child_gets_none_of_the_memory)
 }
 END_TEST
 
+/* Bytes of the file a region has backed (chunks no longer untried). */
+static uint64_t region_backed(const struct state_region *r)
+{
+	uint64_t n = 0;
+	uint32_t c;
+
+	for (c = 0; c < r->nchunks; c++)
+		n += __atomic_load_n(&r->chunk_state[c], __ATOMIC_ACQUIRE) != 0;
+	return n * r->chunk;
+}
+
+/*
+ * A process with one connection (a fork-per-connection server's child)
+ * backs little of its file: every backed page is one the kernel clears,
+ * about 4 us each here.  The head, one chunk of slots and one of the
+ * ring: 60 KiB, where chunks of whole slots made it 232 KiB.
+ */
+START_TEST(test_one_connection_backs_under_64_kib)
+{
+	struct state st;
+	struct meter m;
+	uint64_t head_bytes, total;
+
+	open_meter(&st, &m, 4096);
+	meter_opened(&m, 3, KIND_TCP, 1, NULL, NULL);
+	fd_account(&m.tab.slots[3], DIR_OUT, 100, 0,
+		   (ACCT_BYTES | ACCT_CALLS));
+	meter_closed(&m, 3, 2);
+	head_bytes = st.ring_region.off;
+	total = head_bytes + region_backed(&st.slot_region) +
+		region_backed(&st.ring_region);
+	ck_assert_uint_gt(region_backed(&st.slot_region), 0);
+	ck_assert_uint_gt(region_backed(&st.ring_region), 0);
+	ck_assert_uint_le(total, 64 * 1024);
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * Chunks are whole pages and slots are not (560 bytes): a slot that
+ * straddles two chunks has both backed, so that what is written at its
+ * end (the peer's address) is in the file, not in private memory.
+ */
+START_TEST(test_a_slot_across_two_chunks_is_in_the_file_whole)
+{
+	struct state st;
+	struct meter m;
+	const struct state_region *r;
+	char path[600];
+	uint64_t i, first, last, off, got = 0;
+	const uint64_t mark = 0x5a5a5a5a5a5a5a5aull;
+	int fd;
+
+	open_meter(&st, &m, 4096);
+	r = &st.slot_region;
+	for (i = 0; i < 4096; i++) {
+		first = i * r->elem / r->chunk;
+		last = ((i + 1) * r->elem - 1) / r->chunk;
+		if (first != last)
+			break;
+	}
+	ck_assert_uint_lt(i, 4096);
+	meter_opened(&m, (int)i, KIND_TCP, 1, NULL, NULL);
+	/* The slot's last 8 bytes, in the second chunk. */
+	off = i * r->elem + r->elem - sizeof(mark);
+	ck_assert_uint_eq(off / r->chunk, last);
+	memcpy((char *)st.slots + off, &mark, sizeof(mark));
+	ck_assert(only_file(path, sizeof(path)));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &got, sizeof(got), (off_t)(r->off + off)),
+			 sizeof(got));
+	close(fd);
+	ck_assert_uint_eq(got, mark);
+	meter_destroy(&m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -465,6 +543,8 @@ int main(void)
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc,
 		       test_without_a_file_a_fork_child_gets_none_of_the_memory);
+	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
+	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
