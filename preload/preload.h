@@ -623,4 +623,23 @@ static inline void sm_ends_account(const struct sm_ends *e, ssize_t r)
 		sm_data(e->in, DIR_IN, r, e->in_t0);
 }
 
+/*
+ * sm_sendfile_pieces - a sendfile with a metered end, made as calls of at
+ * most SM_SENDFILE_PIECE bytes: one sendfile can be a whole file (busybox
+ * asks for 16 MiB, Python's socket.sendfile for up to 1 GiB), and a
+ * process killed while it blocks (SIGKILL, SIGTERM by default, a slow
+ * receiver) never returns from it, so none of its bytes were counted: the
+ * loss of a kill is now at most one piece.  The program sees one call: it
+ * returns when a piece moves fewer bytes than asked (end of file, a full
+ * non-blocking socket, a signal) or fails after others moved bytes (then
+ * the bytes moved, errno as it was), never more than the kernel's
+ * MAX_RW_COUNT; the counters get one call, its bytes piece by piece.
+ * one(out, in, off, n) makes one real call.  Context: any thread and
+ * signal handler.
+ */
+#define SM_SENDFILE_PIECE ((size_t)1 << 20)
+typedef ssize_t (*sm_piece_fn)(int out, int in, void *off, size_t n);
+ssize_t sm_sendfile_pieces(sm_piece_fn one, int out, int in, void *off,
+			   size_t n, const struct sm_ends *e);
+
 #endif

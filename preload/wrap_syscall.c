@@ -128,6 +128,24 @@ static SM_METERED long ends(long n, long a1, long a2, long a3, long a4, long a5,
 	return r;
 }
 
+/* SYS_sendfile through syscall(): in pieces, as the named wrapper. */
+static ssize_t one_sendfile_sys(int out, int in, void *off, size_t n)
+{
+	return sm_real.syscall(SYS_sendfile, out, in, (long)off, (long)n, 0,
+			       0);
+}
+
+static SM_METERED long sendfiling(long a1, long a2, long a3, long a4, long a5,
+				  long a6)
+{
+	struct sm_ends e;
+
+	if (!sm_ends_start((int)a1, (int)a2, &e))
+		return sm_real.syscall(SYS_sendfile, a1, a2, a3, a4, a5, a6);
+	return sm_sendfile_pieces(one_sendfile_sys, (int)a1, (int)a2,
+				  (void *)a3, (size_t)a4, &e);
+}
+
 /* vmsplice, in the direction of the pipe end (a1), as wrap_splice.c. */
 static SM_METERED long vmsplicing(long n, long a1, long a2, long a3, long a4,
 				  long a5, long a6)
@@ -368,7 +386,7 @@ static SM_METERED long dispatch(long n, long a1, long a2, long a3, long a4,
 	case SYS_pwritev2:
 		return data(n, a1, a2, a3, a4, a5, a6, DIR_OUT, false);
 	case SYS_sendfile:
-		return ends(n, a1, a2, a3, a4, a5, a6, (int)a1, (int)a2);
+		return sendfiling(a1, a2, a3, a4, a5, a6);
 	case SYS_splice:
 	case SYS_copy_file_range:
 		return ends(n, a1, a2, a3, a4, a5, a6, (int)a3, (int)a1);

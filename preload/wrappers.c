@@ -382,29 +382,103 @@ SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 	return metered_recvmmsg(fd, v, n, flags, timeout, s);
 }
 
-/* sendfile moves bytes out of `in` into `out`: both ends are accounted. */
+/* sendfile moves bytes out of `in` into `out`: both ends are accounted,
+ * in pieces (sm_sendfile_pieces). */
+#define SM_RW_MAX ((size_t)0x7ffff000) /* the kernel's MAX_RW_COUNT */
+
+/* The bytes of a later piece of one call: bytes (and latency) only, the
+ * call itself was counted with its first piece, which also classified an
+ * end seen for the first time. */
+static void ends_more(const struct sm_ends *e, ssize_t r, uint64_t since)
+{
+	const struct {
+		struct fd_slot *s;
+		uint64_t t0;
+		enum fd_dir dir;
+	} end[2] = { { e->out, e->out_t0, DIR_OUT },
+		     { e->in, e->in_t0, DIR_IN } };
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		if (end[i].t0 == UINT64_MAX ||
+		    !fd_kind_counts(fdtab_kind(end[i].s)))
+			continue;
+		if (sm_meter.acct & ACCT_BYTES)
+			__atomic_fetch_add(&end[i].s->c.bytes[end[i].dir],
+					   (uint64_t)r, __ATOMIC_RELAXED);
+		if (sm_latency && since)
+			__atomic_fetch_add(&end[i].s->c.latency[end[i].dir],
+					   sm_ticks() - since,
+					   __ATOMIC_RELAXED);
+	}
+}
+
+/* Whether an end of e is counted, now that a first piece classified it. */
+static bool ends_counted(const struct sm_ends *e)
+{
+	return (e->out_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->out))) ||
+	       (e->in_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->in)));
+}
+
+ssize_t sm_sendfile_pieces(sm_piece_fn one, int out, int in, void *off,
+			   size_t n, const struct sm_ends *e)
+{
+	size_t total = n > SM_RW_MAX ? SM_RW_MAX : n, done, ask, piece;
+	uint64_t since;
+	ssize_t r;
+	int saved;
+
+	ask = total > SM_SENDFILE_PIECE ? SM_SENDFILE_PIECE : total;
+	r = one(out, in, off, ask);
+	sm_ends_account(e, r);
+	if (r <= 0 || (size_t)r < ask || ask == total)
+		return r;
+	saved = errno;
+	done = (size_t)r;
+	/* Neither end is counted after all (a file to /dev/null, each seen
+	 * for the first time): the rest in one call. */
+	piece = ends_counted(e) ? SM_SENDFILE_PIECE : total;
+	while (done < total) {
+		ask = total - done > piece ? piece : total - done;
+		since = sm_latency ? sm_ticks() : 0;
+		r = one(out, in, off, ask);
+		if (r <= 0)
+			break;
+		ends_more(e, r, since);
+		done += (size_t)r;
+		if ((size_t)r < ask)
+			break;
+	}
+	errno = saved;
+	return (ssize_t)done;
+}
+
+static ssize_t one_sendfile(int out, int in, void *off, size_t n)
+{
+	return sm_real.sendfile(out, in, off, n);
+}
+
+static ssize_t one_sendfile64(int out, int in, void *off, size_t n)
+{
+	return sm_real.sendfile64(out, in, off, n);
+}
+
 SM_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
 	struct sm_ends e;
-	ssize_t r;
 
 	if (SM_LIKELY(!sm_ends_start(out, in, &e)))
 		return sm_real.sendfile(out, in, off, n);
-	r = sm_real.sendfile(out, in, off, n);
-	sm_ends_account(&e, r);
-	return r;
+	return sm_sendfile_pieces(one_sendfile, out, in, off, n, &e);
 }
 
 SM_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
 	struct sm_ends e;
-	ssize_t r;
 
 	if (SM_LIKELY(!sm_ends_start(out, in, &e)))
 		return sm_real.sendfile64(out, in, off, n);
-	r = sm_real.sendfile64(out, in, off, n);
-	sm_ends_account(&e, r);
-	return r;
+	return sm_sendfile_pieces(one_sendfile64, out, in, off, n, &e);
 }
 
 /* --- lifecycle calls ----------------------------------------------------- */

@@ -1,0 +1,108 @@
+# A process killed while it blocks in one long sendfile: its recovered
+# record holds what the receiver got, up to one 1 MiB piece (the call in
+# the kernel when the kill landed).  One sendfile can be a whole file:
+# busybox cat asks for 16 MiB a call, Python's socket.sendfile for the
+# whole file.  Such a call never returned, so none of it was counted:
+# 8 MB received, 0 in the record (and for busybox, whose socket was
+# inherited from bash's /dev/tcp and first used by that very call, no
+# record at all).  The receiver reads 4 MB/s, so the 32 MiB file is well
+# under way when SIGKILL lands after 4 MiB.
+#  - the same transfers, not killed: exact, and counted as the program's
+#    own calls (busybox: 3 sendfile calls, whatever the pieces).
+. "$(dirname "$0")/lib.sh"
+
+command -v busybox >/dev/null || skip "busybox is not installed (scripts/install-deps)"
+launcher=$SM_TOP/scripts/sockmeter
+export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
+make_file "$T/f32m" 33554432
+
+cat >"$T/recv.py" <<'PYEOF'
+import socket, sys, time
+rate = float(sys.argv[1])  # bytes/s; 0: as fast as it comes
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(1)
+print("port", s.getsockname()[1], flush=True)
+c, _ = s.accept()
+n, t0, said = 0, time.time(), False
+while True:
+    b = c.recv(65536)
+    if not b:
+        break
+    n += len(b)
+    if not said and n >= 4 << 20:
+        print("progress", n, flush=True)
+        said = True
+    if rate:
+        ahead = n / rate - (time.time() - t0)
+        if ahead > 0:
+            time.sleep(ahead)
+print("total", n, flush=True)
+PYEOF
+
+# wait_line FILE PATTERN - until FILE has a line matching PATTERN (10 s).
+wait_line() {
+	wait_for 10 grep -q "$2" "$1" || fail "no '$2' in $1 after 10 s"
+}
+
+# sender NAME PORT - start the sender of NAME (busybox, python) at PORT,
+# preloaded, in the background (BG_PID).
+sender() {
+	case $1 in
+	busybox)
+		SOCKMETER_LOG=$T/logs/$1.%p.log bg_start env LD_PRELOAD="$LIB" \
+			bash -c "exec busybox cat '$T/f32m' >/dev/tcp/127.0.0.1/$2"
+		;;
+	python)
+		SOCKMETER_LOG=$T/logs/$1.%p.log bg_start env LD_PRELOAD="$LIB" \
+			"$PY" -c "import socket
+s = socket.create_connection(('127.0.0.1', $2))
+s.sendfile(open('$T/f32m', 'rb'))"
+		;;
+	esac
+}
+
+for who in busybox python; do
+	# --- whole: exact ------------------------------------------------
+	rm -rf "$T/logs" "$T/state"
+	mkdir -p "$T/logs"
+	bg_start "$PY" "$T/recv.py" 0 >"$T/recv.out"
+	rpid=$BG_PID
+	wait_line "$T/recv.out" '^port'
+	port=$(awk '/^port/ { print $2 }' "$T/recv.out")
+	sender "$who" "$port"
+	bg_wait "$BG_PID" 30 || fail "$who: the sender failed"
+	bg_wait "$rpid" 30 || fail "$who: the receiver failed"
+	expect_eq "$who, whole: received" "$(awk '/^total/ { print $2 }' "$T/recv.out")" 33554432
+	log=$(one_log "$T/logs/$who.*.log")
+	expect_eq "$who, whole: bytes_out" "$(q "$log" "tot('bytes_out')")" 33554432
+	if [ "$who" = busybox ]; then
+		# 16 MiB, 16 MiB and the 0 at the end, as strace shows them.
+		expect_eq "$who, whole: calls_out" "$(q "$log" "tot('calls_out')")" 3
+	fi
+
+	# --- killed in the middle ------------------------------------------
+	rm -rf "$T/logs" "$T/state"
+	mkdir -p "$T/logs"
+	bg_start "$PY" "$T/recv.py" 4000000 >"$T/recv.out"
+	rpid=$BG_PID
+	wait_line "$T/recv.out" '^port'
+	port=$(awk '/^port/ { print $2 }' "$T/recv.out")
+	sender "$who" "$port"
+	spid=$BG_PID
+	wait_line "$T/recv.out" '^progress'
+	# bg_start runs it under timeout: the sender is its child.
+	victim=$(ps -o pid= --ppid "$spid" | tr -d ' ')
+	[ -n "$victim" ] || fail "$who: the sender is not running"
+	kill -KILL "$victim"
+	bg_wait "$rpid" 30 || fail "$who: the receiver failed"
+	total=$(awk '/^total/ { print $2 }' "$T/recv.out")
+	[ "$total" -lt 33554432 ] || fail "$who: the transfer ended before the kill"
+	"$launcher" recover -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
+	log=$(one_log "$T/logs/$who.*.log")
+	got=$(q "$log" "tot('bytes_out')")
+	expect_eq "$who, killed: end" "$(q "$log" "E['end']")" killed
+	[ "$got" -le "$total" ] && [ $((total - got)) -le 1048576 ] ||
+		fail "$who, killed: recovered bytes_out $got, the receiver got $total"
+	echo "$who killed at $total bytes: recovered $got ($((total - got)) in the piece under way)" >&2
+done
+exit 0
