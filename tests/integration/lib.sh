@@ -123,6 +123,23 @@ make_file() {
 	[ "$(stat -c %s "$1")" = "$2" ] || fail "short file $1"
 }
 
+# recovered_killed WHAT LOGGLOB TOTAL SLACK - after a sender was killed
+# mid-transfer: `sockmeter recover` on $T/state, and the one log matching
+# LOGGLOB must hold an exit record marked killed whose bytes_out is at most
+# TOTAL (what the receiver got) and short of it by SLACK at most (the call
+# the kill interrupted).
+recovered_killed() {
+	local log got
+	"$SM_TOP/scripts/sockmeter" recover -q "$T/state" 2>"$T/recover.err" ||
+		fail "$1: recover: $(cat "$T/recover.err")"
+	log=$(one_log "$2")
+	expect_eq "$1: end" "$(q "$log" "E['end']")" killed
+	got=$(q "$log" "tot('bytes_out')")
+	[ "$got" -le "$3" ] && [ $(($3 - got)) -le "$4" ] ||
+		fail "$1: recovered bytes_out $got, the receiver got $3"
+	echo "$1: the receiver got $3, recovered $got ($(($3 - got)) in the call under way)" >&2
+}
+
 # one_log PATTERN - print the single file matching the glob PATTERN.
 one_log() {
 	local files

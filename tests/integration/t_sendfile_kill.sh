@@ -12,7 +12,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v busybox >/dev/null || skip "busybox is not installed (scripts/install-deps)"
-launcher=$SM_TOP/scripts/sockmeter
 export SOCKMETER_LIB=$LIB SOCKMETER_STATE=$T/state SOCKMETER_FORMAT=json
 make_file "$T/f32m" 33554432
 
@@ -61,14 +60,20 @@ s.sendfile(open('$T/f32m', 'rb'))"
 	esac
 }
 
-for who in busybox python; do
-	# --- whole: exact ------------------------------------------------
+# receiver RATE - fresh logs and state, and a receiver reading RATE
+# bytes/s (0: as fast as it comes): its pid in rpid, its port in port.
+receiver() {
 	rm -rf "$T/logs" "$T/state"
 	mkdir -p "$T/logs"
-	bg_start "$PY" "$T/recv.py" 0 >"$T/recv.out"
+	bg_start "$PY" "$T/recv.py" "$1" >"$T/recv.out"
 	rpid=$BG_PID
 	wait_line "$T/recv.out" '^port'
 	port=$(awk '/^port/ { print $2 }' "$T/recv.out")
+}
+
+for who in busybox python; do
+	# --- whole: exact ------------------------------------------------
+	receiver 0
 	sender "$who" "$port"
 	bg_wait "$BG_PID" 30 || fail "$who: the sender failed"
 	bg_wait "$rpid" 30 || fail "$who: the receiver failed"
@@ -81,12 +86,7 @@ for who in busybox python; do
 	fi
 
 	# --- killed in the middle ------------------------------------------
-	rm -rf "$T/logs" "$T/state"
-	mkdir -p "$T/logs"
-	bg_start "$PY" "$T/recv.py" 4000000 >"$T/recv.out"
-	rpid=$BG_PID
-	wait_line "$T/recv.out" '^port'
-	port=$(awk '/^port/ { print $2 }' "$T/recv.out")
+	receiver 4000000
 	sender "$who" "$port"
 	spid=$BG_PID
 	wait_line "$T/recv.out" '^progress'
@@ -97,12 +97,6 @@ for who in busybox python; do
 	bg_wait "$rpid" 30 || fail "$who: the receiver failed"
 	total=$(awk '/^total/ { print $2 }' "$T/recv.out")
 	[ "$total" -lt 33554432 ] || fail "$who: the transfer ended before the kill"
-	"$launcher" recover -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
-	log=$(one_log "$T/logs/$who.*.log")
-	got=$(q "$log" "tot('bytes_out')")
-	expect_eq "$who, killed: end" "$(q "$log" "E['end']")" killed
-	[ "$got" -le "$total" ] && [ $((total - got)) -le 1048576 ] ||
-		fail "$who, killed: recovered bytes_out $got, the receiver got $total"
-	echo "$who killed at $total bytes: recovered $got ($((total - got)) in the piece under way)" >&2
+	recovered_killed "$who, killed" "$T/logs/$who.*.log" "$total" 1048576
 done
 exit 0

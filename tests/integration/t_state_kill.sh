@@ -98,13 +98,7 @@ kill -KILL "$spid"
 bg_wait "$rpid" 20 || fail "receiver failed"
 total=$(awk '/^total/ { print $2 }' "$T/recv.out")
 [ "$total" -lt 1073741824 ] || fail "the transfer ended before the kill"
-"$launcher" recover -q "$T/state" 2>"$T/rec2" || fail "recover: $(cat "$T/rec2")"
-log=$(one_log "$T/logs/kill.*.log")
-got=$(q "$log" "tot('bytes_out')")
-expect_eq "SIGKILL: end" "$(q "$log" "E['end']")" killed
-[ "$got" -le "$total" ] && [ $((total - got)) -le 65536 ] ||
-	fail "SIGKILL: recovered bytes_out $got, receiver got $total"
-echo "SIGKILL at $total bytes: recovered $got ($((total - got)) in flight)" >&2
+recovered_killed SIGKILL "$T/logs/kill.*.log" "$total" 65536
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 
 # --- SIGKILL of a process that never had a connection ---------------------
