@@ -54,7 +54,9 @@ static uint64_t round_page(uint64_t n)
  * kernel (about 4 us a page here).  A fork child that serves one
  * connection backs the head, the chunk of its slot and one of the ring:
  * 7 + 4 + 4 pages, where chunks of whole slots (256 of 560 bytes) and 64
- * ring entries made it 7 + 35 + 16.
+ * ring entries made it 7 + 35 + 16.  (Up to an fd limit of 479,349;
+ * 64 KiB slot chunks at 1,048,576.  A larger STATE_MAX_CHUNKS would cost
+ * every fork child more pages of chunk states to reset.)
  */
 #define CHUNK_MIN (4 * STATE_PAGE)
 

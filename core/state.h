@@ -146,7 +146,7 @@ struct state_region {
 	uint8_t *chunk_state; /* per chunk, atomic: see state.c */
 };
 
-#define STATE_MAX_CHUNKS 4096
+#define STATE_MAX_CHUNKS 16384
 #define STATE_RING_CHUNKS (CLOSEQ_CAP / 16 + 1)
 
 /* The durable state of this process, as the preload holds it. */

@@ -624,16 +624,18 @@ static inline void sm_ends_account(const struct sm_ends *e, ssize_t r)
 }
 
 /*
- * sm_sendfile_pieces - a sendfile with a metered end, made as calls of at
- * most SM_SENDFILE_PIECE bytes: one sendfile can be a whole file (busybox
- * asks for 16 MiB, Python's socket.sendfile for up to 1 GiB), and a
- * process killed while it blocks (SIGKILL, SIGTERM by default, a slow
- * receiver) never returns from it, so none of its bytes were counted: the
- * loss of a kill is now at most one piece.  The program sees one call: it
- * returns when a piece moves fewer bytes than asked (end of file, a full
- * non-blocking socket, a signal) or fails after others moved bytes (then
- * the bytes moved, errno as it was), never more than the kernel's
- * MAX_RW_COUNT; the counters get one call, its bytes piece by piece.
+ * sm_sendfile_pieces - a sendfile with a metered end.  One sendfile can be
+ * a whole file (busybox asks for 16 MiB, Python's socket.sendfile for up
+ * to 1 GiB), and a process killed while it blocks (SIGKILL, SIGTERM by
+ * default, a slow receiver) never returns from it: none of its bytes were
+ * counted.  From a regular file into a socket, a call of more than
+ * SM_SENDFILE_PIECE bytes is made as real calls of at most that, its bytes
+ * counted as each returns: a kill loses at most one piece.  The program
+ * sees one call: it returns at the first piece that moves less than asked
+ * (end of file, a full non-blocking socket, a signal), or with the bytes
+ * moved when a later piece fails (errno as it was); the counters get one
+ * call of that size.  Anything else (into a pipe, a count the kernel
+ * would refuse or clamp) is one real call, counted as before.
  * one(out, in, off, n) makes one real call.  Context: any thread and
  * signal handler.
  */

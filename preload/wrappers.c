@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -383,74 +384,122 @@ SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 }
 
 /* sendfile moves bytes out of `in` into `out`: both ends are accounted,
- * in pieces (sm_sendfile_pieces). */
-#define SM_RW_MAX ((size_t)0x7ffff000) /* the kernel's MAX_RW_COUNT */
+ * a long one in pieces (sm_sendfile_pieces). */
 
-/* The bytes of a later piece of one call: bytes (and latency) only, the
- * call itself was counted with its first piece, which also classified an
- * end seen for the first time. */
-static void ends_more(const struct sm_ends *e, ssize_t r, uint64_t since)
+/* No piece-making above this: the smallest MAX_RW_COUNT of the page sizes
+ * Linux uses (INT_MAX & PAGE_MASK with 64 KiB pages).  A larger count, or
+ * one negative as ssize_t, goes to the kernel whole, which says EINVAL or
+ * clamps it as it does. */
+#define SM_PIECES_MAX ((size_t)0x7fff0000)
+
+/* Whether a sendfile of n bytes is made in pieces: only from a regular
+ * file into a socket (the kernel's do_splice_direct path, where a call
+ * goes on until n, end of file, a full non-blocking socket, a signal or
+ * an error).  Into a pipe a call moves one pipe-full and returns: pieces
+ * would wait for room, or for a socket's next bytes, where the call had
+ * returned.  Two fstat calls, for a call of more than a piece only.
+ * errno untouched. */
+static bool want_pieces(int out, int in, const void *off, size_t n)
 {
-	const struct {
-		struct fd_slot *s;
-		uint64_t t0;
-		enum fd_dir dir;
-	} end[2] = { { e->out, e->out_t0, DIR_OUT },
-		     { e->in, e->in_t0, DIR_IN } };
-	unsigned i;
+	struct stat so, si;
+	int64_t pos;
+	int saved;
+	bool ok;
 
-	for (i = 0; i < 2; i++) {
-		if (end[i].t0 == UINT64_MAX ||
-		    !fd_kind_counts(fdtab_kind(end[i].s)))
-			continue;
-		if (sm_meter.acct & ACCT_BYTES)
-			__atomic_fetch_add(&end[i].s->c.bytes[end[i].dir],
-					   (uint64_t)r, __ATOMIC_RELAXED);
-		if (sm_latency && since)
-			__atomic_fetch_add(&end[i].s->c.latency[end[i].dir],
-					   sm_ticks() - since,
-					   __ATOMIC_RELAXED);
+	/* 64-bit ABIs only, where every form's offset is 64 bits. */
+	if (sizeof(long) != 8 || n <= SM_SENDFILE_PIECE || n > SM_PIECES_MAX)
+		return false;
+	/* What the kernel checks first, left to it: a negative offset, or
+	 * one that n would carry past the largest. */
+	if (off) {
+		memcpy(&pos, off, sizeof(pos));
+		if (pos < 0 || pos > INT64_MAX - (int64_t)n)
+			return false;
 	}
+	saved = errno;
+	ok = raw_syscall6(SYS_fstat, out, (long)&so, 0, 0, 0, 0) == 0 &&
+	     S_ISSOCK(so.st_mode) &&
+	     raw_syscall6(SYS_fstat, in, (long)&si, 0, 0, 0, 0) == 0 &&
+	     S_ISREG(si.st_mode);
+	errno = saved;
+	return ok;
 }
 
-/* Whether an end of e is counted, now that a first piece classified it. */
-static bool ends_counted(const struct sm_ends *e)
+/* Each counted end of e, its slot, direction and start. */
+struct piece_end {
+	struct fd_slot *s;
+	uint64_t t0;
+	enum fd_dir dir;
+};
+
+static unsigned counted_ends(const struct sm_ends *e, struct piece_end end[2])
 {
-	return (e->out_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->out))) ||
-	       (e->in_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->in)));
+	unsigned n = 0;
+
+	if (e->out_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->out)))
+		end[n++] = (struct piece_end){ e->out, e->out_t0, DIR_OUT };
+	if (e->in_t0 != UINT64_MAX && fd_kind_counts(fdtab_kind(e->in)))
+		end[n++] = (struct piece_end){ e->in, e->in_t0, DIR_IN };
+	return n;
 }
 
 ssize_t sm_sendfile_pieces(sm_piece_fn one, int out, int in, void *off,
 			   size_t n, const struct sm_ends *e)
 {
-	size_t total = n > SM_RW_MAX ? SM_RW_MAX : n, done, ask, piece;
-	uint64_t since;
+	struct piece_end end[2];
+	size_t done = 0, ask;
+	unsigned ends, i;
 	ssize_t r;
-	int saved;
+	int saved = errno, err = 0;
 
-	ask = total > SM_SENDFILE_PIECE ? SM_SENDFILE_PIECE : total;
-	r = one(out, in, off, ask);
-	sm_ends_account(e, r);
-	if (r <= 0 || (size_t)r < ask || ask == total)
+	if (!want_pieces(out, in, off, n)) {
+		r = one(out, in, off, n);
+		sm_ends_account(e, r);
 		return r;
-	saved = errno;
-	done = (size_t)r;
-	/* Neither end is counted after all (a file to /dev/null, each seen
-	 * for the first time): the rest in one call. */
-	piece = ends_counted(e) ? SM_SENDFILE_PIECE : total;
-	while (done < total) {
-		ask = total - done > piece ? piece : total - done;
-		since = sm_latency ? sm_ticks() : 0;
+	}
+	/* An end seen for the first time is classified now, as its first
+	 * data call would have it after the call: its pieces count. */
+	if (e->out_t0 != UINT64_MAX && fdtab_kind(e->out) == KIND_UNKNOWN)
+		sm_classify_slow(out);
+	if (e->in_t0 != UINT64_MAX && fdtab_kind(e->in) == KIND_UNKNOWN)
+		sm_classify_slow(in);
+	ends = counted_ends(e, end);
+	if (!ends) {
+		errno = saved;
+		return one(out, in, off, n);
+	}
+	/* The bytes of each piece as it returns; the call itself (calls,
+	 * its size, an error, its latency) once, at the end. */
+	for (;;) {
+		ask = n - done > SM_SENDFILE_PIECE ? SM_SENDFILE_PIECE
+						   : n - done;
 		r = one(out, in, off, ask);
-		if (r <= 0)
+		if (r < 0) {
+			err = errno;
 			break;
-		ends_more(e, r, since);
+		}
+		if (r > 0 && (sm_meter.acct & ACCT_BYTES))
+			for (i = 0; i < ends; i++)
+				__atomic_fetch_add(&end[i].s->c.bytes[end[i].dir],
+						   (uint64_t)r,
+						   __ATOMIC_RELAXED);
 		done += (size_t)r;
-		if ((size_t)r < ask)
+		if ((size_t)r < ask || done == n)
 			break;
 	}
-	errno = saved;
-	return (ssize_t)done;
+	/* A later piece that failed: the call returns what moved before,
+	 * as the kernel's own call does. */
+	r = done ? (ssize_t)done : (err ? -1 : 0);
+	for (i = 0; i < ends; i++) {
+		fd_account(end[i].s, end[i].dir, r, r < 0 ? err : 0,
+			   sm_meter.acct & ~ACCT_BYTES);
+		if (sm_latency)
+			__atomic_fetch_add(&end[i].s->c.latency[end[i].dir],
+					   sm_ticks() - end[i].t0,
+					   __ATOMIC_RELAXED);
+	}
+	errno = r < 0 ? err : saved;
+	return r;
 }
 
 static ssize_t one_sendfile(int out, int in, void *off, size_t n)
