@@ -406,8 +406,10 @@ static bool want_pieces(int out, int in, const void *off, size_t n)
 	int saved;
 	bool ok;
 
-	/* 64-bit ABIs only, where every form's offset is 64 bits. */
-	if (sizeof(long) != 8 || n <= SM_SENDFILE_PIECE || n > SM_PIECES_MAX)
+	/* 64-bit ABIs only, where every form's offset is 64 bits; not on a
+	 * sandboxed thread, whose filter may forbid fstat (quiet.h). */
+	if (sizeof(long) != 8 || n <= SM_SENDFILE_PIECE ||
+	    n > SM_PIECES_MAX || sm_quiet())
 		return false;
 	/* What the kernel checks first, left to it: a negative offset, or
 	 * one that n would carry past the largest. */
