@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -548,6 +549,38 @@ static void beyond_say(void)
 	sm_warn(msg);
 }
 
+/*
+ * The ticker is created by whichever program thread first needed it and
+ * inherits that thread's scheduling policy.  A program run under `chrt -f`
+ * (or one that made that thread SCHED_FIFO or SCHED_RR) would then have our
+ * housekeeping run at real-time priority: a batch of close records (a few
+ * milliseconds of formatting) would preempt every ordinary thread on its
+ * CPU, the program's own included, and real-time throttling would count it
+ * against the program's budget.  So the ticker moves itself to the
+ * ordinary policy (priority 0, the nice value it inherited): it runs when
+ * the program's real-time threads leave it a CPU, as any background work
+ * would.  An ordinary or batch policy is left as it was; so is the CPU
+ * affinity (taskset's choice for the whole program; a thread pinned by the
+ * program itself passes its pin on, which keeps our thread on the CPUs the
+ * program chose).  Failure changes nothing.  Not on a thread a seccomp
+ * filter binds (quiet.h): the filter may forbid these calls.
+ */
+static void ticker_not_realtime(void)
+{
+	struct sched_param sp = { 0 };
+	long pol;
+
+	if (sm_quiet())
+		return;
+	pol = raw_syscall6(SYS_sched_getscheduler, 0, 0, 0, 0, 0, 0);
+	if (pol < 0)
+		return;
+	pol &= ~(long)SCHED_RESET_ON_FORK;
+	if (pol == SCHED_FIFO || pol == SCHED_RR)
+		raw_syscall6(SYS_sched_setscheduler, 0, SCHED_OTHER, (long)&sp,
+			     0, 0, 0);
+}
+
 static void *ticker_main(void *arg)
 {
 	(void)arg;
@@ -555,6 +588,7 @@ static void *ticker_main(void *arg)
 	 * /proc/.../comm, an fd a concurrent fork would inherit. */
 	raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"sockmeter", 0, 0, 0, 0);
 	sm_ticker_thread = true;
+	ticker_not_realtime();
 	__atomic_store_n(&tk.alive, 1, __ATOMIC_RELEASE);
 	/* Our files live in an fd table of our own, out of the program's
 	 * way (core/progfd.h); else each batch is written from a child. */
