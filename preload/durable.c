@@ -127,6 +127,8 @@ void sm_durable_ending(void)
 SM_FORK_PATH
 void sm_durable_end(enum sm_end how)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	switch (how) {
 	case SM_END_EXIT:
 		/* The exit record did not reach the log file (RLIMIT_FSIZE,

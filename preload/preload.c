@@ -721,6 +721,8 @@ static void uncount_ticker(void)
 		__atomic_fetch_sub(n, 1, __ATOMIC_ACQ_REL);
 }
 
+static bool threadless; /* see must_stay_single_threaded */
+
 /* Create the ticker on stack (NULL: one of libc's).  Returns 0 or an
  * error number. */
 static int start_ticker(void *stack)
@@ -753,6 +755,12 @@ static void ensure_ticker(void)
 	    !__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	if (threadless) {
+		/* As a ticker that could not start, without the warning. */
+		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
+		errno = saved;
+		return;
+	}
 	sigfillset(&all);
 	raw_sigmask(SIG_SETMASK, &all, &old);
 	stack = ticker_stack();
@@ -965,8 +973,19 @@ static void wait_ticker_running(void)
 		nanosleep(&pause, NULL);
 }
 
+/* Set once the constructor registered the fork handlers: a library that
+ * passes everything through (switched off, a skipped program, a second
+ * copy, a set-user-id program) has no meter for them to touch, and a raw
+ * clone in such a process must be a plain clone (it was a SIGSEGV in the
+ * parent: Chromium's user-namespace probe under SOCKMETER=off). */
+static bool fork_handlers_on;
+
 void sm_raw_fork(enum sm_raw_fork_phase phase)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
+	if (!__atomic_load_n(&fork_handlers_on, __ATOMIC_ACQUIRE))
+		return;
 	switch (phase) {
 	case SM_RAW_FORK_PREPARE:
 		wait_ticker_running();
@@ -1125,7 +1144,29 @@ static const char *env_secure(const char *name)
 	return secure_getenv(name);
 }
 
-__attribute__((constructor)) static void sm_init(void)
+/*
+ * A process that must stay single-threaded: Chromium's zygote (and so the
+ * renderers it forks) checks, right after its first message to the
+ * browser, that it has one thread (/proc/self/task) before it sandboxes
+ * itself, and aborts otherwise: the whole browser then fails ("Failed to
+ * receive hello message from zygote").  Started the ticker would be, at
+ * that message.  Such a process runs without one: its calls are counted
+ * as ever, its close records wait in the close queue (dropped and counted
+ * once it is full), no interval record is written, and its exit writes
+ * the exit record itself (or, sandboxed, leaves it to recovery from the
+ * state file).  Told by its arguments, read once by the constructor.
+ */
+static bool must_stay_single_threaded(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; argv && i < argc && argv[i]; i++)
+		if (strcmp(argv[i], "--type=zygote") == 0)
+			return true;
+	return false;
+}
+
+__attribute__((constructor)) static void sm_init(int argc, char **argv)
 {
 	struct config cfg;
 	const char *prog = program_invocation_short_name;
@@ -1133,6 +1174,7 @@ __attribute__((constructor)) static void sm_init(void)
 
 	if (initialized++)
 		return;
+	threadless = must_stay_single_threaded(argc, argv);
 	/* tk's zeroes are its initial values, so a fork child may have it
 	 * wiped (MADV_WIPEONFORK needs private anonymous memory: .bss past
 	 * the file's last page, which its alignment gives it). */
@@ -1192,6 +1234,7 @@ __attribute__((constructor)) static void sm_init(void)
 	clock_origin.ticks0 = sm_ticks();
 	sm_slow = sm_latency || sm_meter.acct != SM_ACCT_DEFAULT;
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	__atomic_store_n(&fork_handlers_on, true, __ATOMIC_RELEASE);
 	/* quick_exit ends with glibc's internal _exit: the exit record is
 	 * made by a handler of ours, the first registered, so the last run. */
 	at_quick_exit(sm_quick_exit_handler);
@@ -1284,6 +1327,8 @@ static __thread bool exiting_here __attribute__((tls_model("initial-exec")));
 
 void sm_exit_begins(void)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	if (exiting_here)
 		return;
 	exiting_here = true;
@@ -1372,6 +1417,8 @@ __thread struct sm_opened_here sm_opened_here
 static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 		   const struct fd_addr *peer)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	sm_opened_here.n++;
 	sm_opened_here.fd = fd;
 	/* A vfork child's new fd is in its own table, not in ours. */
@@ -1401,6 +1448,8 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 
 void sm_opened_socket(int fd, int domain, int type, int protocol)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	opened(fd, classify_socket(domain, type, protocol), NULL, NULL);
 }
 
@@ -1413,6 +1462,8 @@ bool sm_accept_peer(int listen_fd)
 
 void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_addr local, asked;
 	enum fd_kind kind = KIND_UNKNOWN;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
@@ -1444,6 +1495,8 @@ void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 
 void sm_opened_dup(int oldfd, int newfd)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_snapshot s;
 	struct fd_slot *slot = fdtab_slot(&sm_meter.tab, oldfd);
 
@@ -1463,6 +1516,8 @@ void sm_opened_dup(int oldfd, int newfd)
 
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_addr local, peer;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
@@ -1481,6 +1536,8 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 
 void sm_bound(int fd)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_addr local;
 
 	if (!sm_meter.tab.cap || !peers_on() || sm_foreign_process())
@@ -1491,6 +1548,8 @@ void sm_bound(int fd)
 
 void sm_closing(int fd)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
 	/* A signal handler that opened and closed fd in the middle of a
@@ -1517,6 +1576,8 @@ void sm_closing(int fd)
  */
 void sm_dup_closing(int oldfd, int newfd, int flags)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, newfd);
 	struct rlimit lim;
 	int saved;
@@ -1537,6 +1598,8 @@ void sm_dup_closing(int oldfd, int newfd, int flags)
 
 void sm_closing_range(unsigned first, unsigned last)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	uint32_t high = __atomic_load_n(&sm_meter.tab.high, __ATOMIC_ACQUIRE);
 	uint64_t now;
 	unsigned fd;
@@ -1576,12 +1639,16 @@ static void ask_ticker(bool exec)
 
 void sm_exec_failed(void)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	if (__atomic_exchange_n(&tk.exec_hold, 0, __ATOMIC_ACQ_REL))
 		futex(&tk.exec_hold, FUTEX_WAKE, 1, NULL);
 }
 
 void sm_spawning(void)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	if (sm_meter.tab.cap)
 		meter_forked(&sm_meter, real_now());
 }
@@ -1589,6 +1656,8 @@ void sm_spawning(void)
 SM_FORK_PATH
 void sm_final_record(bool exec)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct meter_time now;
 	sigset_t mask;
 	int saved;
@@ -1795,6 +1864,8 @@ static void pin_log(uint32_t how)
  */
 void sm_creds_mirror(long nr, const long a[4])
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	uint32_t free = CRED_FREE, done, ready = CRED_READY;
 	struct timespec until;
 	int saved = errno, i, round;
@@ -2015,6 +2086,8 @@ static bool futex_allowed(const struct sock_fprog *prog)
 
 void sm_confine_filter(bool strict, bool all_threads, const void *prog)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	if (!strict && futex_allowed(prog))
 		return;
 	futex_forbidden_here = true;
@@ -2024,6 +2097,8 @@ void sm_confine_filter(bool strict, bool all_threads, const void *prog)
 
 int sm_confine_begin(enum sm_confine how)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return -1;
 	uint8_t before = __atomic_load_n(&sm_quiet_level, __ATOMIC_ACQUIRE);
 	int saved = errno;
 	bool prepare;
@@ -2055,6 +2130,8 @@ int sm_confine_begin(enum sm_confine how)
 
 void sm_confine_end(enum sm_confine how, int before, bool done)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	if (before < 0 || how == SM_CONFINE_ROOT)
 		return;
 	if (!done) {
@@ -2070,6 +2147,8 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 
 void sm_creds_changing(void)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	int saved = errno;
 
 	/* Only an explicit path (a template with %u follows the uid), and
@@ -2102,6 +2181,8 @@ out:
 
 void sm_creds_changed(void)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	int saved = errno;
 
 	/* A vfork child's setuid before exec is not ours to follow. */

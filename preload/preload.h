@@ -172,6 +172,36 @@ static inline bool sm_foreign_process(void)
 		!sm_quiet() && raw_getpid() != sm_meter.pid);
 }
 
+/*
+ * True on a thread whose TLS is not libc's: a child made by
+ * clone(CLONE_VM | CLONE_SETTLS) on a TLS block of the program's own, as
+ * Chromium's chroot helper is (a zeroed buffer: clone writes into the
+ * child's TLS, which must not be the parent's).  Any TLS access of ours
+ * there (errno, whose address comes from the TCB's self pointer, 0 there:
+ * SIGSEGV; our own marks, fs-relative: a write into the parent's stack)
+ * would crash or corrupt it, so every lifecycle hook, and syscall(),
+ * checks this first and leaves such a child to the real call.  libc's
+ * TCB always points at itself; a zeroed one points nowhere.  One load.
+ * Data calls do not check: counting takes no TLS (errno only for a call
+ * that failed).  Context: any thread.
+ */
+static inline __attribute__((always_inline)) bool sm_tls_foreign(void)
+{
+#if defined(__x86_64__)
+	void *self;
+
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(self));
+	return SM_UNLIKELY(self == NULL);
+#elif defined(__aarch64__)
+	void *const *tp;
+
+	__asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
+	return SM_UNLIKELY(tp == NULL || *tp == NULL);
+#else
+	return false;
+#endif
+}
+
 /* A child on our memory is about to be made (clone with CLONE_VM). */
 static inline void sm_vm_child_begin(void)
 {
@@ -599,12 +629,14 @@ extern __thread struct sm_opened_here sm_opened_here
 
 static inline unsigned sm_opens_mark(void)
 {
-	return sm_opened_here.n;
+	return sm_tls_foreign() ? 0 : sm_opened_here.n;
 }
 
+/* (True on a foreign TLS: the caller then registers nothing.) */
 static inline bool sm_opened_inside(unsigned mark, int fd)
 {
-	return sm_opened_here.n != mark && sm_opened_here.fd == fd;
+	return sm_tls_foreign() ||
+	       (sm_opened_here.n != mark && sm_opened_here.fd == fd);
 }
 
 /* sm_clock_bind - find libc's own clock_gettime and clock_nanosleep, which

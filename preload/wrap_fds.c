@@ -55,6 +55,8 @@ static uint64_t real_now(void)
  * its slot still holds was closed without our seeing it. */
 static void created(int fd)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 	int saved = errno;
 
@@ -120,6 +122,8 @@ static void each_passed_fd(const struct msghdr *msg, void (*fn)(int))
 
 void sm_fds_received(const struct msghdr *msg)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	each_passed_fd(msg, created);
 }
 
@@ -131,6 +135,8 @@ static void sent(int fd)
 
 void sm_fds_sent(const struct msghdr *msg)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
 	each_passed_fd(msg, sent);
 }
 

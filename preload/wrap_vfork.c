@@ -173,7 +173,7 @@ SM_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	int r, saved, mark;
 
 	CLONE_REST(x, arg);
-	if ((flags & CLONE_THREAD) || !fn)
+	if ((flags & CLONE_THREAD) || !fn || sm_tls_foreign())
 		return sm_real.clone(fn, stack, flags, arg, x.ptid, x.tls,
 				     x.ctid);
 	if (SM_COUNT_VFORK && (flags & CLONE_VM) && (flags & CLONE_VFORK) &&

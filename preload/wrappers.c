@@ -617,6 +617,8 @@ SM_EXPORT int accept4(int lfd, struct sockaddr *addr, socklen_t *len, int flags)
 
 SM_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return sm_real.connect(fd, addr, len);
 	int r = sm_real.connect(fd, addr, len);
 	int saved = errno;
 
