@@ -1560,6 +1560,7 @@ void sm_closing(int fd)
 		return;
 	if (fd_kind_counts(fdtab_kind(s)) && sm_foreign_process())
 		return;
+	sm_settle_left();
 	meter_closed(&sm_meter, fd, real_now());
 }
 
@@ -1606,6 +1607,7 @@ void sm_closing_range(unsigned first, unsigned last)
 
 	if (!sm_meter.tab.cap || sm_foreign_process())
 		return;
+	sm_settle_left();
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++)
 		meter_closed(&sm_meter, (int)fd, now);

@@ -563,6 +563,11 @@ void sm_signals_init(void);
  * end the process. */
 void sm_count_interrupted(void);
 
+/* sm_settle_left - count the calls cut short by handlers this thread left
+ * by siglongjmp, before a close retires their slot.  Context: the closing
+ * thread, outside those handlers. */
+void sm_settle_left(void);
+
 /*
  * sm_count_slow - sm_data's out-of-line half: an fd seen for the first time
  * (classified here, once: a few system calls), categories other than the

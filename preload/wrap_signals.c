@@ -47,6 +47,10 @@ int sm_query_action(int sig, struct sigaction *sa)
 	return sigaction(sig, NULL, sa);
 }
 
+void sm_settle_left(void)
+{
+}
+
 SM_FORK_PATH
 void sm_count_interrupted(void)
 {
@@ -408,6 +412,30 @@ static void note_leave(unsigned token, uintptr_t frame)
 					    n->mark, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
 	n->frame = 0;
+}
+
+/*
+ * A close, close_range or dup2 of this thread is about to retire a slot:
+ * the calls cut short by handlers that were left by siglongjmp (their
+ * frames are gone: this call is not nested in them) are counted first,
+ * so that their bytes are in the connection's close record.  They were
+ * left for the next handler or the exit, which comes after the fd is
+ * closed, when the slot holds nothing any more (perl's unsafe signals: a
+ * handler that dies out of a blocked syswrite, then close $sock: that
+ * partial write was lost).  A close inside the handler itself (nested)
+ * leaves its note alone.  Eight TLS loads when no note is held.
+ */
+__attribute__((noinline)) void sm_settle_left(void)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	bool alt = on_alt(here);
+	unsigned i;
+
+	for (i = 0; i < INTR_NOTES; i++)
+		if (intr_notes[i].frame &&
+		    !nested_in(here, alt, intr_notes[i].frame,
+			       intr_notes[i].alt))
+			note_settle(&intr_notes[i]);
 }
 
 SM_FORK_PATH
