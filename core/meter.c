@@ -512,6 +512,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 		if ((m->acct & ACCT_BYTES) && enrich_unseen(f)) {
 			m->closed_unseen[DIR_IN] += f->unseen[DIR_IN];
 			m->closed_unseen[DIR_OUT] += f->unseen[DIR_OUT];
+			state_ticker_add_unseen(m->durable, f->unseen);
 		}
 		if (m->cfg.category[CAT_NAMES])
 			enrich_name(LOAD(&m->names), f);

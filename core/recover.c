@@ -189,6 +189,8 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 
 	memset(&m->closed, 0, sizeof(m->closed));
 	m->closed_count = 0;
+	m->closed_unseen[DIR_IN] = w->unseen[DIR_IN];
+	m->closed_unseen[DIR_OUT] = w->unseen[DIR_OUT];
 	for (k = 0; k < KIND_COUNT; k++) {
 		fd_counters_add(&m->closed, &w->closed[k]);
 		m->closed_count += w->closed_n[k];

@@ -126,6 +126,7 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 	l->closed_upto = offsetof(struct state_closed, upto);
 	l->closed_n = offsetof(struct state_closed, closed_n);
 	l->closed_c = offsetof(struct state_closed, closed);
+	l->closed_unseen = offsetof(struct state_closed, unseen);
 	l->q_head = offsetof(struct closeq_shared, head);
 	l->q_tail = offsetof(struct closeq_shared, tail);
 	l->q_pushed = offsetof(struct closeq_shared, pushed);
@@ -982,6 +983,16 @@ void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s)
 
 	fd_counters_add(&next->closed[k], &s->c);
 	next->closed_n[k]++;
+}
+
+void state_ticker_add_unseen(struct state_ticker *t,
+			     const uint64_t unseen[DIR_COUNT])
+{
+	struct state_closed *next = &t->buf[(LOAD(&t->active) & 1) ^ 1];
+	unsigned d;
+
+	for (d = 0; d < DIR_COUNT; d++)
+		next->unseen[d] += unseen[d];
 }
 
 void state_ticker_add_strays(struct state_ticker *t,

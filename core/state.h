@@ -69,6 +69,10 @@ struct state_closed {
 	uint64_t upto; /* queue position: the entries before it are in */
 	uint64_t closed_n[KIND_COUNT];
 	struct fd_counters closed[KIND_COUNT];
+	/* The bytes the kernel saw and the wrappers did not, of the closed
+	 * TCP connections whose records were written (bytes_*_unseen): a
+	 * recovered exit record's totals show them as a written one's do. */
+	uint64_t unseen[DIR_COUNT];
 };
 
 /*
@@ -113,7 +117,7 @@ struct state_layout {
 	/* inside struct closeq_shared */
 	uint32_t q_head, q_tail, q_pushed, q_dropped, q_dropped_c, q_dropped_n;
 	uint32_t dirs, errs, size_buckets, kinds;
-	uint32_t pad;
+	uint32_t closed_unseen; /* inside struct state_closed */
 };
 
 struct state_header {
@@ -258,6 +262,9 @@ void state_ticker_add(struct state_ticker *t, const struct fd_snapshot *s);
  * totals, under no kind's closed connections. */
 void state_ticker_add_strays(struct state_ticker *t,
 			     const struct fd_counters *c);
+/* state_ticker_add_unseen - a written close record's bytes_*_unseen. */
+void state_ticker_add_unseen(struct state_ticker *t,
+			     const uint64_t unseen[DIR_COUNT]);
 void state_ticker_commit(struct state_ticker *t, uint64_t upto);
 const struct state_closed *state_ticker_whole(const struct state_ticker *t);
 

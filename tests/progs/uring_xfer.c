@@ -3,7 +3,7 @@
  * go through io_uring (io_uring_prep_send / io_uring_prep_recv), only the
  * connection's set-up and close are libc calls.
  *
- *   uring_xfer OUT BACK [PLAIN]
+ *   uring_xfer OUT BACK [PLAIN [HOLD]]
  *
  * Connects to itself on 127.0.0.1, sends OUT bytes from the connecting side
  * to the accepting side with io_uring, then BACK bytes the other way; with
@@ -11,6 +11,8 @@
  * preload does see).  Both sides then shut down their writing half, read
  * the peer's end of stream with io_uring, and close.  Prints
  * "client=FD" and "server=FD" lines; exits 0 when every byte arrived.
+ * With HOLD, prints "closed" once both are closed and sleeps HOLD seconds
+ * before it exits (time for a test to kill it).
  */
 #include <arpa/inet.h>
 #include <liburing.h>
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 	int l, c, s;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: uring_xfer OUT BACK [PLAIN]\n");
+		fprintf(stderr, "usage: uring_xfer OUT BACK [PLAIN [HOLD]]\n");
 		return 2;
 	}
 	out = atoll(argv[1]);
@@ -123,5 +125,10 @@ int main(int argc, char **argv)
 	close(c);
 	close(s);
 	io_uring_queue_exit(&ring);
+	if (argc > 4) {
+		printf("closed\n");
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[4]));
+	}
 	return 0;
 }
