@@ -260,8 +260,7 @@ void meter_dup(struct meter *m, int oldfd, int newfd)
 
 void meter_forked(struct meter *m, uint64_t real_ns)
 {
-	if (m->forked_at) /* NULL until the preload set the meter up */
-		__atomic_store_n(m->forked_at, real_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(m->forked_at, real_ns, __ATOMIC_RELAXED);
 }
 
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
