@@ -1448,8 +1448,6 @@ static void opened(int fd, enum fd_kind kind, const struct fd_addr *local,
 
 void sm_opened_socket(int fd, int domain, int type, int protocol)
 {
-	if (sm_tls_foreign()) /* a child on a TLS of its own */
-		return;
 	opened(fd, classify_socket(domain, type, protocol), NULL, NULL);
 }
 
@@ -1462,8 +1460,6 @@ bool sm_accept_peer(int listen_fd)
 
 void sm_opened_accept(int listen_fd, int fd, const struct fd_addr *peer)
 {
-	if (sm_tls_foreign()) /* a child on a TLS of its own */
-		return;
 	struct fd_addr local, asked;
 	enum fd_kind kind = KIND_UNKNOWN;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, listen_fd);
@@ -1516,8 +1512,6 @@ void sm_opened_dup(int oldfd, int newfd)
 
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	if (sm_tls_foreign()) /* a child on a TLS of its own */
-		return;
 	struct fd_addr local, peer;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 

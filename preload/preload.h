@@ -179,8 +179,10 @@ static inline bool sm_foreign_process(void)
  * child's TLS, which must not be the parent's).  Any TLS access of ours
  * there (errno, whose address comes from the TCB's self pointer, 0 there:
  * SIGSEGV; our own marks, fs-relative: a write into the parent's stack)
- * would crash or corrupt it, so every lifecycle hook, and syscall(),
- * checks this first and leaves such a child to the real call.  libc's
+ * would crash or corrupt it, so each lifecycle path checks this before
+ * its first TLS access (syscall()'s dispatch, connect, clone,
+ * sm_opened_inside for the calls that make fds, and the hooks reached
+ * without those) and leaves such a child to the real call.  libc's
  * TCB always points at itself; a zeroed one points nowhere.  One load.
  * Data calls do not check: counting takes no TLS (errno only for a call
  * that failed).  Context: any thread.

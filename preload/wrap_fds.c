@@ -122,8 +122,6 @@ static void each_passed_fd(const struct msghdr *msg, void (*fn)(int))
 
 void sm_fds_received(const struct msghdr *msg)
 {
-	if (sm_tls_foreign()) /* a child on a TLS of its own */
-		return;
 	each_passed_fd(msg, created);
 }
 
