@@ -209,17 +209,22 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
  * Retire fd's slot and push its close record (ti: the kernel's view, or
  * NULL; unseen: the close itself was not seen), counted in closes_inflight
  * from the retire to the push: the final record waits for it (settle).
+ * gen: retire only while the slot holds that generation (a close made
+ * inside libc, after which another thread may own the number), or NULL.
  */
-static void retire_push(struct meter *m, int fd, uint64_t real_ns,
-			const struct tcpinfo *ti, bool unseen)
+static void retire_push(struct meter *m, int fd, const uint32_t *gen,
+			uint64_t real_ns, const struct tcpinfo *ti, bool unseen)
 {
 	struct fd_snapshot s;
 	/* One word for both ends, should the host move it meanwhile (the
 	 * preload does, once, at start-up). */
 	uint32_t *inflight = m->closes_inflight;
+	int had;
 
 	__atomic_add_fetch(inflight, 1, __ATOMIC_SEQ_CST);
-	if (fdtab_retire(&m->tab, fd, &s)) {
+	had = gen ? fdtab_retire_gen(&m->tab, fd, *gen, &s)
+		  : fdtab_retire(&m->tab, fd, &s);
+	if (had) {
 		if (ti && s.kind == KIND_TCP)
 			s.ti = *ti;
 		/* Inherited (opened 0), or open across a fork: the kernel's
@@ -235,21 +240,32 @@ static void retire_push(struct meter *m, int fd, uint64_t real_ns,
 	__atomic_sub_fetch(inflight, 1, __ATOMIC_SEQ_CST);
 }
 
-void meter_closed(struct meter *m, int fd, uint64_t real_ns)
+bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti)
 {
 	struct fd_slot *slot = fdtab_slot(&m->tab, fd);
-	struct tcpinfo ti;
-	bool have_ti = false;
 
-	/* The kernel's last word on a TCP connection, read before the slot
-	 * is retired so that every call it counted is in our counters. */
-	if (m->cfg.category[CAT_TCP_INFO] && slot &&
-	    fdtab_kind(slot) == KIND_TCP && !sm_quiet())
-		have_ti = tcpinfo_read_counted(
-			fd, &ti,
-			__atomic_load_n(&slot->c.bytes[DIR_IN],
-					__ATOMIC_RELAXED));
-	retire_push(m, fd, real_ns, have_ti ? &ti : NULL, false);
+	/* Read before the slot is retired, so that every call the kernel
+	 * counted is in our counters. */
+	if (!m->cfg.category[CAT_TCP_INFO] || !slot ||
+	    fdtab_kind(slot) != KIND_TCP || sm_quiet())
+		return false;
+	return tcpinfo_read_counted(
+		fd, ti, __atomic_load_n(&slot->c.bytes[DIR_IN], __ATOMIC_RELAXED));
+}
+
+void meter_closed(struct meter *m, int fd, uint64_t real_ns)
+{
+	struct tcpinfo ti;
+	bool have_ti = meter_tcp_view(m, fd, &ti);
+
+	/* The kernel's last word on a TCP connection, then the retire. */
+	retire_push(m, fd, NULL, real_ns, have_ti ? &ti : NULL, false);
+}
+
+void meter_closed_gen(struct meter *m, int fd, uint32_t gen,
+		      uint64_t real_ns, const struct tcpinfo *ti)
+{
+	retire_push(m, fd, &gen, real_ns, ti, false);
 }
 
 void meter_dup(struct meter *m, int oldfd, int newfd)
@@ -265,7 +281,7 @@ void meter_forked(struct meter *m, uint64_t real_ns)
 
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
 {
-	retire_push(m, fd, real_ns, NULL, true);
+	retire_push(m, fd, NULL, real_ns, NULL, true);
 }
 
 /* --- the ticker ----------------------------------------------------------- */

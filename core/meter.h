@@ -187,6 +187,20 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
  * Context: any thread and signal handler. */
 void meter_closed(struct meter *m, int fd, uint64_t real_ns);
 
+/* meter_tcp_view - the kernel's view of fd's TCP connection (TCP_INFO and
+ * the queues), read now for its close record; false when fd is not a
+ * metered TCP socket, the category is off or the thread is sandboxed.
+ * Context: any thread and signal handler. */
+bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti);
+
+/* meter_closed_gen - fd was closed inside libc (fclose, freopen): its
+ * close record, if the slot still holds generation gen (another thread may
+ * have been handed the number since); ti is the kernel's view read just
+ * before that close (meter_tcp_view), or NULL.
+ * Context: any thread and signal handler. */
+void meter_closed_gen(struct meter *m, int fd, uint32_t gen,
+		      uint64_t real_ns, const struct tcpinfo *ti);
+
 /* meter_dup - newfd was made from oldfd (dup*, F_DUPFD): both name one
  * object, and each fd counts only its own calls.
  * Context: any thread and signal handler. */

@@ -84,18 +84,49 @@ static uint64_t gen_before(FILE *fp, int *fd)
  * After a stdio close of fd: retire the connection it held, if it is still
  * the one that was there before (the flush inside the close was counted in
  * it; another thread may have been handed the number since, and that new
- * connection stays).
+ * connection stays).  ti: the kernel's view read before the close, or NULL.
  */
-static void closed_after(int fd, uint64_t gen)
+static void closed_after(int fd, uint64_t gen, const struct tcpinfo *ti)
 {
-	struct fd_snapshot s;
-
 	if (fd >= 0)
 		progfd_await((unsigned)fd, (unsigned)fd);
 	if (gen == UINT64_MAX)
 		return;
-	if (fdtab_retire_gen(&sm_meter.tab, fd, (uint32_t)gen, &s))
-		closeq_push(&sm_meter.q, &s, real_now());
+	meter_closed_gen(&sm_meter, fd, (uint32_t)gen, real_now(), ti);
+}
+
+/* glibc's flag of a FILE whose last operation was output (libio.h). */
+#define SM_IO_CURRENTLY_PUTTING 0x0800
+
+/*
+ * A TCP socket's FILE about to be closed by fclose or freopen: the kernel's
+ * last word on the connection must be read after the close's flush and
+ * before its close, and libc gives no moment in between.  So the flush is
+ * made first, here, through fflush (ours: counted as the close would have
+ * counted it; a wide stream's output passes uncounted, which the kernel's
+ * view then shows as unseen), then TCP_INFO is read; the real call finds
+ * nothing left to send.  The system calls are the same as the close's
+ * own: a flush that fails leaves glibc's buffer discarded, as the close's
+ * would, and the close then writes nothing more.  That failure is the
+ * close's result: its errno in *flush_err (0: none).  Only when the record
+ * would carry the kernel's view (tcp_info on, a metered TCP socket).
+ */
+static bool tcp_last_word(FILE *fp, int fd, uint64_t gen, struct tcpinfo *ti,
+			  int *flush_err)
+{
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
+	int saved = errno;
+	bool ok;
+
+	*flush_err = 0;
+	if (gen == UINT64_MAX || !s || fdtab_kind(s) != KIND_TCP ||
+	    !sm_meter.cfg.category[CAT_TCP_INFO] || sm_quiet())
+		return false;
+	if ((fp->_flags & SM_IO_CURRENTLY_PUTTING) && fflush(fp) == EOF)
+		*flush_err = errno;
+	ok = meter_tcp_view(&sm_meter, fd, ti);
+	errno = saved;
+	return ok;
 }
 
 /* Call fn on every fd of msg's SCM_RIGHTS messages. */
@@ -319,8 +350,10 @@ SM_EXPORT FILE *fopen64(const char *path, const char *mode)
 SM_EXPORT int fclose(FILE *fp)
 {
 	struct sm_stdio_close sc;
-	int fd, r, saved;
+	struct tcpinfo ti;
+	int fd, r, saved, flush_err;
 	uint64_t gen = gen_before(fp, &fd);
+	bool have_ti = tcp_last_word(fp, fd, gen, &ti, &flush_err);
 	bool flushing = sm_stdio_close_begin(fp, &sc);
 
 	r = sm_real.fclose(fp);
@@ -329,19 +362,25 @@ SM_EXPORT int fclose(FILE *fp)
 	 * ends. */
 	if (flushing)
 		sm_stdio_close_end(&sc, r);
-	closed_after(fd, gen);
+	if (flush_err && r == 0) {
+		/* Our flush failed where the close's own would have. */
+		r = EOF;
+		saved = flush_err;
+	}
+	closed_after(fd, gen, have_ti ? &ti : NULL);
 	errno = saved;
 	return r;
 }
 
+/* freopen: a flush that fails is not its failure (glibc's goes on). */
 static FILE *reopened(FILE *r, int fd, uint64_t gen, bool flushing,
-		      const struct sm_stdio_close *sc)
+		      const struct sm_stdio_close *sc, const struct tcpinfo *ti)
 {
 	int saved = errno;
 
 	if (flushing)
 		sm_stdio_close_end(sc, r ? 0 : EOF);
-	closed_after(fd, gen);
+	closed_after(fd, gen, ti);
 	errno = saved;
 	return made_file(r);
 }
@@ -349,23 +388,27 @@ static FILE *reopened(FILE *r, int fd, uint64_t gen, bool flushing,
 SM_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)
 {
 	struct sm_stdio_close sc;
-	int fd;
+	struct tcpinfo ti;
+	int fd, flush_err;
 	uint64_t gen = gen_before(fp, &fd);
+	bool have_ti = tcp_last_word(fp, fd, gen, &ti, &flush_err);
 	bool flushing = sm_stdio_close_begin(fp, &sc);
 
-	return reopened(sm_real.freopen(path, mode, fp), fd, gen, flushing,
-			&sc);
+	return reopened(sm_real.freopen(path, mode, fp), fd, gen, flushing, &sc,
+			have_ti ? &ti : NULL);
 }
 
 SM_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
 {
 	struct sm_stdio_close sc;
-	int fd;
+	struct tcpinfo ti;
+	int fd, flush_err;
 	uint64_t gen = gen_before(fp, &fd);
+	bool have_ti = tcp_last_word(fp, fd, gen, &ti, &flush_err);
 	bool flushing = sm_stdio_close_begin(fp, &sc);
 
-	return reopened(sm_real.freopen64(path, mode, fp), fd, gen, flushing,
-			&sc);
+	return reopened(sm_real.freopen64(path, mode, fp), fd, gen, flushing, &sc,
+			have_ti ? &ti : NULL);
 }
 
 /* --- before binding ------------------------------------------------------
