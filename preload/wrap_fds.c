@@ -92,6 +92,7 @@ static void closed_after(int fd, uint64_t gen, const struct tcpinfo *ti)
 		progfd_await((unsigned)fd, (unsigned)fd);
 	if (gen == UINT64_MAX)
 		return;
+	sm_settle_left(); /* as close() does */
 	meter_closed_gen(&sm_meter, fd, (uint32_t)gen, real_now(), ti);
 }
 
