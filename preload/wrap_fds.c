@@ -103,7 +103,7 @@ static void closed_after(int fd, uint64_t gen, const struct tcpinfo *ti)
  * A TCP socket's FILE about to be closed by fclose or freopen: the kernel's
  * last word on the connection must be read after the close's flush and
  * before its close, and libc gives no moment in between.  So the flush is
- * made first, here, through fflush (ours: counted as the close would have
+ * made first, here, as our fflush makes it (counted as the close would have
  * counted it; a wide stream's output passes uncounted, which the kernel's
  * view then shows as unseen), then TCP_INFO is read; the real call finds
  * nothing left to send.  The system calls are the same as the close's
@@ -123,7 +123,8 @@ static bool tcp_last_word(FILE *fp, int fd, uint64_t gen, struct tcpinfo *ti,
 	if (gen == UINT64_MAX || !s || fdtab_kind(s) != KIND_TCP ||
 	    !sm_meter.cfg.category[CAT_TCP_INFO] || sm_quiet())
 		return false;
-	if ((fp->_flags & SM_IO_CURRENTLY_PUTTING) && fflush(fp) == EOF)
+	if ((fp->_flags & SM_IO_CURRENTLY_PUTTING) &&
+	    sm_stdio_flush(fp) == EOF)
 		*flush_err = errno;
 	ok = meter_tcp_view(&sm_meter, fd, ti);
 	errno = saved;

@@ -776,6 +776,15 @@ SM_EXPORT int fflush(FILE *fp)
 	return metered_fflush(sm_real.fflush, true, fp, s);
 }
 
+int sm_stdio_flush(FILE *fp)
+{
+	struct fd_slot *s;
+
+	if (!fp || !file_metered(fp, &s))
+		return sm_real.fflush(fp);
+	return metered_fflush(sm_real.fflush, true, fp, s);
+}
+
 SM_EXPORT int fflush_unlocked(FILE *fp)
 {
 	struct fd_slot *s;

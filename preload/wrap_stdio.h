@@ -39,6 +39,10 @@ struct sm_stdio_close {
 };
 
 bool sm_stdio_close_begin(FILE *fp, struct sm_stdio_close *c);
+/* sm_stdio_flush - fflush(fp) for a FILE that is not NULL, counted as the
+ * wrapper counts it (the library never calls its own wrappers).
+ * Context: any thread. */
+int sm_stdio_flush(FILE *fp);
 void sm_stdio_close_end(const struct sm_stdio_close *c, int r);
 
 #endif
