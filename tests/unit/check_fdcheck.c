@@ -201,6 +201,37 @@ START_TEST(test_fdcheck_first_sight_compares_tcp_addresses)
 }
 END_TEST
 
+/* A socket bound to 0.0.0.0 and then connected: the table may still hold
+ * the wildcard address bind gave (the connect's update comes after the
+ * kernel's answer), which matches any address on its port; another port
+ * is still another socket. */
+START_TEST(test_fdcheck_first_sight_wildcard_local)
+{
+	struct fd_snapshot stale;
+	struct fd_addr local, peer;
+	struct closeq_entry e;
+	int c, s;
+
+	tcp_pair(&c, &s, &local, &peer);
+	local.u.in4.sin_addr.s_addr = htonl(INADDR_ANY);
+	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 1, &local, &peer,
+				    &stale),
+			 0);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 2), 0);
+	ck_assert(!closeq_pop(&q, &e));
+	fdtab_retire(&tab, c, &stale);
+	local.u.in4.sin_port = htons((uint16_t)(ntohs(local.u.in4.sin_port) + 1));
+	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 3, &local, &peer,
+				    &stale),
+			 0);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 4), 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert(e.s.unseen);
+	close(c);
+	close(s);
+}
+END_TEST
+
 /* What the kind and addresses cannot tell (unknown addresses) is not held
  * against a connection. */
 START_TEST(test_fdcheck_first_sight_unknown_addresses_pass)
@@ -282,6 +313,7 @@ int main(void)
 	tcase_add_test(tc, test_fdcheck_retires_an_fd_reused_behind_our_back_as_unseen);
 	tcase_add_test(tc, test_fdcheck_first_sight_compares_tcp_addresses);
 	tcase_add_test(tc, test_fdcheck_first_sight_unknown_addresses_pass);
+	tcase_add_test(tc, test_fdcheck_first_sight_wildcard_local);
 	tcase_add_test(tc, test_fdcheck_retires_an_fd_closed_behind_our_back);
 	tcase_add_test(tc, test_fdcheck_remembers_an_inherited_fd_at_first_sight);
 	tcase_add_test(tc, test_fdcheck_does_nothing_until_enabled);
