@@ -572,7 +572,11 @@ void meter_build(struct meter *m, enum summary_type type,
 	 * pushed since the drain (other threads close on while an exit
 	 * record is made): their records and numbers are in neither. */
 	r->fds_closed = m->closed_count + dropped_n;
-	r->close_dropped = closeq_dropped_records(&m->q);
+	/* With close_records = off no record is wanted, so none is lost: a
+	 * full queue then keeps only numbers, as ever, and says nothing. */
+	r->close_dropped = m->cfg.close_records == CLOSE_RECORDS_OFF
+				   ? 0
+				   : closeq_dropped_records(&m->q);
 	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
 	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
 	r->unseen[DIR_IN] = m->closed_unseen[DIR_IN];

@@ -989,6 +989,36 @@ START_TEST(test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropp
 }
 END_TEST
 
+/* close_records = off: the same burst, totals as exact, and no record is
+ * said to be lost, since none was wanted (close_records_dropped showed
+ * 172 to 3,370 in a helper's runs with records off). */
+START_TEST(test_meter_records_off_burst_says_nothing_dropped)
+{
+	uint64_t i;
+	char *log, *line;
+
+	cfg.close_records = CLOSE_RECORDS_OFF;
+	start();
+	for (i = 0; i < BURST; i++) {
+		open_tcp(200, 0);
+		move(200, DIR_IN, i + 1);
+		meter_closed(&m, 200, at_s(0).real_ns + i);
+	}
+	meter_tick(&m, at_s(1));
+	meter_exit(&m, at_s(2));
+	log = log_text();
+	ck_assert_ptr_null(strstr(log, "\"type\":\"close\""));
+	ck_assert_ptr_null(strstr(log, "close_records_dropped"));
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), BURST);
+	ck_assert_uint_eq(uu_json_u64(line, "bytes_in"),
+			  (uint64_t)BURST * (BURST + 1) / 2);
+	free(line);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_queue_is_reusable_after_drain)
 {
 	uint64_t i;
@@ -1022,6 +1052,7 @@ static TCase *tc_queue(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_meter_more_closes_than_queue_keeps_totals_exact_and_counts_dropped);
+	tcase_add_test(tc, test_meter_records_off_burst_says_nothing_dropped);
 	tcase_add_test(tc, test_meter_queue_is_reusable_after_drain);
 	return tc;
 }
