@@ -448,6 +448,38 @@ static bool unfinished(const char *name, const char *path,
 	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 }
 
+/*
+ * A file of another pid namespace whose process marked it final (its exit
+ * or exec record is written) is only litter: removed.  Such a process
+ * cannot always remove it itself: bubblewrap's pid 1 makes its file in
+ * the host's /dev/shm, then pivot_roots into a root with a /dev/shm of
+ * its own, where the file's path leads nowhere.  Any other file of such a
+ * namespace is left alone (its pid cannot be checked from here).  True
+ * when the file was removed.
+ */
+static bool final_elsewhere(const char *dir, const char *name)
+{
+	char path[CONFIG_PATH_MAX + 300];
+	struct state_header h;
+	struct stat sb;
+	const char *why;
+	long fd;
+	int bad;
+
+	if (claim_pid(name) ||
+	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+		    sizeof(path))
+		return false;
+	fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	bad = fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
+	      read_header(fd, &h, &why) != 0;
+	syscall(SYS_close, fd);
+	return !bad && h.status == STATE_FINAL &&
+	       syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+}
+
 static void recover_one(const char *dir, const char *name,
 			const struct recover_opts *o, struct recover_stats *st)
 {
@@ -589,7 +621,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 {
 	long fd = sys_open(dir, O_RDONLY | O_DIRECTORY);
 	uint64_t view = state_pid_view(NULL);
-	unsigned seen = 0;
+	unsigned seen = 0, looked_elsewhere = 0;
 	char buf[8192] __attribute__((aligned(8)));
 	long n;
 
@@ -627,8 +659,16 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			/* Another pid namespace's (state.h): its pid cannot
 			 * be checked from here.  Passed over before the
 			 * quota, so that such files never keep the automatic
-			 * scan from this namespace's own. */
+			 * scan from this namespace's own; only one marked
+			 * final is removed (final_elsewhere), looked at up to
+			 * a quota of its own. */
 			if (state_name_view(e->name) != view) {
+				if ((!o->max_files ||
+				     looked_elsewhere++ < o->max_files) &&
+				    final_elsewhere(dir, e->name)) {
+					st->removed++;
+					continue;
+				}
 				say(o,
 				    "sockmeter recover: %s/%s: a process of "
 				    "another pid namespace; left alone",
