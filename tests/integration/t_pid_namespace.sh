@@ -67,12 +67,14 @@ expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
 # of the sandbox's): at its exit it marks the file final but cannot remove
 # it by its path.  Such a file is litter, and recovery removes it (it was
 # "a process of another pid namespace; left alone", one per run, for
-# good).  The program in the sandbox is metered and exact all the same.
+# good).  The program in the sandbox is metered and exact all the same
+# (the library's directory is bound in: a build under /tmp is hidden).
 if command -v bwrap >/dev/null &&
 	bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid true 2>/dev/null; then
 	mkdir "$T/bwlogs"
 	LD_PRELOAD=$LIB SOCKMETER_LOG=$T/bwlogs/%n.%p.log timeout 30 bwrap \
 		--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp \
+		--ro-bind "$(dirname "$LIB")" "$(dirname "$LIB")" \
 		--bind "$T/bwlogs" "$T/bwlogs" --unshare-pid "$PY" -c '
 import socket
 a, b = socket.socketpair()
