@@ -51,7 +51,6 @@
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
-	X(SYS_pivot_root, w)                                                   \
 	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w)                  \
 	X(SYS_pread64, w) X(SYS_pwrite64, w) X(SYS_preadv, w)                  \
 	X(SYS_pwritev, w) X(SYS_preadv2, w) X(SYS_pwritev2, w)                 \
@@ -177,11 +176,7 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 	int before, saved;
 	long r;
 
-	if (n == SYS_chroot || n == SYS_pivot_root) {
-		/* pivot_root (bubblewrap, container runtimes; glibc has no
-		 * wrapper) moves the root as a chroot does: the log and the
-		 * state directory are held open first, so that the exit
-		 * record and the state file's removal still reach them. */
+	if (n == SYS_chroot) {
 		how = SM_CONFINE_ROOT;
 	} else if (n == SYS_capset ||
 		   (n == SYS_prctl &&
@@ -213,7 +208,7 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
 	before = sm_confine_begin(how);
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
-	if (how != SM_CONFINE_ROOT && (listener ? r >= 0 : r == 0))
+	if (n != SYS_chroot && (listener ? r >= 0 : r == 0))
 		sm_confine_filter(n == SYS_prctl ? (int)a2 == SECCOMP_MODE_STRICT
 						 : (unsigned)a1 ==
 							   SECCOMP_SET_MODE_STRICT,
@@ -303,7 +298,7 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		/* Its close of a2, as dup2() and dup3() make it. */
 		sm_dup_closing((int)a1, (int)a2, n == SYS_dup3 ? (int)a3 : 0);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot ||
-		 n == SYS_pivot_root || n == SYS_capset)
+		 n == SYS_capset)
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
 		return cloning(n, a1, a2, a3, a4, a5, a6);
