@@ -107,8 +107,9 @@ static void closed_after(int fd, uint64_t gen, const struct tcpinfo *ti)
  * counted it; a wide stream's output passes uncounted, which the kernel's
  * view then shows as unseen), then TCP_INFO is read; the real call finds
  * nothing left to send.  The system calls are the same as the close's
- * own: a flush that fails leaves glibc's buffer discarded, as the close's
- * would, and the close then writes nothing more.  That failure is the
+ * own: a flush that fails leaves the buffer discarded (__fpurge for a
+ * wide stream, whose failed flush keeps it), as the close's would, and
+ * the close then writes nothing more.  That failure is the
  * close's result: its errno in *flush_err (0: none).  Only when the record
  * would carry the kernel's view (tcp_info on, a metered TCP socket).
  */
@@ -124,8 +125,15 @@ static bool tcp_last_word(FILE *fp, int fd, uint64_t gen, struct tcpinfo *ti,
 	    !sm_meter.cfg.category[CAT_TCP_INFO] || sm_quiet())
 		return false;
 	if ((fp->_flags & SM_IO_CURRENTLY_PUTTING) &&
-	    sm_stdio_flush(fp) == EOF)
+	    sm_stdio_flush(fp) == EOF) {
 		*flush_err = errno;
+		/* A byte stream's failed flush discards its buffer; a wide
+		 * stream's keeps it, and the close would write it again (a
+		 * second write, a SIGPIPE that killed the program, another
+		 * errno; a resend after a partial write).  Discarded here,
+		 * as the close's own failed flush leaves it. */
+		__fpurge(fp);
+	}
 	ok = meter_tcp_view(&sm_meter, fd, ti);
 	errno = saved;
 	return ok;

@@ -9,6 +9,7 @@
 # included (fclose -1, ECONNRESET).
 . "$(dirname "$0")/lib.sh"
 SM_UNSEEN_OK=1 # the wide case's bytes are the kernel's alone, on purpose
+need strace
 need_prog tcpfclose
 P=$PROGS/tcpfclose
 plain "$P" >"$T/plain.out" || fail "tcpfclose failed without the preload"
@@ -18,8 +19,16 @@ SOCKMETER_LOG=$T/tf.log SOCKMETER_FORMAT=json sm "$P" >"$T/pre.out" ||
 strip() { sed 's/port=[0-9]* //' "$1"; }
 [ "$(strip "$T/plain.out")" = "$(strip "$T/pre.out")" ] ||
 	fail "another outcome: $(diff <(strip "$T/plain.out") <(strip "$T/pre.out"))"
-grep -q '^reset fclose=-1 errno=' <(strip "$T/pre.out") ||
-	fail "the reset case's close did not fail: $(cat "$T/pre.out")"
+for c in reset wreset; do
+	grep -q "^$c fclose=-1 errno=" <(strip "$T/pre.out") ||
+		fail "the $c case's close did not fail: $(cat "$T/pre.out")"
+done
+# One write of the wide buffer, as without the preload (a second one had
+# made EPIPE of ECONNRESET, and a SIGPIPE).
+SOCKMETER_LOG=$T/st.log sm strace -f -qq -e trace=write -o "$T/strace" "$P" >/dev/null ||
+	fail "tcpfclose under strace failed"
+expect_eq "writes of the wide reset case's buffer" \
+	"$(grep -c 'write([0-9]*, "wreset' "$T/strace")" 1
 # rec CASE KEY: KEY of the client's close record in CASE, as a list;
 # sent: what the kernel's view says was written (sent once, or queued).
 rec() {
@@ -38,4 +47,5 @@ expect_eq "wide: bytes_out (libc's own write)" "$(rec wide bytes_out)" "[0]"
 expect_eq "wide: bytes_out_unseen" "$(rec wide bytes_out_unseen)" "[$read]"
 expect_eq "reset: bytes_out" "$(rec reset bytes_out)" "[0]"
 expect_eq "reset: bytes_out_unseen" "$(rec reset bytes_out_unseen)" "[0]"
+expect_eq "wreset: bytes_out_unseen" "$(rec wreset bytes_out_unseen)" "[0]"
 exit 0

@@ -9,12 +9,13 @@
  *                  "CASE port=P read=N" (P the client's local port, N the
  *                  bytes the other end received), and for the case whose
  *                  peer reset the connection first, the close's result:
- *                  "reset port=P fclose=R errno=E".
+ *                  "reset port=P fclose=R errno=E" (and wreset).
  * Cases: narrow (fprintf, fclose: 3,000 bytes still buffered), wide
  * (fwprintf, fclose: 3,000 bytes, all of them through libc's internal
  * write), big (fprintf of 100,000 bytes, fclose), freopen (fprintf of
  * 2,000, freopen onto /dev/null), reset (1,000 buffered, the peer closed
- * with a reset).
+ * with a reset), wreset (the same through fwprintf: a wide stream's failed
+ * flush keeps its buffer, which must not be written a second time).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -119,5 +120,17 @@ int main(void)
 	r = fclose(f);
 	e = errno;
 	printf("reset port=%d fclose=%d errno=%d\n", port, r, e);
+
+	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
+		return 1;
+	for (i = 0; i < 100; i++)
+		fwprintf(f, L"wreset %02d\n", i); /* 10 bytes */
+	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(s); /* a reset */
+	usleep(100000);
+	errno = 0;
+	r = fclose(f);
+	e = errno;
+	printf("wreset port=%d fclose=%d errno=%d\n", port, r, e);
 	return 0;
 }
