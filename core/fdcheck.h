@@ -35,9 +35,11 @@
 
 /* What the fd of connection generation gen was when the ticker first saw
  * it; known is 0 until then.  fdcheck_run's alone. */
+enum { ID_NONE, ID_KNOWN, ID_UNSURE }; /* fdcheck_id.known */
+
 struct fdcheck_id {
 	uint32_t gen;
-	uint32_t known;
+	uint32_t known; /* ID_*: UNSURE, looked at once and to look again */
 	uint64_t dev;
 	uint64_t ino;
 };

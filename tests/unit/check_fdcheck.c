@@ -202,29 +202,49 @@ START_TEST(test_fdcheck_first_sight_compares_tcp_addresses)
 END_TEST
 
 /* A socket bound to 0.0.0.0 and then connected: the table may still hold
- * the wildcard address bind gave (the connect's update comes after the
- * kernel's answer), which matches any address on its port; another port
- * is still another socket. */
+ * the wildcard address bind gave when the ticker first looks (the
+ * connect's update comes after the kernel's answer).  That look decides
+ * nothing; the next one compares with what the table holds by then: the
+ * connected address passes, a wildcard still there is another socket.
+ * Another port is another socket at once. */
 START_TEST(test_fdcheck_first_sight_wildcard_local)
 {
 	struct fd_snapshot stale;
-	struct fd_addr local, peer;
+	struct fd_addr local, wild, peer;
 	struct closeq_entry e;
 	int c, s;
 
 	tcp_pair(&c, &s, &local, &peer);
-	local.u.in4.sin_addr.s_addr = htonl(INADDR_ANY);
-	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 1, &local, &peer,
+	wild = local;
+	wild.u.in4.sin_addr.s_addr = htonl(INADDR_ANY);
+	/* Unsure, then the connect's address recorded: remembered. */
+	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 1, &wild, &peer,
 				    &stale),
 			 0);
 	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 2), 0);
 	ck_assert(!closeq_pop(&q, &e));
+	fdtab_set_addrs(&tab, c, &local, NULL);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 3), 0);
+	ck_assert(!closeq_pop(&q, &e));
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 4), 0);
 	fdtab_retire(&tab, c, &stale);
-	local.u.in4.sin_port = htons((uint16_t)(ntohs(local.u.in4.sin_port) + 1));
-	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 3, &local, &peer,
+	/* Still the wildcard at the second look: retired then. */
+	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 5, &wild, &peer,
 				    &stale),
 			 0);
-	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 4), 1);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 6), 0);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 7), 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert(e.s.unseen);
+	/* A wildcard on another port: retired at the first look. */
+	wild.u.in4.sin_port =
+		htons((uint16_t)(ntohs(local.u.in4.sin_port) == 65535
+					 ? 1
+					 : ntohs(local.u.in4.sin_port) + 1));
+	ck_assert_int_eq(fdtab_open(&tab, c, KIND_TCP, 8, &wild, &peer,
+				    &stale),
+			 0);
+	ck_assert_uint_eq(fdcheck_run(&chk, &tab, &q, 9), 1);
 	ck_assert(closeq_pop(&q, &e));
 	ck_assert(e.s.unseen);
 	close(c);
