@@ -448,18 +448,86 @@ static bool unfinished(const char *name, const char *path,
 	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 }
 
-/*
- * A file of another pid namespace whose process marked it final (its exit
- * or exec record is written) is only litter: removed.  Such a process
- * cannot always remove it itself: bubblewrap's pid 1 makes its file in
- * the host's /dev/shm, then pivot_roots into a root with a /dev/shm of
- * its own, where the file's path leads nowhere.  Any other file of such a
- * namespace is left alone (its pid cannot be checked from here).  True
- * when the file was removed.
- */
-static bool final_elsewhere(const char *dir, const char *name)
+/* The pid namespaces this view of /proc shows a process in (their
+ * inodes), read once per scan when first needed; full when there were
+ * more than fit (then every namespace counts as seen). */
+#define NS_SEEN_MAX 256
+struct ns_seen {
+	bool read, full;
+	unsigned n;
+	uint64_t ino[NS_SEEN_MAX];
+};
+
+static void ns_seen_read(struct ns_seen *ns)
 {
-	char path[CONFIG_PATH_MAX + 300];
+	char buf[4096] __attribute__((aligned(8)));
+	char path[64];
+	struct stat sb;
+	long fd, n, pos;
+	unsigned i;
+
+	ns->read = true;
+	fd = sys_open("/proc", O_RDONLY | O_DIRECTORY);
+	if (fd < 0) {
+		ns->full = true;
+		return;
+	}
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		for (pos = 0; pos < n;) {
+			const struct dirent64_raw *e = (const void *)(buf + pos);
+
+			pos += e->reclen;
+			if (e->name[0] < '1' || e->name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.20s/ns/pid",
+				 e->name);
+			if (stat(path, &sb) != 0)
+				continue;
+			for (i = 0; i < ns->n && ns->ino[i] != sb.st_ino; i++)
+				;
+			if (i < ns->n)
+				continue;
+			if (ns->n == NS_SEEN_MAX) {
+				ns->full = true;
+				break;
+			}
+			ns->ino[ns->n++] = sb.st_ino;
+		}
+	if (n < 0)
+		ns->full = true;
+	syscall(SYS_close, fd);
+}
+
+static bool ns_seen_has(struct ns_seen *ns, uint64_t ino)
+{
+	unsigned i;
+
+	if (!ns->read)
+		ns_seen_read(ns);
+	for (i = 0; i < ns->n; i++)
+		if (ns->ino[i] == ino)
+			return true;
+	return ns->full;
+}
+
+/*
+ * A file of another pid namespace that no process here is in any more,
+ * and whose process marked it final (its exit record is written), is
+ * only litter: removed.  Such a process cannot always remove it itself:
+ * bubblewrap's pid 1 makes its file in the host's /dev/shm, then
+ * pivot_roots into a root with a /dev/shm of its own, where the file's
+ * path leads nowhere.  The namespace must be gone: a file is also final
+ * for a moment while its process execs (back to live if the exec fails,
+ * replaced by the new image's if it succeeds).  The file is claimed by a
+ * rename first and looked at again under the claim, so that an image
+ * that replaced it meanwhile keeps its own (renamed back).  Any other
+ * file of such a namespace is left alone (its pid cannot be checked from
+ * here).  True when the file was removed.
+ */
+static bool final_elsewhere(const char *dir, const char *name,
+			    struct ns_seen *ns)
+{
+	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
 	struct state_header h;
 	struct stat sb;
 	const char *why;
@@ -468,7 +536,9 @@ static bool final_elsewhere(const char *dir, const char *name)
 
 	if (claim_pid(name) ||
 	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-		    sizeof(path))
+		    sizeof(path) ||
+	    (size_t)snprintf(claim, sizeof(claim), "%s%s%ld", path, CLAIM,
+			     (long)getpid()) >= sizeof(claim))
 		return false;
 	fd = sys_open(path, O_RDONLY | O_NOFOLLOW);
 	if (fd < 0)
@@ -476,8 +546,21 @@ static bool final_elsewhere(const char *dir, const char *name)
 	bad = fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
 	      read_header(fd, &h, &why) != 0;
 	syscall(SYS_close, fd);
-	return !bad && h.status == STATE_FINAL &&
-	       syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+	if (bad || h.status != STATE_FINAL ||
+	    ns_seen_has(ns, state_name_view(name)) ||
+	    syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0)
+		return false;
+	fd = sys_open(claim, O_RDONLY | O_NOFOLLOW);
+	bad = fd < 0 || read_header(fd, &h, &why) != 0 ||
+	      h.status != STATE_FINAL;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (bad) {
+		syscall(SYS_renameat2, AT_FDCWD, claim, AT_FDCWD, path,
+			RENAME_NOREPLACE);
+		return false;
+	}
+	return syscall(SYS_unlinkat, AT_FDCWD, claim, 0) == 0;
 }
 
 static void recover_one(const char *dir, const char *name,
@@ -622,6 +705,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 	long fd = sys_open(dir, O_RDONLY | O_DIRECTORY);
 	uint64_t view = state_pid_view(NULL);
 	unsigned seen = 0, looked_elsewhere = 0;
+	struct ns_seen ns = { 0 };
 	char buf[8192] __attribute__((aligned(8)));
 	long n;
 
@@ -665,7 +749,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			if (state_name_view(e->name) != view) {
 				if ((!o->max_files ||
 				     looked_elsewhere++ < o->max_files) &&
-				    final_elsewhere(dir, e->name)) {
+				    final_elsewhere(dir, e->name, &ns)) {
 					st->removed++;
 					continue;
 				}
