@@ -1598,20 +1598,24 @@ void sm_dup_closing(int oldfd, int newfd, int flags)
  * dropped (a helper's single close_range over 19,801 connections lost 0
  * to 11,609 of them; python's os.closerange over 19,800 socket fds lost
  * about 6,000 every time).  So, with the queue full, the closing thread
- * waits for room, 100 us at a time, at most RANGE_WAIT_NS over the whole
- * call: a burst is absorbed at the cost of a slower close_range (about
- * 1.5 us per record the ticker writes meanwhile), while a log that cannot
- * keep up still costs records, counted, never an unbounded wait.  Only
- * where a record is wanted and a ticker runs to make room, and not from
- * what may be a signal handler or a sandboxed thread.
+ * waits for room, 100 us at a time, as long as the ticker makes room
+ * (RANGE_STALL_NS without any: given up for the rest of the call) and at
+ * most RANGE_WAIT_NS over the whole call: a burst is absorbed at the cost
+ * of a slower close_range (about 1.5 us per record the ticker writes
+ * meanwhile), while a ticker held up (a hung log, a full stderr pipe)
+ * costs the call 50 ms, and records, counted.  Only where a record is
+ * wanted and a ticker runs to make room, and not from what may be a
+ * signal handler or a sandboxed thread.
  */
-#define RANGE_WAIT_NS 200000000ull
+#define RANGE_WAIT_NS 1000000000ull
+#define RANGE_STALL_NS 50000000ull
 
 static bool ticker_running(void);
 
 static void range_room(uint64_t *waited_ns)
 {
 	const struct timespec pause = { 0, 100000 };
+	uint64_t pending, last, stalled = 0;
 
 	if (*waited_ns >= RANGE_WAIT_NS ||
 	    sm_meter.cfg.close_records == CLOSE_RECORDS_OFF ||
@@ -1621,10 +1625,18 @@ static void range_room(uint64_t *waited_ns)
 		return;
 	}
 	wake_ticker();
-	while (closeq_pending(&sm_meter.q) >= CLOSEQ_CAP &&
-	       *waited_ns < RANGE_WAIT_NS) {
+	last = closeq_pending(&sm_meter.q);
+	while ((pending = closeq_pending(&sm_meter.q)) >= CLOSEQ_CAP) {
+		if (pending < last)
+			stalled = 0;
+		last = pending;
+		if (*waited_ns >= RANGE_WAIT_NS || stalled >= RANGE_STALL_NS) {
+			*waited_ns = RANGE_WAIT_NS;
+			return;
+		}
 		raw_syscall6(SYS_nanosleep, (long)&pause, 0, 0, 0, 0, 0);
 		*waited_ns += 100000;
+		stalled += 100000;
 	}
 }
 
@@ -1643,7 +1655,10 @@ void sm_closing_range(unsigned first, unsigned last)
 	sm_settle_left();
 	now = real_now();
 	for (fd = first; fd <= last && fd < high; fd++) {
-		if (closeq_pending(&sm_meter.q) >= CLOSEQ_CAP)
+		struct fd_slot *s = fdtab_slot(&sm_meter.tab, (int)fd);
+
+		if (s && fd_kind_tracked(fdtab_kind(s)) &&
+		    closeq_pending(&sm_meter.q) >= CLOSEQ_CAP)
 			range_room(&waited_ns);
 		meter_closed(&sm_meter, (int)fd, now);
 	}
