@@ -21,7 +21,9 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -56,12 +58,66 @@ static int pair(int *srv, int *port)
 	return *srv < 0 ? -1 : c;
 }
 
+/* A connected client's FILE (its port in *port, the accepted end in *s). */
+static FILE *client(int *s, int *port)
+{
+	int c = pair(s, port);
+	FILE *f = c < 0 ? NULL : fdopen(c, "w");
+
+	if (!f)
+		exit(1);
+	return f;
+}
+
+/* lines lines of len bytes each ("TAG 000...i\n"), narrow or wide. */
+static void fill(FILE *f, bool wide, const char *tag, int lines, int len)
+{
+	int width = len - (int)strlen(tag) - 2, i;
+
+	for (i = 0; i < lines; i++)
+		if (wide)
+			fwprintf(f, L"%s %0*d\n", tag, width, i);
+		else
+			fprintf(f, "%s %0*d\n", tag, width, i);
+}
+
+/* fclose (or freopen onto /dev/null) with the output still buffered;
+ * prints what the other end received. */
+static void closed(const char *tag, bool wide, bool reopen, int lines, int len)
+{
+	int s, port;
+	FILE *f = client(&s, &port);
+
+	fill(f, wide, tag, lines, len);
+	if (reopen ? !freopen("/dev/null", "w", f) : fclose(f) != 0)
+		exit(1);
+	printf("%s port=%d read=%ld\n", tag, port, drain(s));
+	if (reopen)
+		fclose(f);
+	close(s);
+}
+
+/* The same, the peer having reset the connection first: prints the
+ * close's result and errno. */
+static void reset(const char *tag, bool wide)
+{
+	struct linger lg = { 1, 0 };
+	int s, port, r, e;
+	FILE *f = client(&s, &port);
+
+	fill(f, wide, tag, 100, 10);
+	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	close(s); /* a reset */
+	usleep(100000);
+	errno = 0;
+	r = fclose(f);
+	e = errno;
+	printf("%s port=%d fclose=%d errno=%d\n", tag, port, r, e);
+}
+
 int main(void)
 {
 	socklen_t len = sizeof(addr);
-	struct linger lg = { 1, 0 };
-	int c, s, port, i, r, e;
-	FILE *f;
 
 	signal(SIGPIPE, SIG_IGN);
 	addr.sin_family = AF_INET;
@@ -71,66 +127,11 @@ int main(void)
 	    listen(ls, 8) != 0 ||
 	    getsockname(ls, (struct sockaddr *)&addr, &len) != 0)
 		return 1;
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 100; i++)
-		fprintf(f, "narrow %021d\n", i); /* 30 bytes */
-	if (fclose(f) != 0)
-		return 1;
-	printf("narrow port=%d read=%ld\n", port, drain(s));
-	close(s);
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 100; i++)
-		fwprintf(f, L"wide %023d\n", i); /* 30 bytes */
-	if (fclose(f) != 0)
-		return 1;
-	printf("wide port=%d read=%ld\n", port, drain(s));
-	close(s);
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 1000; i++)
-		fprintf(f, "big %095d\n", i); /* 100 bytes */
-	if (fclose(f) != 0)
-		return 1;
-	printf("big port=%d read=%ld\n", port, drain(s));
-	close(s);
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 100; i++)
-		fprintf(f, "freopen %011d\n", i); /* 20 bytes */
-	if (!freopen("/dev/null", "w", f))
-		return 1;
-	printf("freopen port=%d read=%ld\n", port, drain(s));
-	fclose(f);
-	close(s);
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 100; i++)
-		fprintf(f, "reset %03d\n", i); /* 10 bytes */
-	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(s); /* a reset */
-	usleep(100000);
-	errno = 0;
-	r = fclose(f);
-	e = errno;
-	printf("reset port=%d fclose=%d errno=%d\n", port, r, e);
-
-	if ((c = pair(&s, &port)) < 0 || !(f = fdopen(c, "w")))
-		return 1;
-	for (i = 0; i < 100; i++)
-		fwprintf(f, L"wreset %02d\n", i); /* 10 bytes */
-	setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	close(s); /* a reset */
-	usleep(100000);
-	errno = 0;
-	r = fclose(f);
-	e = errno;
-	printf("wreset port=%d fclose=%d errno=%d\n", port, r, e);
+	closed("narrow", false, false, 100, 29);
+	closed("wide", true, false, 100, 29);
+	closed("big", false, false, 1000, 100);
+	closed("freopen", false, true, 100, 20);
+	reset("reset", false);
+	reset("wreset", true);
 	return 0;
 }
