@@ -89,36 +89,33 @@ static in_port_t inet_port(const void *sa, socklen_t len)
 	return 0;
 }
 
-/* Whether two bound inet addresses (ports not 0) are the same. */
-static bool same_inet(const void *a, const void *b)
-{
-	const struct sockaddr_in *a4 = a, *b4 = b;
-	const struct sockaddr_in6 *a6 = a, *b6 = b;
+/* How a bound inet address recorded (was) compares with the kernel's now
+ * (now), ports not 0: the same, another, or a wildcard recorded (bind to
+ * 0.0.0.0 or ::) on the port the kernel now gives with an address of its
+ * own (the connect that followed). */
+enum inet_cmp { INET_SAME, INET_OTHER, INET_WILDCARD_THEN_BOUND };
 
-	if (a4->sin_family != b4->sin_family)
-		return false;
-	if (a4->sin_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		       a4->sin_addr.s_addr == b4->sin_addr.s_addr;
-	return a6->sin6_port == b6->sin6_port &&
-	       !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
-}
-
-/* A wildcard address recorded (was: bind to 0.0.0.0 or ::) on the port
- * the kernel now gives with an address of its own (now: the connect that
- * followed). */
-static bool wildcard_then_bound(const void *was, const void *now)
+static enum inet_cmp cmp_inet(const void *was, const void *now)
 {
 	const struct sockaddr_in *a4 = was, *b4 = now;
 	const struct sockaddr_in6 *a6 = was, *b6 = now;
+	bool same, wild;
 
 	if (a4->sin_family != b4->sin_family)
-		return false;
-	if (a4->sin_family == AF_INET)
-		return a4->sin_port == b4->sin_port &&
-		       a4->sin_addr.s_addr == htonl(INADDR_ANY);
-	return a6->sin6_port == b6->sin6_port &&
-	       IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr);
+		return INET_OTHER;
+	if (a4->sin_family == AF_INET) {
+		if (a4->sin_port != b4->sin_port)
+			return INET_OTHER;
+		same = a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+		wild = a4->sin_addr.s_addr == htonl(INADDR_ANY);
+	} else {
+		if (a6->sin6_port != b6->sin6_port)
+			return INET_OTHER;
+		same = !memcmp(&a6->sin6_addr, &b6->sin6_addr,
+			       sizeof(a6->sin6_addr));
+		wild = IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr);
+	}
+	return same ? INET_SAME : wild ? INET_WILDCARD_THEN_BOUND : INET_OTHER;
 }
 
 enum first_look { NOT_IT, IS_IT, UNSURE };
@@ -155,10 +152,12 @@ static enum first_look still_it(const struct fd_snapshot *s,
 		return IS_IT;
 	was = inet_port(&s->local.u, s->local.len);
 	now = inet_port(&a->local, a->local_len);
-	if (was && now && !same_inet(&s->local.u, &a->local)) {
-		if (!wildcard_then_bound(&s->local.u, &a->local))
+	if (was && now) {
+		enum inet_cmp c = cmp_inet(&s->local.u, &a->local);
+
+		if (c == INET_OTHER)
 			return NOT_IT;
-		unsure = true;
+		unsure = c == INET_WILDCARD_THEN_BOUND;
 	}
 	if (was && now && s->shared && !unsure)
 		return IS_IT;

@@ -240,17 +240,24 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 	__atomic_sub_fetch(inflight, 1, __ATOMIC_SEQ_CST);
 }
 
+bool meter_tcp_view_wanted(const struct meter *m, int fd)
+{
+	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
+
+	return m->cfg.category[CAT_TCP_INFO] && slot &&
+	       fdtab_kind(slot) == KIND_TCP && !sm_quiet();
+}
+
 bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti)
 {
-	struct fd_slot *slot = fdtab_slot(&m->tab, fd);
-
 	/* Read before the slot is retired, so that every call the kernel
 	 * counted is in our counters. */
-	if (!m->cfg.category[CAT_TCP_INFO] || !slot ||
-	    fdtab_kind(slot) != KIND_TCP || sm_quiet())
+	if (!meter_tcp_view_wanted(m, fd))
 		return false;
 	return tcpinfo_read_counted(
-		fd, ti, __atomic_load_n(&slot->c.bytes[DIR_IN], __ATOMIC_RELAXED));
+		fd, ti,
+		__atomic_load_n(&m->tab.slots[fd].c.bytes[DIR_IN],
+				__ATOMIC_RELAXED));
 }
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)

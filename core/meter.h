@@ -193,6 +193,11 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns);
  * Context: any thread and signal handler. */
 bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti);
 
+/* meter_tcp_view_wanted - whether meter_tcp_view would read fd's view
+ * (its conditions alone, no system call).
+ * Context: any thread and signal handler. */
+bool meter_tcp_view_wanted(const struct meter *m, int fd);
+
 /* meter_closed_gen - fd was closed inside libc (fclose, freopen): its
  * close record, if the slot still holds generation gen (another thread may
  * have been handed the number since); ti is the kernel's view read just

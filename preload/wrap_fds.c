@@ -116,13 +116,11 @@ static void closed_after(int fd, uint64_t gen, const struct tcpinfo *ti)
 static bool tcp_last_word(FILE *fp, int fd, uint64_t gen, struct tcpinfo *ti,
 			  int *flush_err)
 {
-	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 	int saved = errno;
 	bool ok;
 
 	*flush_err = 0;
-	if (gen == UINT64_MAX || !s || fdtab_kind(s) != KIND_TCP ||
-	    !sm_meter.cfg.category[CAT_TCP_INFO] || sm_quiet())
+	if (gen == UINT64_MAX || !meter_tcp_view_wanted(&sm_meter, fd))
 		return false;
 	if ((fp->_flags & SM_IO_CURRENTLY_PUTTING) &&
 	    sm_stdio_flush(fp) == EOF) {
