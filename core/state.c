@@ -613,10 +613,10 @@ fail:
  * child still zeroes the memory, at that cost.
  */
 SM_FORK_PATH
-static void wipe_on_fork(void *p, uint64_t len)
+static bool wipe_on_fork(void *p, uint64_t len)
 {
-	raw_syscall6(SYS_madvise, (long)p, (long)len, MADV_WIPEONFORK, 0, 0,
-		     0);
+	return raw_syscall6(SYS_madvise, (long)p, (long)len, MADV_WIPEONFORK,
+			    0, 0, 0) == 0;
 }
 
 int state_open(struct state *st, const struct config *cfg, const char *prog,
@@ -642,7 +642,8 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!base)
 		return -ENOMEM;
-	wipe_on_fork(base, l.file_size);
+	st->wiped = wipe_on_fork(base, l.file_size);
+	st->res_size = l.file_size;
 	st->head = base;
 	point_head(st, base, &l);
 	st->ring = (struct closeq_entry *)(base + l.ring_off);
@@ -689,6 +690,18 @@ static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
 	return move_out(st, from, bytes, to);
 }
 
+/* The reservation a fork child moved away from (move_to_spare), unmapped
+ * at the child's first file or fork: it maps the parent's file, whose
+ * pages it would keep after the parent is gone. */
+static void drop_stale(struct state *st)
+{
+	char *old = __atomic_exchange_n(&st->stale, NULL, __ATOMIC_ACQ_REL);
+
+	if (old)
+		raw_syscall6(SYS_munmap, (long)old, (long)st->res_size, 0, 0, 0,
+			     0);
+}
+
 /*
  * A fork child's file, made at its first tracked fd rather than in the
  * fork: a pre-fork server's workers that only exit, or exec, never pay for
@@ -713,6 +726,7 @@ static bool make_file(struct state *st)
 						FILE_MAKING, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
+			drop_stale(st);
 			/* Quietly: a failure was reported by the first
 			 * process. */
 			ok = open_durable(st, st->cfg, st->prog, st->pid,
@@ -732,6 +746,18 @@ static bool make_file(struct state *st)
 	while (LOAD(&st->file_state) == FILE_MAKING)
 		syscall(SYS_sched_yield);
 	return LOAD(&st->durable);
+}
+
+/* Chunk c is about to be claimed: raised first, so that every chunk a
+ * fork child may find claimed lies below tried_hi (reset_region). */
+static void raise_tried(struct state_region *r, uint32_t c)
+{
+	uint32_t cur = LOAD(&r->tried_hi);
+
+	while (cur <= c &&
+	       !__atomic_compare_exchange_n(&r->tried_hi, &cur, c + 1, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
 }
 
 static void back_one(struct state *st, struct state_region *r, uint32_t c)
@@ -755,6 +781,7 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 		 * chunk's first use. */
 		saved = errno;
 		block_signals(&old);
+		raise_tried(r, c);
 		if (__atomic_compare_exchange_n(&r->chunk_state[c], &want,
 						CHUNK_BACKING, false,
 						__ATOMIC_ACQ_REL,
@@ -809,26 +836,89 @@ static uint64_t reset_region(struct state_region *r, bool whole)
 {
 	uint64_t bytes = r->chunk, total = r->count * r->elem;
 	uint64_t tail = (uint64_t)r->nchunks * bytes, to = 0;
-	uint32_t c, last = r->nchunks;
+	uint32_t c, last = r->nchunks, hi = r->tried_hi;
 
 	/* A chunk never tried was never written (every store backs its
 	 * chunk first): zeroes already.  The span up to the last other one
 	 * is mapped anew, and so is what lies past the chunks (always
 	 * private).  whole: there was no file, so no chunk was ever tried,
-	 * and any may have been written. */
-	for (c = 0; c < r->nchunks; c++)
-		if (whole || r->chunk_state[c] != CHUNK_UNTRIED) {
+	 * and any may have been written.  None at or past tried_hi was ever
+	 * claimed: a busy server's 16,384 slot chunks are not all read in
+	 * every child. */
+	for (c = 0; c < hi && c < r->nchunks; c++)
+		if (r->chunk_state[c] != CHUNK_UNTRIED) {
 			last = c;
 			/* Not memset: libc's code is a page to fault in,
 			 * here. */
-			if (r->chunk_state[c] != CHUNK_UNTRIED)
-				r->chunk_state[c] = CHUNK_UNTRIED;
+			r->chunk_state[c] = CHUNK_UNTRIED;
 		}
+	if (hi)
+		r->tried_hi = 0;
+	if (whole && r->nchunks)
+		last = r->nchunks - 1;
 	if (last < r->nchunks)
 		to = (last + 1) * bytes;
 	if (tail < total)
 		to = total;
 	return r->off + (to < total ? to : total);
+}
+
+/* In a fork child: every region moves to the spare reservation (same
+ * layout, never written, wiped on fork), and the parent's one is left for
+ * state_prepare_fork to unmap, should this child fork in turn (until then
+ * nothing points into it). */
+SM_FORK_PATH
+static void move_to_spare(struct state *st)
+{
+	char *to = st->spare;
+	ptrdiff_t d = to - st->head;
+
+	st->stale = st->head;
+	st->spare = NULL;
+	st->head = to;
+	st->hdr = (struct state_header *)(void *)((char *)st->hdr + d);
+	st->ticker = (struct state_ticker *)(void *)((char *)st->ticker + d);
+	st->queue = (struct closeq_shared *)(void *)((char *)st->queue + d);
+	st->ring = (struct closeq_entry *)(void *)((char *)st->ring + d);
+	st->slots = (struct fd_slot *)(void *)((char *)st->slots + d);
+	st->ring_region.va += d;
+	st->slot_region.va += d;
+	st->wiped = true;
+}
+
+void state_prepare_fork(struct state *st)
+{
+	struct rlimit rl;
+	char *p, *none = NULL;
+
+	if (!st->head)
+		return;
+	drop_stale(st);
+	/* Only a file's child needs it: without one the reservation is all
+	 * private, and wiped on fork. */
+	if (LOAD(&st->spare) || !LOAD(&st->durable) || LOAD(&st->no_spare))
+		return;
+	/* Under an address-space limit the spare would take the program's
+	 * room (a busy server's fd limit makes it hundreds of MB of address
+	 * space, none of it memory): its children remap instead. */
+	if (raw_syscall6(SYS_prlimit64, 0, RLIMIT_AS, 0, (long)&rl, 0, 0) !=
+		0 ||
+	    rl.rlim_cur != RLIM_INFINITY) {
+		STORE(&st->no_spare, true);
+		return;
+	}
+	p = raw_mmap(NULL, st->res_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!p) {
+		STORE(&st->no_spare, true);
+		return;
+	}
+	/* Unwiped, a grandchild would copy what the child wrote in it. */
+	if (!wipe_on_fork(p, st->res_size) ||
+	    !__atomic_compare_exchange_n(&st->spare, &none, p, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		raw_syscall6(SYS_munmap, (long)p, (long)st->res_size, 0, 0, 0,
+			     0);
 }
 
 /* Unmap what is left of the parent's file mapping in a fork child: the
@@ -904,11 +994,19 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		end = slots_end;
 	if (end < st->ring_region.off)
 		end = st->ring_region.off;
-	/* Same addresses: hdr, ticker and queue point where they did. */
-	if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-		     -1, 0))
-		wipe_on_fork(st->head, end);
+	if (had_file && st->spare && !st->stale) {
+		/* The spare: zeroes, wiped on fork, no system call. */
+		move_to_spare(st);
+	} else if (had_file || !st->wiped) {
+		/* Same addresses: hdr, ticker and queue point where they
+		 * did. */
+		if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_FIXED,
+			     -1, 0))
+			st->wiped = wipe_on_fork(st->head, end) && st->wiped;
+	}
+	/* Else all private, wiped by the fork: zeroes already. */
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;

@@ -147,6 +147,8 @@ struct state_region {
 			    * straddle two chunks) */
 	uint64_t count;    /* elements */
 	uint32_t nchunks;
+	uint32_t tried_hi; /* chunks [tried_hi, nchunks) were never tried
+			    * (atomic): what a fork child resets ends here */
 	uint8_t *chunk_state; /* per chunk, atomic: see state.c */
 };
 
@@ -174,6 +176,15 @@ struct state {
 	/* Header..queue live here, private memory until a file's head is
 	 * moved onto it (so their address never changes, file or not). */
 	char *head;
+	/* A second reservation, never written, that a fork child moves its
+	 * regions to (no system call in the child), made before the first
+	 * fork (state_prepare_fork); and, in such a child, the reservation
+	 * it moved away from, unmapped before its own first fork. */
+	char *spare;
+	char *stale;
+	uint64_t res_size; /* bytes of one reservation */
+	bool wiped;        /* the reservation is MADV_WIPEONFORK */
+	bool no_spare;     /* none can be made (address-space limit) */
 	/* A fork child makes its file at its first tracked fd (state.c):
 	 * file_state (atomic) and what the file's header is made of. */
 	uint32_t file_state;
@@ -217,8 +228,20 @@ void state_back_slot(void *ctx, uint32_t fd);
 void state_back_ring(void *ctx, uint32_t index);
 
 /*
- * state_after_fork - in a fresh child: private zeroes at the same
- * addresses, so that nothing the child does reaches the parent's file.
+ * state_prepare_fork - before a fork (in the forking process): make sure a
+ * child will find zeroed regions without a system call of its own (a
+ * spare reservation, made once), and unmap the reservation this process
+ * left when it was itself forked.
+ * Context: fork's prepare handler, any thread not quiet (quiet.h).
+ */
+void state_prepare_fork(struct state *st);
+
+/*
+ * state_after_fork - in a fresh child: private zeroes, so that nothing the
+ * child does reaches the parent's file: the spare reservation when there
+ * is one (the regions' addresses then change: the caller points the meter
+ * at st->slots, st->queue, st->ring and st->ticker again), else new
+ * memory at the same addresses, or nothing where the kernel wiped them.
  * Every region starts from zero; the caller then resets the meter.  The
  * child's own file is made by the first state_back_slot/state_back_ring
  * (its first tracked fd): a child that exits or execs at once has none.

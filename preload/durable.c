@@ -109,12 +109,21 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
 				 now.real_ns, now.mono_ns);
 		sm_state.made = file_made;
-		/* The same addresses: the queue's and the totals' pointers
-		 * stand. */
+		/* Where the regions are now (state_after_fork may have moved
+		 * them to its spare). */
+		sm_meter.tab.slots = sm_state.slots;
+		sm_meter.q.sh = sm_state.queue;
+		sm_meter.q.ring = sm_state.ring;
 		sm_meter.durable = sm_state.ticker;
 	}
 	meter_after_fork(&sm_meter, pid, now, fresh);
 	chores_due = 0;
+}
+
+void sm_durable_prepare_fork(void)
+{
+	if (sm_state.slots && sm_meter.tab.cap && !sm_quiet())
+		state_prepare_fork(&sm_state);
 }
 
 SM_FORK_PATH

@@ -864,6 +864,7 @@ static void fork_prepare(void)
 	if (in_fork)
 		return;
 	in_fork = true;
+	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
 	 * only to make a bounded batch of records, never while writing. */

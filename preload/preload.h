@@ -391,6 +391,11 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		    uint32_t cap, struct meter_time now,
 		    config_report_fn report, void *ctx);
 
+/* sm_durable_prepare_fork - before a fork: what lets the child start from
+ * zeroes without system calls of its own (state_prepare_fork).
+ * Context: fork's prepare handler. */
+void sm_durable_prepare_fork(void);
+
 /* sm_durable_after_fork - the child's own state file, then
  * meter_after_fork.  Context: fork child. */
 void sm_durable_after_fork(long pid, struct meter_time now);

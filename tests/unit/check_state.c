@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -317,10 +318,132 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 			       << 8;
 			close(fd);
 		}
-		_exit(bad);
+		/* An exit status has 8 bits: the first check that failed. */
+		_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	meter_destroy(&m);
+}
+END_TEST
+
+/* What the preload does after state_after_fork: the regions may have
+ * moved (durable.c). */
+static void point_meter(struct meter *m, const struct state *st)
+{
+	m->tab.slots = st->slots;
+	m->q.sh = st->queue;
+	m->q.ring = st->ring;
+	m->durable = st->ticker;
+}
+
+/* Whether this process maps the file at path (/proc/self/maps). */
+static bool maps_file(const char *path)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, path) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A child of a process that prepared its fork moves to the spare
+ * reservation (no system call in the child): it starts from zeroes, never
+ * writes the parent's file, makes its own at its first tracked fd and
+ * unmaps the reservation it left; forking in turn, its own child does the
+ * same.
+ */
+START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
+{
+	struct state st;
+	struct meter m;
+	char path[600];
+	pid_t pid;
+	int status, fd;
+	struct state_header h;
+	struct fd_slot *old_slots;
+
+	open_meter(&st, &m, 4096);
+	meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
+	fd_account(&m.tab.slots[5], DIR_OUT, 100, 0, (ACCT_BYTES | ACCT_CALLS));
+	ck_assert(only_file(path, sizeof(path)));
+	state_prepare_fork(&st);
+	ck_assert_ptr_nonnull(st.spare);
+	old_slots = m.tab.slots;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = {2000, 1700000001000000000ull};
+		int bad = 0;
+		pid_t g;
+
+		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
+				 now.mono_ns);
+		bad |= (st.slots == old_slots || !st.stale || st.spare) << 0;
+		/* The parent's file, still mapped where the child left. */
+		bad |= !maps_file(path) << 8;
+		point_meter(&m, &st);
+		meter_after_fork(&m, (long)getpid(), now, true);
+		bad |= (m.tab.slots[5].kind != KIND_UNKNOWN ||
+			m.tab.slots[5].c.bytes[DIR_OUT] != 0)
+		       << 1;
+		bad |= (count_files() != 1) << 2;
+		meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[5], DIR_OUT, 7, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		bad |= (count_files() != 2) << 3;
+		bad |= (st.stale || maps_file(path)) << 4;
+		/* Its numbers in its own file. */
+		fd = open(st.path, O_RDONLY);
+		bad |= (fd < 0 ||
+			pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+			h.pid != getpid() ||
+			u64_at(fd, h.layout.slots_off +
+				       5 * h.layout.slot_size +
+				       h.layout.slot_hot + h.layout.hot_bytes +
+				       8 * DIR_OUT) != 7)
+		       << 9;
+		if (fd >= 0)
+			close(fd);
+		/* And its own child. */
+		state_prepare_fork(&st);
+		bad |= !st.spare << 5;
+		g = fork();
+		if (g == 0) {
+			state_after_fork(&st, &cfg, "unit", (long)getpid(),
+					 now.real_ns, now.mono_ns);
+			point_meter(&m, &st);
+			meter_after_fork(&m, (long)getpid(), now, true);
+			meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
+			fd_account(&m.tab.slots[5], DIR_OUT, 3, 0,
+				   (ACCT_BYTES | ACCT_CALLS));
+			_exit(m.tab.slots[5].c.bytes[DIR_OUT] == 3 ? 0 : 1);
+		}
+		bad |= (g < 0 || waitpid(g, &status, 0) != g || status) << 6;
+		bad |= (m.tab.slots[5].c.bytes[DIR_OUT] != 7) << 7;
+		/* An exit status has 8 bits: the first check that failed. */
+		_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_ptr_eq(m.tab.slots, old_slots);
+	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
+	/* Ours, unchanged, the child's and the grandchild's. */
+	ck_assert_int_eq(count_files(), 3);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	ck_assert_int_eq(h.pid, getpid());
+	ck_assert_uint_eq(u64_at(fd, h.layout.slots_off +
+					 5 * h.layout.slot_size +
+					 h.layout.slot_hot +
+					 h.layout.hot_bytes + 8 * DIR_OUT),
+			  100);
+	close(fd);
 	meter_destroy(&m);
 }
 END_TEST
@@ -539,6 +662,7 @@ int main(void)
 	tcase_add_test(tc, test_settle_skips_counted_and_unfinished_entries);
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
+	tcase_add_test(tc, test_a_fork_child_moves_to_the_spare_and_forks_again);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc,
