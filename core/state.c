@@ -695,8 +695,13 @@ static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
  * pages it would keep after the parent is gone. */
 static void drop_stale(struct state *st)
 {
-	char *old = __atomic_exchange_n(&st->stale, NULL, __ATOMIC_ACQ_REL);
+	char *old;
 
+	/* Read first: a write here, at every fork of the parent, was a
+	 * copy-on-write fault on the page the last fork protected. */
+	if (!LOAD(&st->stale))
+		return;
+	old = __atomic_exchange_n(&st->stale, NULL, __ATOMIC_ACQ_REL);
 	if (old)
 		raw_syscall6(SYS_munmap, (long)old, (long)st->res_size, 0, 0, 0,
 			     0);
