@@ -642,7 +642,7 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!base)
 		return -ENOMEM;
-	st->wiped = wipe_on_fork(base, l.file_size);
+	wipe_on_fork(base, l.file_size);
 	st->res_size = l.file_size;
 	st->head = base;
 	point_head(st, base, &l);
@@ -888,12 +888,50 @@ static void move_to_spare(struct state *st)
 	st->slots = (struct fd_slot *)(void *)((char *)st->slots + d);
 	st->ring_region.va += d;
 	st->slot_region.va += d;
-	st->wiped = true;
+}
+
+/* The soft limit on the line of /proc/self/limits that starts with name
+ * is "unlimited". */
+static bool unlimited(const char *limits, const char *name)
+{
+	const char *p = strstr(limits, name);
+
+	/* "%-25s %-20s %-20s %-10s": the soft limit at column 26. */
+	return p && strlen(p) > 35 && strncmp(p + 26, "unlimited", 9) == 0;
+}
+
+/*
+ * Whether a spare reservation may be made.  It is address space (a busy
+ * server's fd limit makes it hundreds of MB, none of it memory) that an
+ * address-space or data limit (RLIMIT_AS, RLIMIT_DATA: private writable
+ * memory counts, MAP_NORESERVE or not) would take from the program; it is
+ * committed in full under strict overcommit, and populated and locked
+ * under mlockall.  From /proc, once per process: a filter present from
+ * exec allows reading it more surely than prlimit64.
+ */
+static bool spare_allowed(void)
+{
+	char buf[1536];
+	const char *v;
+
+	if (read_small("/proc/sys/vm/overcommit_memory", buf, sizeof(buf)) <=
+		0 ||
+	    buf[0] == '2')
+		return false;
+	if (read_small("/proc/self/limits", buf, sizeof(buf)) <= 0 ||
+	    !unlimited(buf, "Max data size") ||
+	    !unlimited(buf, "Max address space"))
+		return false;
+	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0 ||
+	    !(v = strstr(buf, "VmLck:")))
+		return false;
+	for (v += 6; *v == ' ' || *v == '\t'; v++)
+		;
+	return *v == '0';
 }
 
 void state_prepare_fork(struct state *st)
 {
-	struct rlimit rl;
 	char *p, *none = NULL;
 
 	if (!st->head)
@@ -903,12 +941,7 @@ void state_prepare_fork(struct state *st)
 	 * private, and wiped on fork. */
 	if (LOAD(&st->spare) || !LOAD(&st->durable) || LOAD(&st->no_spare))
 		return;
-	/* Under an address-space limit the spare would take the program's
-	 * room (a busy server's fd limit makes it hundreds of MB of address
-	 * space, none of it memory): its children remap instead. */
-	if (raw_syscall6(SYS_prlimit64, 0, RLIMIT_AS, 0, (long)&rl, 0, 0) !=
-		0 ||
-	    rl.rlim_cur != RLIM_INFINITY) {
+	if (!spare_allowed()) {
 		STORE(&st->no_spare, true);
 		return;
 	}
@@ -971,7 +1004,7 @@ static void unmap_old_file(const struct state *st, char *file, size_t size)
 SM_FORK_PATH
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns)
+		      uint64_t start_mono_ns, bool keep_addresses)
 {
 	char *old_file = st->file;
 	size_t old_size = st->size;
@@ -999,19 +1032,20 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		end = slots_end;
 	if (end < st->ring_region.off)
 		end = st->ring_region.off;
-	if (had_file && st->spare && !st->stale) {
-		/* The spare: zeroes, wiped on fork, no system call. */
+	/* The spare: zeroes, wiped on fork, no system call.  Only where the
+	 * file was made (durable, no file_state FILE_MAKING: another thread
+	 * may have moved the file's head onto st->head already) and nothing
+	 * the child runs still holds an address into the regions. */
+	if (had_file && st->spare && !st->stale && !keep_addresses) {
 		move_to_spare(st);
-	} else if (had_file || !st->wiped) {
+	} else if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				MAP_FIXED,
+			    -1, 0)) {
 		/* Same addresses: hdr, ticker and queue point where they
 		 * did. */
-		if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				 MAP_FIXED,
-			     -1, 0))
-			st->wiped = wipe_on_fork(st->head, end) && st->wiped;
+		wipe_on_fork(st->head, end);
 	}
-	/* Else all private, wiped by the fork: zeroes already. */
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;

@@ -174,17 +174,17 @@ struct state {
 	struct closeq_entry *ring;
 	struct fd_slot *slots;
 	/* Header..queue live here, private memory until a file's head is
-	 * moved onto it (so their address never changes, file or not). */
+	 * moved onto it (so their address never changes, file or not, but
+	 * in a fork child that moves to the spare). */
 	char *head;
 	/* A second reservation, never written, that a fork child moves its
 	 * regions to (no system call in the child), made before the first
 	 * fork (state_prepare_fork); and, in such a child, the reservation
-	 * it moved away from, unmapped before its own first fork. */
+	 * it moved away from, unmapped at its own first file or fork. */
 	char *spare;
 	char *stale;
 	uint64_t res_size; /* bytes of one reservation */
-	bool wiped;        /* the reservation is MADV_WIPEONFORK */
-	bool no_spare;     /* none can be made (address-space limit) */
+	bool no_spare;     /* none may be made (spare_allowed) */
 	/* A fork child makes its file at its first tracked fd (state.c):
 	 * file_state (atomic) and what the file's header is made of. */
 	uint32_t file_state;
@@ -241,7 +241,9 @@ void state_prepare_fork(struct state *st);
  * child does reaches the parent's file: the spare reservation when there
  * is one (the regions' addresses then change: the caller points the meter
  * at st->slots, st->queue, st->ring and st->ticker again), else new
- * memory at the same addresses, or nothing where the kernel wiped them.
+ * memory at the same addresses.  keep_addresses: new memory at the same
+ * addresses in any case (a pointer taken before the fork, on the forking
+ * thread's stack, may still be used: a fork in a signal handler).
  * Every region starts from zero; the caller then resets the meter.  The
  * child's own file is made by the first state_back_slot/state_back_ring
  * (its first tracked fd): a child that exits or execs at once has none.
@@ -252,7 +254,7 @@ void state_prepare_fork(struct state *st);
  */
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns);
+		      uint64_t start_mono_ns, bool keep_addresses);
 
 /*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final

@@ -101,13 +101,13 @@ static void file_made(struct state *st)
 }
 
 SM_FORK_PATH
-void sm_durable_after_fork(long pid, struct meter_time now)
+void sm_durable_after_fork(long pid, struct meter_time now, bool in_handler)
 {
 	bool fresh = sm_state.slots && sm_meter.tab.cap;
 
 	if (fresh) {
 		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
-				 now.real_ns, now.mono_ns);
+				 now.real_ns, now.mono_ns, in_handler);
 		sm_state.made = file_made;
 		/* Where the regions are now (state_after_fork may have moved
 		 * them to its spare). */

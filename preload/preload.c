@@ -858,12 +858,16 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 /* Each handler may run twice in one fork (glibc did, in apache's daemon:
  * see wrap_names.c); the forking thread knows whether it is in one. */
 static __thread bool in_fork __attribute__((tls_model("initial-exec")));
+/* The fork is made in a signal handler (see sm_durable_after_fork). */
+static __thread bool fork_in_handler
+    __attribute__((tls_model("initial-exec")));
 
 static void fork_prepare(void)
 {
 	if (in_fork)
 		return;
 	in_fork = true;
+	fork_in_handler = maybe_in_handler();
 	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
@@ -938,7 +942,7 @@ static void fork_child(void)
 		__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	sm_durable_after_fork(raw_getpid(), raw_now_both());
+	sm_durable_after_fork(raw_getpid(), raw_now_both(), fork_in_handler);
 }
 
 /*

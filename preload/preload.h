@@ -397,8 +397,10 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 void sm_durable_prepare_fork(void);
 
 /* sm_durable_after_fork - the child's own state file, then
- * meter_after_fork.  Context: fork child. */
-void sm_durable_after_fork(long pid, struct meter_time now);
+ * meter_after_fork.  in_handler: the fork was made in a signal handler,
+ * which may have cut one of our wrappers short, holding a slot pointer
+ * (state_after_fork keeps the addresses).  Context: fork child. */
+void sm_durable_after_fork(long pid, struct meter_time now, bool in_handler);
 
 /* sm_durable_end - after the final record: exit removes the file, exec
  * marks it final, a failed exec marks it live again.

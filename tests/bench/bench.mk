@@ -29,7 +29,7 @@ bench-churn: $(BUILD)/libsockmeter.so $(BUILD)/bench/churngen
 $(BUILD)/bench/forkrate: tests/bench/forkrate.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -pthread
 
 bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) $(BUILD)/bench/tcpinfo_cost bench-fork-state
 	$(Q)tests/bench/run.sh $(BUILD)

@@ -35,3 +35,25 @@ printf '%-28s %10s %8s\n' "no preload" "$none" 1.00
 printf '%-28s %10s %8.2f\n' "preload, state off" "$off" "$(echo "$off / $none" | bc -l)"
 printf '%-28s %10s %8.2f\n' "preload, state on (tmpfs)" "$on" "$(echo "$on / $none" | bc -l)"
 printf '%-28s %10s %8.2f\n' "state on / state off" "" "$(echo "$on / $off" | bc -l)"
+
+# A fork by itself (forkrate bare: the child only _exits; an idle thread
+# in the parent, as the ticker makes one): no preload and the preload
+# (state files on) alternated round after round, medians of 7 x 2000
+# forks of the time per fork and of each side's CPU per fork.
+state=/dev/shm/sockmeter-bench-bare-$$
+for i in 1 2 3 4 5 6 7; do
+	"$bin" 2000 bare | sed 's/^/none /'
+	env LD_PRELOAD="$lib" SOCKMETER_STATE="$state" "$bin" 2000 bare |
+		sed 's/^/preload /'
+	rm -f "$t"/*.log
+done >"$t/bare"
+rm -rf "$state"
+printf '\nbare forks (median of 7 x 2000, alternated; child only _exits)\n'
+printf '%-12s %10s %12s %14s %14s %10s\n' configuration forks/s us/fork \
+	parent_cpu_us child_cpu_us child_flt
+for cfg in none preload; do
+	for k in forks_per_s us_per_fork parent_cpu_us child_cpu_us child_minflt; do
+		sed -n "s/^$cfg .*$k=\([0-9.]*\).*/\1/p" "$t/bare" | median
+	done | paste -sd' ' | awk -v c="$cfg" \
+		'{ printf "%-12s %10s %12s %14s %14s %10s\n", c, $1, $2, $3, $4, $5 }'
+done

@@ -229,7 +229,7 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 		struct meter_time now = {2000, 1700000001000000000ull};
 
 		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
+				 now.mono_ns, false);
 		closeq_attach(&m.q, st.queue, st.ring);
 		m.durable = st.ticker;
 		meter_after_fork(&m, (long)getpid(), now, true);
@@ -290,7 +290,7 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 		int bad = 0, fd;
 
 		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
+				 now.mono_ns, false);
 		m.durable = st.ticker;
 		meter_after_fork(&m, (long)getpid(), now, true);
 		for (i = 0; i < st.ring_region.nchunks; i++)
@@ -383,7 +383,7 @@ START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
 		pid_t g;
 
 		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
+				 now.mono_ns, false);
 		bad |= (st.slots == old_slots || !st.stale || st.spare) << 0;
 		/* The parent's file, still mapped where the child left. */
 		bad |= !maps_file(path) << 8;
@@ -416,7 +416,7 @@ START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
 		g = fork();
 		if (g == 0) {
 			state_after_fork(&st, &cfg, "unit", (long)getpid(),
-					 now.real_ns, now.mono_ns);
+					 now.real_ns, now.mono_ns, false);
 			point_meter(&m, &st);
 			meter_after_fork(&m, (long)getpid(), now, true);
 			meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
