@@ -120,10 +120,12 @@ void sm_durable_after_fork(long pid, struct meter_time now, bool in_handler)
 	chores_due = 0;
 }
 
-void sm_durable_prepare_fork(void)
+bool sm_durable_prepare_fork(void)
 {
-	if (sm_state.slots && sm_meter.tab.cap && !sm_quiet())
-		state_prepare_fork(&sm_state);
+	if (!sm_state.slots || !sm_meter.tab.cap || sm_quiet())
+		return false;
+	state_prepare_fork(&sm_state);
+	return __atomic_load_n(&sm_state.spare, __ATOMIC_ACQUIRE) != NULL;
 }
 
 SM_FORK_PATH

@@ -867,8 +867,8 @@ static void fork_prepare(void)
 	if (in_fork)
 		return;
 	in_fork = true;
-	fork_in_handler = maybe_in_handler();
-	sm_durable_prepare_fork();
+	/* Asked only where the child would move (a system call). */
+	fork_in_handler = sm_durable_prepare_fork() && maybe_in_handler();
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
 	 * only to make a bounded batch of records, never while writing. */

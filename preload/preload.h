@@ -392,9 +392,10 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		    config_report_fn report, void *ctx);
 
 /* sm_durable_prepare_fork - before a fork: what lets the child start from
- * zeroes without system calls of its own (state_prepare_fork).
+ * zeroes without system calls of its own (state_prepare_fork); true when
+ * the child would move to the spare reservation.
  * Context: fork's prepare handler. */
-void sm_durable_prepare_fork(void);
+bool sm_durable_prepare_fork(void);
 
 /* sm_durable_after_fork - the child's own state file, then
  * meter_after_fork.  in_handler: the fork was made in a signal handler,
