@@ -84,6 +84,29 @@ static uint64_t u64_at(int fd, uint64_t off)
 	return v;
 }
 
+/* What slot fd_no of the state file at path holds of direction d's
+ * bytes (UINT64_MAX: unreadable), and the pid its header names.  d: the
+ * direction (DIR_IN, DIR_OUT). */
+static uint64_t slot_bytes(const char *path, int fd_no, int d, long *pid)
+{
+	struct state_header h;
+	uint64_t v = UINT64_MAX;
+	int fd = open(path, O_RDONLY);
+
+	*pid = -1;
+	if (fd < 0)
+		return v;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h)) {
+		*pid = h.pid;
+		v = u64_at(fd, h.layout.slots_off +
+				       (uint64_t)fd_no * h.layout.slot_size +
+				       h.layout.slot_hot + h.layout.hot_bytes +
+				       8 * (uint64_t)d);
+	}
+	close(fd);
+	return v;
+}
+
 /* Set up a meter in a state file, as the preload does. */
 static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 {
@@ -216,8 +239,8 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	struct meter m;
 	char path[600];
 	pid_t pid;
-	int status, fd;
-	struct state_header h;
+	int status;
+	long file_pid;
 
 	open_meter(&st, &m, 4096);
 	meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
@@ -243,15 +266,8 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
 	/* Two files now: ours, unchanged, and the child's. */
 	ck_assert_int_eq(count_files(), 2);
-	fd = open(path, O_RDONLY);
-	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
-	ck_assert_int_eq(h.pid, getpid());
-	ck_assert_uint_eq(u64_at(fd, h.layout.slots_off +
-					 5 * h.layout.slot_size +
-					 h.layout.slot_hot +
-					 h.layout.hot_bytes + 8 * DIR_OUT),
-			  100);
-	close(fd);
+	ck_assert_uint_eq(slot_bytes(path, 5, DIR_OUT, &file_pid), 100);
+	ck_assert_int_eq(file_pid, getpid());
 	meter_destroy(&m);
 }
 END_TEST
@@ -364,8 +380,8 @@ START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
 	struct meter m;
 	char path[600];
 	pid_t pid;
-	int status, fd;
-	struct state_header h;
+	int status;
+	long file_pid;
 	struct fd_slot *old_slots;
 
 	open_meter(&st, &m, 4096);
@@ -399,17 +415,9 @@ START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
 		bad |= (count_files() != 2) << 3;
 		bad |= (st.stale || maps_file(path)) << 4;
 		/* Its numbers in its own file. */
-		fd = open(st.path, O_RDONLY);
-		bad |= (fd < 0 ||
-			pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-			h.pid != getpid() ||
-			u64_at(fd, h.layout.slots_off +
-				       5 * h.layout.slot_size +
-				       h.layout.slot_hot + h.layout.hot_bytes +
-				       8 * DIR_OUT) != 7)
+		bad |= (slot_bytes(st.path, 5, DIR_OUT, &file_pid) != 7 ||
+			file_pid != getpid())
 		       << 9;
-		if (fd >= 0)
-			close(fd);
 		/* And its own child. */
 		state_prepare_fork(&st);
 		bad |= !st.spare << 5;
@@ -435,15 +443,8 @@ START_TEST(test_a_fork_child_moves_to_the_spare_and_forks_again)
 	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
 	/* Ours, unchanged, the child's and the grandchild's. */
 	ck_assert_int_eq(count_files(), 3);
-	fd = open(path, O_RDONLY);
-	ck_assert_int_eq(pread(fd, &h, sizeof(h), 0), sizeof(h));
-	ck_assert_int_eq(h.pid, getpid());
-	ck_assert_uint_eq(u64_at(fd, h.layout.slots_off +
-					 5 * h.layout.slot_size +
-					 h.layout.slot_hot +
-					 h.layout.hot_bytes + 8 * DIR_OUT),
-			  100);
-	close(fd);
+	ck_assert_uint_eq(slot_bytes(path, 5, DIR_OUT, &file_pid), 100);
+	ck_assert_int_eq(file_pid, getpid());
 	meter_destroy(&m);
 }
 END_TEST
