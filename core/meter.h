@@ -66,13 +66,11 @@ struct meter_fdstate {
 
 struct meter {
 	struct config cfg;
+	struct fdtab tab;
 	unsigned acct; /* ACCT_* bits for fd_account */
 	struct window_shape shape;
 	struct sink sink;
 	long pid;
-	/* After pid: a fork child that moves its regions (state.h: spare)
-	 * writes tab.slots, on the page it writes anyway (preload.h). */
-	struct fdtab tab;
 	char prog[CONFIG_NAME_MAX];
 	struct meter_time start;
 	double ns_per_tick;  /* latency clock: ns per tick (1 by default) */

@@ -613,10 +613,10 @@ fail:
  * child still zeroes the memory, at that cost.
  */
 SM_FORK_PATH
-static bool wipe_on_fork(void *p, uint64_t len)
+static void wipe_on_fork(void *p, uint64_t len)
 {
-	return raw_syscall6(SYS_madvise, (long)p, (long)len, MADV_WIPEONFORK,
-			    0, 0, 0) == 0;
+	raw_syscall6(SYS_madvise, (long)p, (long)len, MADV_WIPEONFORK, 0, 0,
+		     0);
 }
 
 int state_open(struct state *st, const struct config *cfg, const char *prog,
@@ -643,7 +643,6 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	if (!base)
 		return -ENOMEM;
 	wipe_on_fork(base, l.file_size);
-	st->res_size = l.file_size;
 	st->head = base;
 	point_head(st, base, &l);
 	st->ring = (struct closeq_entry *)(base + l.ring_off);
@@ -690,21 +689,17 @@ static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
 	return move_out(st, from, bytes, to);
 }
 
-/* The reservation a fork child moved away from (move_to_spare), unmapped
- * at the child's first file or fork: it maps the parent's file, whose
- * pages it would keep after the parent is gone. */
-static void drop_stale(struct state *st)
+/* A fork child's fresh regions, marked wiped on fork at the first of its
+ * own fork and its own file: once the file's head and chunks are moved in,
+ * the advice no longer applies to what lies behind them (a shared mapping
+ * first in the range fails the call).  Read first: a write at every fork
+ * would be a copy-on-write fault on the page the last fork protected. */
+static void wipe_if_due(struct state *st)
 {
-	char *old;
-
-	/* Read first: a write here, at every fork of the parent, was a
-	 * copy-on-write fault on the page the last fork protected. */
-	if (!LOAD(&st->stale))
+	if (!LOAD(&st->wipe_due))
 		return;
-	old = __atomic_exchange_n(&st->stale, NULL, __ATOMIC_ACQ_REL);
-	if (old)
-		raw_syscall6(SYS_munmap, (long)old, (long)st->res_size, 0, 0, 0,
-			     0);
+	wipe_on_fork(st->head, st->wipe_end);
+	STORE(&st->wipe_due, false);
 }
 
 /*
@@ -731,7 +726,7 @@ static bool make_file(struct state *st)
 						FILE_MAKING, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			drop_stale(st);
+			wipe_if_due(st);
 			/* Quietly: a failure was reported by the first
 			 * process. */
 			ok = open_durable(st, st->cfg, st->prog, st->pid,
@@ -868,97 +863,6 @@ static uint64_t reset_region(struct state_region *r, bool whole)
 	return r->off + (to < total ? to : total);
 }
 
-/* In a fork child: every region moves to the spare reservation (same
- * layout, never written, wiped on fork), and the parent's one is left for
- * state_prepare_fork to unmap, should this child fork in turn (until then
- * nothing points into it). */
-SM_FORK_PATH
-static void move_to_spare(struct state *st)
-{
-	char *to = st->spare;
-	ptrdiff_t d = to - st->head;
-
-	st->stale = st->head;
-	st->spare = NULL;
-	st->head = to;
-	st->hdr = (struct state_header *)(void *)((char *)st->hdr + d);
-	st->ticker = (struct state_ticker *)(void *)((char *)st->ticker + d);
-	st->queue = (struct closeq_shared *)(void *)((char *)st->queue + d);
-	st->ring = (struct closeq_entry *)(void *)((char *)st->ring + d);
-	st->slots = (struct fd_slot *)(void *)((char *)st->slots + d);
-	st->ring_region.va += d;
-	st->slot_region.va += d;
-}
-
-/* The soft limit on the line of /proc/self/limits that starts with name
- * is "unlimited". */
-static bool unlimited(const char *limits, const char *name)
-{
-	const char *p = strstr(limits, name);
-
-	/* "%-25s %-20s %-20s %-10s": the soft limit at column 26. */
-	return p && strlen(p) > 35 && strncmp(p + 26, "unlimited", 9) == 0;
-}
-
-/*
- * Whether a spare reservation may be made.  It is address space (a busy
- * server's fd limit makes it hundreds of MB, none of it memory) that an
- * address-space or data limit (RLIMIT_AS, RLIMIT_DATA: private writable
- * memory counts, MAP_NORESERVE or not) would take from the program; it is
- * committed in full under strict overcommit, and populated and locked
- * under mlockall.  From /proc, once per process: a filter present from
- * exec allows reading it more surely than prlimit64.
- */
-static bool spare_allowed(void)
-{
-	char buf[1536];
-	const char *v;
-
-	if (read_small("/proc/sys/vm/overcommit_memory", buf, sizeof(buf)) <=
-		0 ||
-	    buf[0] == '2')
-		return false;
-	if (read_small("/proc/self/limits", buf, sizeof(buf)) <= 0 ||
-	    !unlimited(buf, "Max data size") ||
-	    !unlimited(buf, "Max address space"))
-		return false;
-	if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0 ||
-	    !(v = strstr(buf, "VmLck:")))
-		return false;
-	for (v += 6; *v == ' ' || *v == '\t'; v++)
-		;
-	return *v == '0';
-}
-
-void state_prepare_fork(struct state *st)
-{
-	char *p, *none = NULL;
-
-	if (!st->head)
-		return;
-	drop_stale(st);
-	/* Only a file's child needs it: without one the reservation is all
-	 * private, and wiped on fork. */
-	if (LOAD(&st->spare) || !LOAD(&st->durable) || LOAD(&st->no_spare))
-		return;
-	if (!spare_allowed()) {
-		STORE(&st->no_spare, true);
-		return;
-	}
-	p = raw_mmap(NULL, st->res_size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!p) {
-		STORE(&st->no_spare, true);
-		return;
-	}
-	/* Unwiped, a grandchild would copy what the child wrote in it. */
-	if (!wipe_on_fork(p, st->res_size) ||
-	    !__atomic_compare_exchange_n(&st->spare, &none, p, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		raw_syscall6(SYS_munmap, (long)p, (long)st->res_size, 0, 0, 0,
-			     0);
-}
-
 /* Unmap what is left of the parent's file mapping in a fork child: the
  * head and every chunk not moved out of it (the places moved chunks left
  * may hold other mappings by now), each run of chunks in one call. */
@@ -1004,7 +908,7 @@ static void unmap_old_file(const struct state *st, char *file, size_t size)
 SM_FORK_PATH
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns, bool keep_addresses)
+		      uint64_t start_mono_ns)
 {
 	char *old_file = st->file;
 	size_t old_size = st->size;
@@ -1032,19 +936,17 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		end = slots_end;
 	if (end < st->ring_region.off)
 		end = st->ring_region.off;
-	/* The spare: zeroes, wiped on fork, no system call.  Only where the
-	 * file was made (durable, no file_state FILE_MAKING: another thread
-	 * may have moved the file's head onto st->head already) and nothing
-	 * the child runs still holds an address into the regions. */
-	if (had_file && st->spare && !st->stale && !keep_addresses) {
-		move_to_spare(st);
-	} else if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-				MAP_FIXED,
-			    -1, 0)) {
-		/* Same addresses: hdr, ticker and queue point where they
-		 * did. */
-		wipe_on_fork(st->head, end);
+	/* Same addresses: hdr, ticker and queue point where they did.  A
+	 * region moved elsewhere (a second reservation the parent keeps,
+	 * no system call here) was tried on 2026-12-03 and taken back: a
+	 * fork in a signal handler the library cannot see, cutting one of
+	 * its calls short, returned into a slot pointer on the parent's
+	 * file (docs/performance.md). */
+	if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+		     -1, 0)) {
+		st->wipe_end = end;
+		st->wipe_due = true;
 	}
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
@@ -1054,6 +956,11 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->start_real_ns = start_real_ns;
 	st->start_mono_ns = start_mono_ns;
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
+}
+
+void state_prepare_fork(struct state *st)
+{
+	wipe_if_due(st);
 }
 
 SM_FORK_PATH

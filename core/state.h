@@ -174,17 +174,13 @@ struct state {
 	struct closeq_entry *ring;
 	struct fd_slot *slots;
 	/* Header..queue live here, private memory until a file's head is
-	 * moved onto it (so their address never changes, file or not, but
-	 * in a fork child that moves to the spare). */
+	 * moved onto it (so their address never changes, file or not). */
 	char *head;
-	/* A second reservation, never written, that a fork child moves its
-	 * regions to (no system call in the child), made before the first
-	 * fork (state_prepare_fork); and, in such a child, the reservation
-	 * it moved away from, unmapped at its own first file or fork. */
-	char *spare;
-	char *stale;
-	uint64_t res_size; /* bytes of one reservation */
-	bool no_spare;     /* none may be made (spare_allowed) */
+	/* A fork child's fresh regions, [head, head + wipe_end), are marked
+	 * MADV_WIPEONFORK at its own first fork or file, not in the fork: a
+	 * child that only exits or execs never pays for it. */
+	bool wipe_due;
+	uint64_t wipe_end;
 	/* A fork child makes its file at its first tracked fd (state.c):
 	 * file_state (atomic) and what the file's header is made of. */
 	uint32_t file_state;
@@ -228,22 +224,16 @@ void state_back_slot(void *ctx, uint32_t fd);
 void state_back_ring(void *ctx, uint32_t index);
 
 /*
- * state_prepare_fork - before a fork (in the forking process): make sure a
- * child will find zeroed regions without a system call of its own (a
- * spare reservation, made once), and unmap the reservation this process
- * left when it was itself forked.
+ * state_prepare_fork - before a fork (in the forking process): what a
+ * fork child left for its own first fork (its fresh regions marked
+ * MADV_WIPEONFORK, so that its children do not copy them).
  * Context: fork's prepare handler, any thread not quiet (quiet.h).
  */
 void state_prepare_fork(struct state *st);
 
 /*
- * state_after_fork - in a fresh child: private zeroes, so that nothing the
- * child does reaches the parent's file: the spare reservation when there
- * is one (the regions' addresses then change: the caller points the meter
- * at st->slots, st->queue, st->ring and st->ticker again), else new
- * memory at the same addresses.  keep_addresses: new memory at the same
- * addresses in any case (a pointer taken before the fork, on the forking
- * thread's stack, may still be used: a fork in a signal handler).
+ * state_after_fork - in a fresh child: private zeroes at the same
+ * addresses, so that nothing the child does reaches the parent's file.
  * Every region starts from zero; the caller then resets the meter.  The
  * child's own file is made by the first state_back_slot/state_back_ring
  * (its first tracked fd): a child that exits or execs at once has none.
@@ -254,7 +244,7 @@ void state_prepare_fork(struct state *st);
  */
 void state_after_fork(struct state *st, const struct config *cfg,
 		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns, bool keep_addresses);
+		      uint64_t start_mono_ns);
 
 /*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final

@@ -101,31 +101,26 @@ static void file_made(struct state *st)
 }
 
 SM_FORK_PATH
-void sm_durable_after_fork(long pid, struct meter_time now, bool in_handler)
+void sm_durable_after_fork(long pid, struct meter_time now)
 {
 	bool fresh = sm_state.slots && sm_meter.tab.cap;
 
 	if (fresh) {
 		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
-				 now.real_ns, now.mono_ns, in_handler);
+				 now.real_ns, now.mono_ns);
 		sm_state.made = file_made;
-		/* Where the regions are now (state_after_fork may have moved
-		 * them to its spare). */
-		sm_meter.tab.slots = sm_state.slots;
-		sm_meter.q.sh = sm_state.queue;
-		sm_meter.q.ring = sm_state.ring;
+		/* The same addresses: the queue's and the totals' pointers
+		 * stand. */
 		sm_meter.durable = sm_state.ticker;
 	}
 	meter_after_fork(&sm_meter, pid, now, fresh);
 	chores_due = 0;
 }
 
-bool sm_durable_prepare_fork(void)
+void sm_durable_prepare_fork(void)
 {
-	if (!sm_state.slots || !sm_meter.tab.cap || sm_quiet())
-		return false;
-	state_prepare_fork(&sm_state);
-	return __atomic_load_n(&sm_state.spare, __ATOMIC_ACQUIRE) != NULL;
+	if (sm_state.slots && sm_meter.tab.cap && !sm_quiet())
+		state_prepare_fork(&sm_state);
 }
 
 SM_FORK_PATH

@@ -858,17 +858,13 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 /* Each handler may run twice in one fork (glibc did, in apache's daemon:
  * see wrap_names.c); the forking thread knows whether it is in one. */
 static __thread bool in_fork __attribute__((tls_model("initial-exec")));
-/* The fork is made in a signal handler (see sm_durable_after_fork). */
-static __thread bool fork_in_handler
-    __attribute__((tls_model("initial-exec")));
 
 static void fork_prepare(void)
 {
 	if (in_fork)
 		return;
 	in_fork = true;
-	/* Asked only where the child would move (a system call). */
-	fork_in_handler = sm_durable_prepare_fork() && maybe_in_handler();
+	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it
 	 * only to make a bounded batch of records, never while writing. */
@@ -942,7 +938,7 @@ static void fork_child(void)
 		__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	sm_durable_after_fork(raw_getpid(), raw_now_both(), fork_in_handler);
+	sm_durable_after_fork(raw_getpid(), raw_now_both());
 }
 
 /*

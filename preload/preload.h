@@ -391,17 +391,13 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		    uint32_t cap, struct meter_time now,
 		    config_report_fn report, void *ctx);
 
-/* sm_durable_prepare_fork - before a fork: what lets the child start from
- * zeroes without system calls of its own (state_prepare_fork); true when
- * the child would move to the spare reservation.
- * Context: fork's prepare handler. */
-bool sm_durable_prepare_fork(void);
+/* sm_durable_prepare_fork - before a fork: what a fork child left for its
+ * own first fork (state_prepare_fork).  Context: fork's prepare handler. */
+void sm_durable_prepare_fork(void);
 
 /* sm_durable_after_fork - the child's own state file, then
- * meter_after_fork.  in_handler: the fork was made in a signal handler,
- * which may have cut one of our wrappers short, holding a slot pointer
- * (state_after_fork keeps the addresses).  Context: fork child. */
-void sm_durable_after_fork(long pid, struct meter_time now, bool in_handler);
+ * meter_after_fork.  Context: fork child. */
+void sm_durable_after_fork(long pid, struct meter_time now);
 
 /* sm_durable_end - after the final record: exit removes the file, exec
  * marks it final, a failed exec marks it live again.
