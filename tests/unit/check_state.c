@@ -107,6 +107,24 @@ static uint64_t slot_bytes(const char *path, int fd_no, int d, long *pid)
 	return v;
 }
 
+/* In the parent of a fork test: the child (pid) ended with status 0, and
+ * the parent's slot 5 holds its 100 bytes out, in memory and in its own
+ * file (path), among files state files in all. */
+static void parent_kept_its_own(struct meter *m, pid_t pid, const char *path,
+				int files)
+{
+	int status;
+	long file_pid;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	ck_assert_uint_eq(m->tab.slots[5].c.bytes[DIR_OUT], 100);
+	ck_assert_int_eq(count_files(), files);
+	ck_assert_uint_eq(slot_bytes(path, 5, DIR_OUT, &file_pid), 100);
+	ck_assert_int_eq(file_pid, getpid());
+	meter_destroy(m);
+}
+
 /* Set up a meter in a state file, as the preload does. */
 static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 {
@@ -239,8 +257,6 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 	struct meter m;
 	char path[600];
 	pid_t pid;
-	int status;
-	long file_pid;
 
 	open_meter(&st, &m, 4096);
 	meter_opened(&m, 5, KIND_TCP, 1, NULL, NULL);
@@ -261,14 +277,8 @@ START_TEST(test_a_fork_child_never_writes_the_parent_file)
 			   (ACCT_BYTES | ACCT_CALLS));
 		_exit(m.tab.slots[5].c.bytes[DIR_OUT] == 7 ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(status, 0);
-	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
 	/* Two files now: ours, unchanged, and the child's. */
-	ck_assert_int_eq(count_files(), 2);
-	ck_assert_uint_eq(slot_bytes(path, 5, DIR_OUT, &file_pid), 100);
-	ck_assert_int_eq(file_pid, getpid());
-	meter_destroy(&m);
+	parent_kept_its_own(&m, pid, path, 2);
 }
 END_TEST
 
@@ -432,14 +442,8 @@ START_TEST(test_a_fork_child_wipes_its_regions_at_its_first_file)
 		/* An exit status has 8 bits: the first check that failed. */
 		_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	ck_assert_uint_eq(m.tab.slots[5].c.bytes[DIR_OUT], 100);
 	/* Ours, unchanged, the child's and the grandchild's. */
-	ck_assert_int_eq(count_files(), 3);
-	ck_assert_uint_eq(slot_bytes(path, 5, DIR_OUT, &file_pid), 100);
-	ck_assert_int_eq(file_pid, getpid());
-	meter_destroy(&m);
+	parent_kept_its_own(&m, pid, path, 3);
 }
 END_TEST
 
