@@ -125,6 +125,13 @@ static void parent_kept_its_own(struct meter *m, pid_t pid, const char *path,
 	meter_destroy(m);
 }
 
+/* A forked test child's end: bad has a bit per failed check, and an exit
+ * status 8 bits, so the status is the number of the first failed one. */
+static void exit_first_failed(int bad)
+{
+	_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
+}
+
 /* Set up a meter in a state file, as the preload does. */
 static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 {
@@ -344,8 +351,7 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 			       << 8;
 			close(fd);
 		}
-		/* An exit status has 8 bits: the first check that failed. */
-		_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
+		exit_first_failed(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
@@ -439,8 +445,7 @@ START_TEST(test_a_fork_child_wipes_its_regions_at_its_first_file)
 		}
 		bad |= (g < 0 || waitpid(g, &status, 0) != g || status) << 5;
 		bad |= (m.tab.slots[5].c.bytes[DIR_OUT] != 7) << 6;
-		/* An exit status has 8 bits: the first check that failed. */
-		_exit(bad ? __builtin_ctz((unsigned)bad) + 1 : 0);
+		exit_first_failed(bad);
 	}
 	/* Ours, unchanged, the child's and the grandchild's. */
 	parent_kept_its_own(&m, pid, path, 3);
