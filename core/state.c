@@ -958,6 +958,19 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
 }
 
+bool state_file_follows_uid(const struct state *st)
+{
+	const char *t;
+
+	if (LOAD(&st->file_state) != FILE_WANTED || !st->cfg)
+		return false;
+	for (t = st->cfg->state_dir; *t; t++)
+		if (*t == '%' && (t[1] == 'u' || t[1] == '%'))
+			if (*++t == 'u')
+				return true;
+	return false;
+}
+
 void state_prepare_fork(struct state *st)
 {
 	wipe_if_due(st);

@@ -247,6 +247,16 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		      uint64_t start_mono_ns);
 
 /*
+ * state_file_follows_uid - true when the process has no file yet (a fork
+ * child before its first tracked fd) and [state] dir names the uid (%u,
+ * as the default does): its file is better made after a uid change than
+ * before, in the directory of the user it becomes, who can then remove it
+ * at exit.  Made before, it stays in the old user's directory (0700).
+ * Context: any thread.
+ */
+bool state_file_follows_uid(const struct state *st);
+
+/*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final
  * before the exec, live again when it failed).
  * state_remove - the final record is written: mark it final and remove the

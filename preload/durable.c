@@ -158,6 +158,11 @@ void sm_durable_end(enum sm_end how)
 	}
 }
 
+bool sm_durable_file_follows_uid(void)
+{
+	return sm_state.slots && state_file_follows_uid(&sm_state);
+}
+
 void sm_durable_pin_dir(void)
 {
 	state_pin_dir(&sm_state);

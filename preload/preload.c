@@ -1847,8 +1847,10 @@ static int list_fds(void *arg)
 /* Know every fd the program has open now, while fstat and getsockname
  * are still allowed: a fork child forgets its fds' kinds and learns them
  * again at their first use, which a sandbox may forbid.  Without /proc
- * (already chrooted), the numbers below 1,024 are tried one by one. */
-static void classify_open_fds(void)
+ * (already chrooted), the numbers below 1,024 are tried one by one.
+ * peek: only whether one is tracked (the ticker is then wanted), with
+ * nothing written to the slots: see sm_creds_changing. */
+static void look_at_open_fds(bool peek)
 {
 	struct fd_list *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1866,7 +1868,12 @@ static void classify_open_fds(void)
 		struct fd_slot *s = fdtab_slot(&sm_meter.tab, l->fd[i]);
 		struct stat st;
 
-		if (s && fdtab_kind(s) == KIND_UNKNOWN)
+		if (s && peek) {
+			if (fdtab_kind(s) == KIND_UNKNOWN &&
+			    fd_kind_tracked(meter_track_kind(
+				&sm_meter, classify_fd(l->fd[i], NULL, NULL))))
+				want_ticker();
+		} else if (s && fdtab_kind(s) == KIND_UNKNOWN)
 			sm_classify_slow(l->fd[i]);
 		else if (!s && l->fd[i] >= 0 &&
 			 raw_syscall6(SYS_fstat, l->fd[i], (long)&st, 0, 0, 0,
@@ -2164,7 +2171,7 @@ int sm_confine_begin(enum sm_confine how)
 	if (prepare) {
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
-		classify_open_fds();
+		look_at_open_fds(false);
 	}
 	/* A filter on every thread binds the ticker too: it is quiet before
 	 * it says the log is pinned, so that nothing of its own follows the
@@ -2219,10 +2226,14 @@ void sm_creds_changing(void)
 	 * the log can still be opened. */
 	/* Once per image, and per fork child (a daemon may toggle its
 	 * effective uid on every request). */
+	/* Looked at only, when the state file is not made yet and its
+	 * directory names the uid: a slot written now would make the file
+	 * in the old user's directory, which the new one cannot remove it
+	 * from (apache's prefork workers left every file in root's). */
 	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) &&
 	    !tk.fds_classified) {
 		tk.fds_classified = true;
-		classify_open_fds();
+		look_at_open_fds(sm_durable_file_follows_uid());
 	}
 	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		goto out;

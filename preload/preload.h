@@ -413,6 +413,10 @@ void sm_durable_before_sandbox(void);
  * ticker (state_pin_dir), with the log (meter_pin_log).  Context: ticker. */
 void sm_durable_pin_dir(void);
 
+/* sm_durable_file_follows_uid - state_file_follows_uid for this
+ * process's state.  Context: any thread. */
+bool sm_durable_file_follows_uid(void);
+
 /* sm_durable_log_moved - the sink's path changed (a uid change): the
  * header names the new one.  Context: the caller holds the write lock. */
 void sm_durable_log_moved(void);

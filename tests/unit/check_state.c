@@ -359,6 +359,59 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 }
 END_TEST
 
+/*
+ * Whether a uid change should come before the file (sm_creds_changing
+ * then only looks at the fds): only a fork child without its file yet
+ * whose [state] dir names the uid (%u, not a literal "%%u").
+ */
+START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
+{
+	struct state st;
+	struct meter m;
+	pid_t pid;
+	int status;
+	char plain[sizeof(cfg.state_dir)];
+
+	snprintf(plain, sizeof(plain), "%s", cfg.state_dir);
+	open_meter(&st, &m, 4096);
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u", dir);
+	ck_assert(!state_file_follows_uid(&st)); /* it has its file */
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plain);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = {2000, 1700000001000000000ull};
+		int bad = 0;
+
+		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
+				 now.mono_ns);
+		m.durable = st.ticker;
+		meter_after_fork(&m, (long)getpid(), now, true);
+		bad |= state_file_follows_uid(&st) << 0;
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u",
+			 dir);
+		bad |= !state_file_follows_uid(&st) << 1;
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/%%u/x",
+			 dir);
+		bad |= !state_file_follows_uid(&st) << 2;
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%%%u",
+			 dir);
+		bad |= state_file_follows_uid(&st) << 3;
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plain);
+		/* The first tracked fd makes the file: nothing to follow. */
+		meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
+		bad |= (count_files() != 2) << 4;
+		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u",
+			 dir);
+		bad |= state_file_follows_uid(&st) << 5;
+		exit_first_failed(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	meter_destroy(&m);
+}
+END_TEST
+
 /* Whether the mapping that holds addr has flag (two letters) among its
  * VmFlags in /proc/self/smaps; -1: no such mapping. */
 static int vma_flag(const void *addr, const char *flag)
@@ -667,6 +720,7 @@ int main(void)
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_a_fork_child_wipes_its_regions_at_its_first_file);
+	tcase_add_test(tc, test_only_a_fork_child_without_a_file_follows_the_uid);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc,
