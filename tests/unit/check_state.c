@@ -666,6 +666,54 @@ START_TEST(test_one_connection_backs_under_64_kib)
 }
 END_TEST
 
+/* Whether chunk c of r is backed by the file or being backed (not
+ * untried). */
+static bool chunk_tried(const struct state_region *r, uint32_t c)
+{
+	return __atomic_load_n(&r->chunk_state[c], __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * The ring is written in order, and from its second chunk on a push that
+ * enters a chunk backs the next one: the closing threads of a server do
+ * not all wait for the one that backs a new chunk.  The first chunk alone
+ * is backed while a process has closed fewer connections than it holds.
+ */
+START_TEST(test_the_ring_backs_one_chunk_ahead_after_its_first)
+{
+	struct state st;
+	struct meter m;
+	struct closeq_entry e;
+	uint32_t per, i;
+
+	open_meter(&st, &m, 4096);
+	per = (uint32_t)(st.ring_region.chunk / st.ring_region.elem);
+	ck_assert_uint_ge(per, 2);
+	ck_assert_uint_ge(st.ring_region.nchunks, 5);
+	memset(&e, 0, sizeof(e));
+	e.s.kind = KIND_TCP;
+	for (i = 0; i < per; i++) {
+		closeq_push(&m.q, &e.s, 1);
+		ck_assert(closeq_pop(&m.q, &e));
+	}
+	ck_assert(chunk_tried(&st.ring_region, 0));
+	ck_assert(!chunk_tried(&st.ring_region, 1));
+	/* The first entry of chunk 1: chunks 1 and 2 backed, not 3. */
+	closeq_push(&m.q, &e.s, 1);
+	ck_assert(chunk_tried(&st.ring_region, 1));
+	ck_assert(chunk_tried(&st.ring_region, 2));
+	ck_assert(!chunk_tried(&st.ring_region, 3));
+	/* Through chunk 1: nothing more until chunk 2 is entered. */
+	for (i = 1; i < per; i++)
+		closeq_push(&m.q, &e.s, 1);
+	ck_assert(!chunk_tried(&st.ring_region, 3));
+	closeq_push(&m.q, &e.s, 1);
+	ck_assert(chunk_tried(&st.ring_region, 3));
+	ck_assert(!chunk_tried(&st.ring_region, 4));
+	meter_destroy(&m);
+}
+END_TEST
+
 /*
  * Chunks are whole pages and slots are not (560 bytes): a slot that
  * straddles two chunks has both backed, so that what is written at its
@@ -726,6 +774,7 @@ int main(void)
 	tcase_add_test(tc,
 		       test_without_a_file_a_fork_child_gets_none_of_the_memory);
 	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
+	tcase_add_test(tc, test_the_ring_backs_one_chunk_ahead_after_its_first);
 	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
