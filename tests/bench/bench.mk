@@ -5,7 +5,8 @@
 #   make bench-tools  the tools (report, top) on big logs; its own section
 #   make bench-churn  only the churn part (issue 9), printed
 #   make bench-tcpinfo  what tcp_info and names cost (issue 11), printed
-BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen
+BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen \
+	$(BUILD)/bench/syscost
 
 .PHONY: bench bench-instr test-instr bench-tcpinfo bench-fork-state
 
@@ -21,9 +22,16 @@ $(BUILD)/bench/churngen: tests/bench/churngen.c
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
 
+$(BUILD)/bench/syscost: tests/bench/syscost.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		-Wmissing-prototypes $< -o $@
+
 # The churn part alone (tests/bench/churn.sh), printed, not written.
 .PHONY: bench-churn
-bench-churn: $(BUILD)/libsockmeter.so $(BUILD)/bench/churngen
+bench-churn: $(BUILD)/libsockmeter.so $(BUILD)/bench/churngen \
+	$(BUILD)/bench/syscost
 	$(Q)tests/bench/churn.sh $(BUILD)
 
 $(BUILD)/bench/forkrate: tests/bench/forkrate.c

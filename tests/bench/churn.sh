@@ -22,7 +22,7 @@ AB_N=${CHURN_AB_N:-20000}
 NGINX=${CHURN_NGINX:-1}
 PY=$(command -v python3)
 
-for f in "$lib" "$gen"; do
+for f in "$lib" "$gen" "$build/bench/syscost"; do
 	[ -e "$f" ] || { echo "churn.sh: $f missing (make bench builds it)" >&2; exit 2; }
 done
 tmp=$(mktemp -d /tmp/sockmeter-churn.XXXXXX)
@@ -144,11 +144,30 @@ for ((r = 0; r <= ROUNDS; r++)); do
 	printf '.' >&2
 	for cfg in json records-off lean; do run_gen "$r" churn "$cfg"; done
 	printf '.' >&2
+	# What a system call costs here (a metered connection adds some).
+	if [ "$r" -gt 0 ] && line=$("$build/bench/syscost" | grep '^RESULT '); then
+		printf '%s\tsyscost\tnone\t%s\n' "$r" "${line#RESULT }" >>"$raw"
+	fi
 	if [ "$have_nginx" = 1 ]; then
 		for cfg in none defaults; do run_nginx "$r" "$cfg"; done
 		printf '.' >&2
 	fi
 	echo >&2
 done
+# Where perf can count them (root, tracepoints): how many system calls a
+# connection makes in each configuration, one run each.
+if perf stat -x, -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
+	for cfg in none defaults lean; do
+		# shellcheck disable=SC2046
+		line=$(env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
+			-u SOCKMETER_FORMAT $(envs "$cfg") perf stat -x, \
+			-e raw_syscalls:sys_enter -o "$tmp/perf.out" \
+			"$gen" churn 1 | grep '^RESULT ') || continue
+		n=$(grep raw_syscalls "$tmp/perf.out" | cut -d, -f1) || true
+		printf '1\tsyscalls\t%s\t%s syscalls=%s\n' "$cfg" \
+			"${line#RESULT }" "${n:-0}" >>"$raw"
+		rm -f "$tmp/log/$cfg".*
+	done
+fi
 cp "$raw" "$build/bench/last-churn.tsv"
 "$PY" "$here/churn_report.py" "$raw" "$ROUNDS" "$SECS" "$AB_N" "$have_nginx"

@@ -54,6 +54,71 @@ def most(runs, wl, cfg, key):
     return int(max(vs)) if vs else 0
 
 
+def cpu_per_conn(r):
+    """Microseconds of the process's CPU per connection, or None."""
+    if "cpu_s" not in r or not r.get("conns"):
+        return None
+    return r["cpu_s"] / r["conns"] * 1e6
+
+
+def cpu_cell(runs, cfg):
+    xs = [cpu_per_conn(r) for r in pick(runs, "churn", cfg).values()]
+    xs = [x for x in xs if x is not None]
+    return "%.1f µs" % med(xs) if xs else "–"
+
+
+def syscall_section(runs):
+    """What a system call costs here, and how many a connection makes."""
+    out = []
+    cost = list(pick(runs, "syscost", "none").values())
+    if not cost:
+        return out
+    null = med([r["null_us"] for r in cost])
+    name = med([r["getsockname_us"] for r in cost])
+    info = med([r["tcp_info_us"] for r in cost])
+    out.append("### What a system call costs here")
+    out.append("")
+    out.append(
+        "`syscost` (tests/bench/syscost.c), once a round, medians: the "
+        "cheapest system call (`getppid`) %.2f µs, `getsockname` on a TCP "
+        "socket %.2f µs, `getsockopt(TCP_INFO)` %.2f µs. With the defaults "
+        "a metered connection adds, at each end, its local address "
+        "(`getsockname` after `connect` or `accept`) and the kernel's view "
+        "at close (`TCP_INFO`): `tcp_info = false, peers = false` takes "
+        "them off." % (null, name, info))
+    counted = {}
+    for cfg in ("none", "defaults", "lean"):
+        for r in pick(runs, "syscalls", cfg).values():
+            if r.get("syscalls") and r.get("conns"):
+                counted[cfg] = r["syscalls"] / r["conns"]
+    if "none" in counted:
+        out.append("")
+        out.append(
+            "System calls per connection, both ends, counted by `perf stat "
+            "-e raw_syscalls:sys_enter` over one 1-s run each (the ring's "
+            "first lap, whose chunks are backed once, included):")
+        out.append("")
+        out.append("| configuration | system calls per connection | added | their price at %.2f µs each |" % ((name + info) / 2))
+        out.append("|---|---:|---:|---:|")
+        base = counted["none"]
+        nocpu = [cpu_per_conn(r) for r in pick(runs, "churn", "none").values()]
+        nocpu = [x for x in nocpu if x is not None]
+        for cfg, label in (("none", "no preload"), ("defaults", "defaults"),
+                           ("lean", "tcp_info = false, peers = false")):
+            if cfg not in counted:
+                continue
+            add = counted[cfg] - base
+            price = add * (name + info) / 2
+            share = (" (%.1f %% of a connection's CPU without the preload)"
+                     % (100 * price / med(nocpu)) if nocpu and cfg != "none"
+                     else "")
+            out.append("| %s | %.2f | %s | %s |" % (
+                label, counted[cfg], "" if cfg == "none" else "%+.2f" % add,
+                "" if cfg == "none" else "%.1f µs%s" % (price, share)))
+    out.append("")
+    return out
+
+
 def main():
     raw, rounds, secs, ab_n, have_nginx = sys.argv[1:6]
     runs = parse(raw)
@@ -74,8 +139,8 @@ def main():
         "accepts, reads, replies and closes; as fast as the machine allows. "
         "Two close records per connection.")
     out.append("")
-    out.append("| configuration | connections/s | vs no preload | dropped |")
-    out.append("|---|---:|---:|---:|")
+    out.append("| configuration | connections/s | vs no preload | CPU per connection | dropped |")
+    out.append("|---|---:|---:|---:|---:|")
     verdicts = []
     for cfg, label in (("none", "no preload"), ("off", "enabled = false"),
                        ("defaults", "defaults (text records)"),
@@ -87,9 +152,9 @@ def main():
         cell, m = ratio_cell(runs, "churn", cfg, "conns_per_s")
         if cfg == "none":
             cell = "1"
-        out.append("| %s | %.0f | %s | %d |" % (
+        out.append("| %s | %.0f | %s | %s | %d |" % (
             label, value(runs, "churn", cfg, "conns_per_s"), cell,
-            most(runs, "churn", cfg, "dropped")))
+            cpu_cell(runs, cfg), most(runs, "churn", cfg, "dropped")))
         if cfg == "defaults" and m is not None:
             verdicts.append(("short connections, defaults / no preload",
                              "≥ 0.97", cell, m >= 0.97))
@@ -97,6 +162,11 @@ def main():
             verdicts.append(("close records dropped, defaults", "0", str(d),
                              d == 0))
     out.append("")
+    out.append(
+        "*CPU per connection*: the process's CPU time (both ends, the "
+        "ticker, `getrusage`) over its connections, median over the rounds.")
+    out.append("")
+    out.extend(syscall_section(runs))
     out.append("### The ticker's cost per close record")
     out.append("")
     out.append(

@@ -15,11 +15,12 @@
  *                              each: a pre-fork server's cost, under churn.
  *
  * Prints one line: RESULT workload=... conns=N conns_per_s=R
- * [forks=F forks_per_s=S] ticker_cpu_s=C closes=K, where ticker_cpu_s is
- * the CPU time of the preload's ticker thread (named "sockmeter"; 0 without
- * the preload), read after a pause of DRAIN_WAIT seconds that lets it write
- * the records of the last connections, and closes counts the connection
- * fds closed (two per connection).
+ * [forks=F forks_per_s=S] ticker_cpu_s=C cpu_s=P closes=K, where
+ * ticker_cpu_s is the CPU time of the preload's ticker thread (named
+ * "sockmeter"; 0 without the preload) and cpu_s the whole process's (its
+ * children's not counted), both read after a pause of DRAIN_WAIT seconds
+ * that lets the ticker write the records of the last connections, and
+ * closes counts the connection fds closed (two per connection).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -182,6 +184,7 @@ int main(int argc, char **argv)
 	pthread_t tc, ts;
 	double secs, t0, t1, end, rate;
 	uint64_t forks = 0, conns;
+	struct rusage ru;
 	int l, forking;
 	struct timespec w = {1, (long)((DRAIN_WAIT - 1) * 1e9)};
 
@@ -253,7 +256,10 @@ int main(int argc, char **argv)
 	if (forking)
 		printf(" forks=%llu forks_per_s=%.1f",
 		       (unsigned long long)forks, (double)forks / (t1 - t0));
-	printf(" ticker_cpu_s=%.4f closes=%llu\n", ticker_cpu(),
+	getrusage(RUSAGE_SELF, &ru);
+	printf(" ticker_cpu_s=%.4f cpu_s=%.4f closes=%llu\n", ticker_cpu(),
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
 	       (unsigned long long)(2 * conns + 1));
 	return 0;
 }
