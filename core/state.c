@@ -143,6 +143,12 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 
 int state_dir_expand(const char *tmpl, char *out, size_t cap)
 {
+	return state_dir_expand_uid(tmpl, (unsigned)geteuid(), out, cap);
+}
+
+int state_dir_expand_uid(const char *tmpl, unsigned uid, char *out,
+			 size_t cap)
+{
 	size_t len = 0;
 	char num[24];
 
@@ -152,7 +158,7 @@ int state_dir_expand(const char *tmpl, char *out, size_t cap)
 		num[0] = *tmpl;
 		num[1] = '\0';
 		if (*tmpl == '%' && tmpl[1] == 'u') {
-			snprintf(num, sizeof(num), "%u", (unsigned)getuid());
+			snprintf(num, sizeof(num), "%u", uid);
 			tmpl++;
 		} else if (*tmpl == '%' && tmpl[1] == '%') {
 			tmpl++;
@@ -307,6 +313,67 @@ static void say(config_report_fn report, void *ctx, const char *dir,
 		 "killed",
 		 dir, what, strerror(err));
 	report(ctx, msg);
+}
+
+/* Whether uid may pass through (search) the directory of st, by its mode
+ * bits alone (its groups are not known here: group bits count for
+ * nothing). */
+static bool may_search(const struct stat *st, unsigned uid)
+{
+	return S_ISDIR(st->st_mode) &&
+	       (st->st_uid == uid ? (st->st_mode & 0100) : (st->st_mode & 0001));
+}
+
+/* Every directory on the way to path (path itself too when whole), and
+ * the last one writable as well when write. */
+static bool path_open_to(char *path, unsigned uid, bool write)
+{
+	struct stat st;
+	char *p = path;
+	char keep;
+
+	for (;;) {
+		p = strchr(p + 1, '/');
+		keep = p ? *p : '\0';
+		if (p)
+			*p = '\0';
+		if (stat(path[0] ? path : "/", &st) != 0 ||
+		    !may_search(&st, uid)) {
+			if (p)
+				*p = keep;
+			return false;
+		}
+		if (!p)
+			break;
+		*p = keep;
+	}
+	return !write || (st.st_uid == uid ? (st.st_mode & 0200)
+					   : (st.st_mode & 0002));
+}
+
+bool state_dir_usable_by(const char *tmpl, unsigned uid)
+{
+	char dir[CONFIG_PATH_MAX], *slash;
+	struct stat st;
+
+	if (uid == 0)
+		return true; /* check_dir says the rest, as root */
+	if (state_dir_expand_uid(tmpl, uid, dir, sizeof(dir)) != 0 ||
+	    dir[0] != '/')
+		return false;
+	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
+		dir[strlen(dir) - 1] = '\0';
+	if (lstat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) && st.st_uid == uid &&
+		       !(st.st_mode & 022) && path_open_to(dir, uid, false);
+	if (errno != ENOENT)
+		return false;
+	/* To be made by uid: in a directory it may write to. */
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	if (slash == dir)
+		return false; /* "/" itself: never writable by a user */
+	return path_open_to(dir, uid, true);
 }
 
 /* The directory must exist or be made here, be ours, closed to others. */

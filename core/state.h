@@ -251,7 +251,8 @@ void state_after_fork(struct state *st, const struct config *cfg,
  * child before its first tracked fd) and [state] dir names the uid (%u,
  * as the default does): its file is better made after a uid change than
  * before, in the directory of the user it becomes, who can then remove it
- * at exit.  Made before, it stays in the old user's directory (0700).
+ * at exit (when that directory is usable: state_dir_usable_by).  Made
+ * before, it stays in the old user's directory (0700).
  * Context: any thread.
  */
 bool state_file_follows_uid(const struct state *st);
@@ -301,10 +302,25 @@ const struct state_closed *state_ticker_whole(const struct state_ticker *t);
 void state_layout_fill(struct state_layout *l, uint32_t cap);
 
 /*
- * state_dir_expand - cfg->state_dir with %u (real uid) and %% expanded.
+ * state_dir_expand - cfg->state_dir with %u (the effective uid: the
+ * directory must be owned by it, as the log's %u is the uid that writes)
+ * and %% expanded.  state_dir_expand_uid: with uid for %u.
  * Returns 0 or -ENAMETOOLONG.
  */
 int state_dir_expand(const char *tmpl, char *out, size_t cap);
+int state_dir_expand_uid(const char *tmpl, unsigned uid, char *out,
+			 size_t cap);
+
+/*
+ * state_dir_usable_by - whether the state directory tmpl names for uid
+ * would pass the checks (a directory owned by uid, closed to others) once
+ * the process is uid, or could be made by it then: asked by a process
+ * about to become uid (as root: it can look anywhere).  By the mode bits
+ * of the path's directories; group bits count for nothing (the groups of
+ * then are not known), so a directory only a group opens says false.
+ * Context: any thread.
+ */
+bool state_dir_usable_by(const char *tmpl, unsigned uid);
 
 /*
  * state_proc_start - field 22 of /proc/PID/stat (start time in clock ticks

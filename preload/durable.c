@@ -40,7 +40,7 @@ static void note_log_path(void)
 	if (strcmp(tmpl, "stderr") == 0 ||
 	    sink_expand(tmpl, sm_meter.pid, sm_meter.prog,
 			sm_meter.start.real_ns / 1000000000ull,
-			(unsigned)getuid(), path, sizeof(path)) != 0) {
+			(unsigned)geteuid(), path, sizeof(path)) != 0) {
 		snprintf(h->log_path, sizeof(h->log_path), "stderr");
 		return;
 	}
@@ -161,6 +161,11 @@ void sm_durable_end(enum sm_end how)
 bool sm_durable_file_follows_uid(void)
 {
 	return sm_state.slots && state_file_follows_uid(&sm_state);
+}
+
+bool sm_durable_dir_usable_by(unsigned uid)
+{
+	return state_dir_usable_by(sm_meter.cfg.state_dir, uid);
 }
 
 void sm_durable_pin_dir(void)

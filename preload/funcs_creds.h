@@ -52,10 +52,15 @@ void sm_creds_changed(void);
  * sm_creds_changing - before such a call: with an explicit log path, the
  * ticker opens the log with the credentials of now and keeps it, so that
  * the records still reach it when the new uid could not open it
- * (sink_reinit_for_uid).  errno kept.
+ * (sink_reinit_for_uid).  A fork child without its state file yet makes
+ * it now when the directory of the user it becomes would not take it
+ * (state_dir_usable_by), or after the change.  euid: the effective uid
+ * the call sets, SM_EUID_SAME for a call that leaves it (setgid and the
+ * other group calls, setreuid(r, -1)...).  errno kept.
  * Context: any thread, not a signal handler.
  */
-void sm_creds_changing(void);
+#define SM_EUID_SAME ((uid_t)-1)
+void sm_creds_changing(uid_t euid);
 
 /* sm_confine_filter - a seccomp filter (prog, a struct sock_fprog) or
  * strict mode went on, on the calling thread or (all_threads: TSYNC) on

@@ -1847,10 +1847,8 @@ static int list_fds(void *arg)
 /* Know every fd the program has open now, while fstat and getsockname
  * are still allowed: a fork child forgets its fds' kinds and learns them
  * again at their first use, which a sandbox may forbid.  Without /proc
- * (already chrooted), the numbers below 1,024 are tried one by one.
- * peek: only whether one is tracked (the ticker is then wanted), with
- * nothing written to the slots: see sm_creds_changing. */
-static void look_at_open_fds(bool peek)
+ * (already chrooted), the numbers below 1,024 are tried one by one. */
+static void classify_open_fds(void)
 {
 	struct fd_list *l = mmap(NULL, sizeof(*l), PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1868,12 +1866,7 @@ static void look_at_open_fds(bool peek)
 		struct fd_slot *s = fdtab_slot(&sm_meter.tab, l->fd[i]);
 		struct stat st;
 
-		if (s && peek) {
-			if (fdtab_kind(s) == KIND_UNKNOWN &&
-			    fd_kind_tracked(meter_track_kind(
-				&sm_meter, classify_fd(l->fd[i], NULL, NULL))))
-				want_ticker();
-		} else if (s && fdtab_kind(s) == KIND_UNKNOWN)
+		if (s && fdtab_kind(s) == KIND_UNKNOWN)
 			sm_classify_slow(l->fd[i]);
 		else if (!s && l->fd[i] >= 0 &&
 			 raw_syscall6(SYS_fstat, l->fd[i], (long)&st, 0, 0, 0,
@@ -2171,7 +2164,7 @@ int sm_confine_begin(enum sm_confine how)
 	if (prepare) {
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
-		look_at_open_fds(false);
+		classify_open_fds();
 	}
 	/* A filter on every thread binds the ticker too: it is quiet before
 	 * it says the log is pinned, so that nothing of its own follows the
@@ -2206,40 +2199,57 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 	sm_quiet_raise(SM_QUIET_PROGRAM);
 }
 
-void sm_creds_changing(void)
+void sm_creds_changing(uid_t euid)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
 
+	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
+	    maybe_in_handler())
+		goto out;
 	/* Only an explicit path (a template with %u follows the uid), and
 	 * only when a ticker is wanted: it opens the file, with the
 	 * credentials of now, for the records the new ones could not write
-	 * (sink_reinit_for_uid turns it on then). */
-	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
-	    sm_meter.prom || sm_meter.sink.pin || sm_meter.sink.to_stderr ||
-	    strstr(sm_meter.cfg.log_path, "%u") || maybe_in_handler())
+	 * (sink_reinit_for_uid turns it on then).  A fork child that drops
+	 * root before it touches the connection it was handed (exim's
+	 * reception child, a pre-fork server's worker) has tracked nothing
+	 * yet: what it holds is looked at now, while the log can still be
+	 * opened.  Its state file is then made now too, in the old user's
+	 * directory: a recovery of the new user's could not append to a log
+	 * opened as root, and root's recovery leaves another user's files
+	 * alone.  Once per image, and per fork child (a daemon may toggle
+	 * its effective uid on every request). */
+	if (!sm_meter.prom && !sm_meter.sink.to_stderr &&
+	    !strstr(sm_meter.cfg.log_path, "%u")) {
+		if (sm_meter.sink.pin)
+			goto out;
+		if (!__atomic_load_n(&sm_meter.ticker_wanted,
+				     __ATOMIC_ACQUIRE) &&
+		    !tk.fds_classified) {
+			tk.fds_classified = true;
+			classify_open_fds();
+		}
+		if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE)) {
+			ensure_ticker();
+			if (ticker_running())
+				pin_log(PIN_LATER);
+		}
 		goto out;
-	/* A fork child that drops root before it touches the connection it
-	 * was handed (exim's reception child, a pre-fork server's worker)
-	 * has tracked nothing yet: what it holds is looked at now, while
-	 * the log can still be opened. */
-	/* Once per image, and per fork child (a daemon may toggle its
-	 * effective uid on every request). */
-	/* Looked at only, when the state file is not made yet and its
-	 * directory names the uid: a slot written now would make the file
-	 * in the old user's directory, which the new one cannot remove it
-	 * from (apache's prefork workers left every file in root's). */
-	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) &&
-	    !tk.fds_classified) {
-		tk.fds_classified = true;
-		look_at_open_fds(sm_durable_file_follows_uid());
 	}
-	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
-		goto out;
-	ensure_ticker();
-	if (ticker_running())
-		pin_log(PIN_LATER);
+	/* A log that follows the uid: a fork child without its state file
+	 * makes it at its first tracked fd, after the change, in the new
+	 * user's directory (its log's owner recovers it).  Unless the new
+	 * user could not have that directory (its parent closed to it):
+	 * then the file is made now, in the old user's, rather than the
+	 * process having none (it was private memory, silently: a kill
+	 * lost its numbers). */
+	if (euid != SM_EUID_SAME && euid != geteuid() &&
+	    sm_durable_file_follows_uid() &&
+	    !sm_durable_dir_usable_by((unsigned)euid) && !tk.fds_classified) {
+		tk.fds_classified = true;
+		classify_open_fds();
+	}
 out:
 	errno = saved;
 }

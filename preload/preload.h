@@ -414,8 +414,10 @@ void sm_durable_before_sandbox(void);
 void sm_durable_pin_dir(void);
 
 /* sm_durable_file_follows_uid - state_file_follows_uid for this
- * process's state.  Context: any thread. */
+ * process's state; sm_durable_dir_usable_by - state_dir_usable_by for
+ * its [state] dir.  Context: any thread. */
 bool sm_durable_file_follows_uid(void);
+bool sm_durable_dir_usable_by(unsigned uid);
 
 /* sm_durable_log_moved - the sink's path changed (a uid change): the
  * header names the new one.  Context: the caller holds the write lock. */

@@ -29,7 +29,7 @@ SM_EXPORT int setuid(uid_t u)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(u);
 	r = sm_real.setuid(u);
 
 	if (r == 0)
@@ -41,7 +41,7 @@ SM_EXPORT int setgid(gid_t g)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(SM_EUID_SAME);
 	r = sm_real.setgid(g);
 
 	if (r == 0)
@@ -53,7 +53,7 @@ SM_EXPORT int seteuid(uid_t u)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(u);
 	r = sm_real.seteuid(u);
 
 	if (r == 0)
@@ -65,7 +65,7 @@ SM_EXPORT int setegid(gid_t g)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(SM_EUID_SAME);
 	r = sm_real.setegid(g);
 
 	if (r == 0)
@@ -77,7 +77,7 @@ SM_EXPORT int setreuid(uid_t ru, uid_t eu)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(eu);
 	r = sm_real.setreuid(ru, eu);
 
 	if (r == 0)
@@ -89,7 +89,7 @@ SM_EXPORT int setregid(gid_t rg, gid_t eg)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(SM_EUID_SAME);
 	r = sm_real.setregid(rg, eg);
 
 	if (r == 0)
@@ -101,7 +101,7 @@ SM_EXPORT int setresuid(uid_t ru, uid_t eu, uid_t su)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(eu);
 	r = sm_real.setresuid(ru, eu, su);
 
 	if (r == 0)
@@ -113,7 +113,7 @@ SM_EXPORT int setresgid(gid_t rg, gid_t eg, gid_t sg)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(SM_EUID_SAME);
 	r = sm_real.setresgid(rg, eg, sg);
 
 	if (r == 0)
@@ -125,7 +125,7 @@ SM_EXPORT int setgroups(size_t n, const gid_t *list)
 {
 	int r;
 
-	sm_creds_changing();
+	sm_creds_changing(SM_EUID_SAME);
 	r = sm_real.setgroups(n, list);
 
 	if (r == 0)

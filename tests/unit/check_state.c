@@ -412,6 +412,62 @@ START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
 }
 END_TEST
 
+/*
+ * [state] dir's %u is the effective uid (check_dir wants the directory
+ * owned by it), and whether a user the process is about to become could
+ * use (or make) the directory its template names for that user is told
+ * by the path's mode bits: a parent closed to it, a symlink, a relative
+ * path or a directory of someone else's say no.
+ */
+START_TEST(test_the_state_directory_a_new_user_could_use)
+{
+	char tmpl[400], got[400], want[400], p[400];
+	unsigned u = 65534;
+
+	/* The way to dir open to all (mkdtemp makes it 0700). */
+	if (uu_root()[0])
+		ck_assert_int_eq(chmod(uu_root(), 0755), 0);
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(tmpl, sizeof(tmpl), "%s/open/%%u", dir);
+	ck_assert_int_eq(state_dir_expand(tmpl, got, sizeof(got)), 0);
+	snprintf(want, sizeof(want), "%s/open/%u", dir, (unsigned)geteuid());
+	ck_assert_str_eq(got, want);
+	ck_assert_int_eq(state_dir_expand_uid(tmpl, u, got, sizeof(got)), 0);
+	snprintf(want, sizeof(want), "%s/open/%u", dir, u);
+	ck_assert_str_eq(got, want);
+	/* To be made, in a directory open to all (sticky, as /dev/shm). */
+	snprintf(p, sizeof(p), "%s/open", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(chmod(p, 01777), 0);
+	ck_assert(state_dir_usable_by(tmpl, u));
+	ck_assert(state_dir_usable_by(tmpl, 0)); /* root: check_dir tells */
+	/* Its parent searchable by its owner only. */
+	ck_assert_int_eq(chmod(dir, 0700), 0);
+	ck_assert(!state_dir_usable_by(tmpl, u));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	/* A parent the user may not write to. */
+	snprintf(tmpl, sizeof(tmpl), "%s/closed/%%u", dir);
+	snprintf(p, sizeof(p), "%s/closed", dir);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	ck_assert(!state_dir_usable_by(tmpl, u));
+	/* Already there: a symlink, or not the user's. */
+	snprintf(tmpl, sizeof(tmpl), "%s/open/%%u", dir);
+	snprintf(p, sizeof(p), "%s/open/%u", dir, u);
+	ck_assert_int_eq(symlink("/tmp", p), 0);
+	ck_assert(!state_dir_usable_by(tmpl, u));
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	if (geteuid() == 0) {
+		ck_assert(!state_dir_usable_by(tmpl, u)); /* root's */
+		ck_assert_int_eq(chown(p, u, u), 0);
+		ck_assert(state_dir_usable_by(tmpl, u));
+		ck_assert_int_eq(chmod(p, 0770), 0); /* open to a group */
+		ck_assert(!state_dir_usable_by(tmpl, u));
+	}
+	ck_assert(!state_dir_usable_by("rel/%u", u));
+}
+END_TEST
+
 /* Whether the mapping that holds addr has flag (two letters) among its
  * VmFlags in /proc/self/smaps; -1: no such mapping. */
 static int vma_flag(const void *addr, const char *flag)
@@ -769,6 +825,7 @@ int main(void)
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_a_fork_child_wipes_its_regions_at_its_first_file);
 	tcase_add_test(tc, test_only_a_fork_child_without_a_file_follows_the_uid);
+	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc,

@@ -1,0 +1,109 @@
+# A fork child that changes its effective uid before its first connection,
+# then is killed (SIGKILL): its numbers must come back from its state file,
+# whatever the change.  The log follows the uid ($T/log/%u.%n.%p.log), as
+# the default path does, and [state] dir names it ($T/<parent>/%u).  The
+# child (python) drops root, reads 1,000 bytes its parent sends over TCP
+# and sends 3,000 back, then waits to be killed.
+#  - seteuid only (the real uid stays 0), state directory's parent open
+#    to all (1777): the file is in nobody's directory, and nobody's
+#    recovery writes the killed child's record into nobody's log.  Before,
+#    %u of [state] dir was the real uid: root's directory, which the
+#    effective uid nobody may not use; the child had no file, silently,
+#    and its numbers were lost.
+#  - setresuid (for good), state directory's parent closed to nobody
+#    (0755): nobody could not make its directory, so the file is made
+#    before the change, in root's, and root's recovery writes the record
+#    into nobody's log.  Before: no file, numbers lost.
+#  - the same child ending by itself: its record written, no state file
+#    left in nobody's directory (it removed its own).
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
+nuid=$(id -u nobody) || fail "no user nobody"
+chmod 755 "$T"
+mkdir -m 1777 "$T/log"
+cat >"$T/child.py" <<'PYEOF'
+import os, signal, socket, sys, time
+how, nuid, end = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    if how == "seteuid":
+        os.seteuid(nuid)
+    else:
+        os.setresgid(nuid, nuid, nuid)
+        os.setresuid(nuid, nuid, nuid)
+    got = 0
+    while got < 1000:
+        got += len(s.recv(1000 - got))
+    s.sendall(b"y" * 3000)
+    os.write(w, b"%d %d\n" % (os.getpid(), got))
+    if end == "killed":
+        time.sleep(60)
+    os._exit(0)
+os.close(w)
+c.sendall(b"x" * 1000)
+back = 0
+while back < 3000:
+    back += len(c.recv(3000 - back))
+line = os.read(r, 100).decode().split()
+if end == "killed":
+    os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("child=%s got=%s back=%d" % (line[0], line[1], back))
+PYEOF
+
+# run NAME HOW END PARENT_MODE: the child's pid into $child.
+run() {
+	mkdir -m "$4" "$T/$1"
+	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%u.%n.%p.log" \
+		SOCKMETER_STATE="$T/$1/%u" sm "$PY" "$T/child.py" "$2" "$nuid" "$3" \
+		>"$T/$1.out" 2>"$T/$1.err" || fail "$1: $(cat "$T/$1.err")"
+	[ -s "$T/$1.err" ] && fail "$1: stderr: $(head -n 3 "$T/$1.err")"
+	grep -q "got=1000 back=3000" "$T/$1.out" || fail "$1: $(cat "$T/$1.out")"
+	child=$(sed -n 's/.*child=\([0-9]*\).*/\1/p' "$T/$1.out")
+}
+
+# killed_record NAME: the child's log holds one record, end killed, with
+# exactly its bytes.
+killed_record() {
+	local log
+	log=$(one_log "$T/log/$nuid.*.$child.log")
+	expect_eq "$1: the killed child's record [end, bytes_in, bytes_out]" \
+		"$(q "$log" "[E.get('end'), E['totals']['bytes_in'], E['totals']['bytes_out']]")" \
+		'["killed", 1000, 3000]'
+}
+
+# seteuid only: the file in nobody's directory, recovered as nobody.
+run seteuid seteuid killed 1777
+f=$(find "$T/seteuid" -name "$child-*.state")
+[ -n "$f" ] || fail "seteuid: the killed child left no state file: $(find "$T/seteuid" | tr '\n' ' ')"
+expect_eq "seteuid: the file's directory" "$(dirname "$f")" "$T/seteuid/$nuid"
+runuser -u nobody -- "$SM_TOP/build/sockmeter-recover" -q "$T/seteuid/$nuid" \
+	2>"$T/r1.err" || fail "seteuid: nobody's recover: $(cat "$T/r1.err")"
+killed_record seteuid
+
+# A state directory nobody could not make: the file in root's, made before
+# the change; root's recovery writes it into nobody's log.
+run closed setresuid killed 755
+f=$(find "$T/closed" -name "$child-*.state")
+expect_eq "closed: the file's directory" "$(dirname "$f")" "$T/closed/0"
+"$SM_TOP/build/sockmeter-recover" -q "$T/closed/0" 2>"$T/r2.err" ||
+	fail "closed: root's recover: $(cat "$T/r2.err")"
+killed_record closed
+
+# Ending by itself, seteuid only: its own record, its file gone.
+run clean seteuid exit 1777
+log=$(one_log "$T/log/$nuid.*.$child.log")
+expect_eq "clean: the child's record [end, bytes_in, bytes_out]" \
+	"$(q "$log" "[E.get('end'), E['totals']['bytes_in'], E['totals']['bytes_out']]")" \
+	'[null, 1000, 3000]'
+left=$(find "$T/clean" -name "$child-*.state")
+[ -z "$left" ] || fail "clean: the child's state file is left: $left"
+exit 0
