@@ -158,12 +158,15 @@ done
 # connection makes in each configuration, one run each.
 if perf stat -x, -e raw_syscalls:sys_enter true >/dev/null 2>&1; then
 	for cfg in none defaults lean; do
+		# Only the workload preloaded, not perf.
 		# shellcheck disable=SC2046
-		line=$(env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
-			-u SOCKMETER_FORMAT $(envs "$cfg") perf stat -x, \
-			-e raw_syscalls:sys_enter -o "$tmp/perf.out" \
-			"$gen" churn 1 | grep '^RESULT ') || continue
+		line=$(perf stat -x, -e raw_syscalls:sys_enter -o "$tmp/perf.out" \
+			env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
+			-u SOCKMETER_FORMAT $(envs "$cfg") "$gen" churn 1 |
+			grep '^RESULT ') || continue
 		n=$(grep raw_syscalls "$tmp/perf.out" | cut -d, -f1) || true
+		# "<not counted>" and the like: no figure.
+		[[ $n =~ ^[0-9]+$ ]] || continue
 		printf '1\tsyscalls\t%s\t%s syscalls=%s\n' "$cfg" \
 			"${line#RESULT }" "${n:-0}" >>"$raw"
 		rm -f "$tmp/log/$cfg".*

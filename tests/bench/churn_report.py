@@ -19,6 +19,8 @@ def parse(path):
             rnd, wl, cfg, rest = line.rstrip("\n").split("\t")
             r = {"round": int(rnd), "wl": wl, "cfg": cfg}
             for kv in rest.split():
+                if "=" not in kv:
+                    continue
                 k, v = kv.split("=", 1)
                 try:
                     r[k] = float(v)
