@@ -377,6 +377,15 @@ static void publish(struct fdtab *t, struct fd_slot *s, int fd,
 	seq_end(s);
 }
 
+/* Before a store into slot fd that will say kind: see struct fdtab. */
+static void back_for(struct fdtab *t, int fd, enum fd_kind kind)
+{
+	if (!fd_kind_tracked(kind) && t->back_untracked)
+		t->back_untracked(t->back_ctx, (uint32_t)fd);
+	else if (t->back)
+		t->back(t->back_ctx, (uint32_t)fd);
+}
+
 int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale)
@@ -393,8 +402,7 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 		return 0;
 	/* The state file's page of this slot is backed before any store
 	 * (a lifecycle call, never a data call, may make system calls). */
-	if (t->back)
-		t->back(t->back_ctx, (uint32_t)fd);
+	back_for(t, fd, kind);
 	/* Before the slot is taken, so that a fork landing while it is
 	 * busy still finds it below high (fdtab_forget_all). */
 	raise_high(t, fd);
@@ -448,8 +456,7 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 
 	if (!s)
 		return KIND_UNTRACKED;
-	if (t->back)
-		t->back(t->back_ctx, (uint32_t)fd);
+	back_for(t, fd, kind);
 	raise_high(t, fd);
 	/* Not metered: nothing to publish, and never busy, so that a data
 	 * call of another thread on the same fd right now cannot count into

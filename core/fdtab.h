@@ -169,6 +169,13 @@ struct fdtab {
 	 * the hot path never touches a page no file system backs.
 	 * Context: any thread and signal handler. */
 	void (*back)(void *ctx, uint32_t fd);
+	/* The same for a slot about to say an fd is not metered (NULL:
+	 * back): where there is no file yet, that mark may stay in private
+	 * memory, and be lost when the page is backed later (the fd is then
+	 * looked at again): a fork child that opens only files, pipes or
+	 * ttys (a shell's child with a redirection, before its exec) makes
+	 * no state file for them. */
+	void (*back_untracked)(void *ctx, uint32_t fd);
 	void *back_ctx;
 	bool own_slots; /* fdtab_init mapped the slots (else attached) */
 };

@@ -81,6 +81,7 @@ static int init_memory(struct meter *m, uint32_t fd_cap,
 	if (r)
 		return r;
 	m->tab.back = mem->back_slot;
+	m->tab.back_untracked = mem->back_slot_untracked;
 	m->tab.back_ctx = mem->back_ctx;
 	closeq_attach(&m->q, mem->queue, mem->ring);
 	m->q.back = mem->back_ring;

@@ -146,6 +146,7 @@ struct meter_mem {
 	struct closeq_entry *ring;
 	struct state_ticker *ticker;
 	void (*back_slot)(void *ctx, uint32_t fd);
+	void (*back_slot_untracked)(void *ctx, uint32_t fd); /* or NULL */
 	void (*back_ring)(void *ctx, uint32_t index);
 	void *back_ctx;
 };

@@ -201,6 +201,35 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 	}
 }
 
+/*
+ * A file root made for a process that then became another user (or went
+ * into a chroot, before a change of user it could not mark): its mode
+ * lost the owner's write bit then (state_mark_exposed), and that user may
+ * have written anything into it since, through the mapping it kept: the
+ * log path and the uid in its header too.  Root does not append to a
+ * file, or give one away, on that word: the records go beside the state
+ * file, PID-START.recovered.log, root's, and the message says so.
+ */
+static void distrust_exposed(struct image *img, const char *claim,
+			     const char *path, const struct recover_opts *o)
+{
+	struct stat sb;
+	const char *dot = strrchr(path, '.');
+	int len = dot && strcmp(dot, ".state") == 0 ? (int)(dot - path)
+						     : (int)strlen(path);
+
+	if (geteuid() != 0 || stat(claim, &sb) != 0 || (sb.st_mode & S_IWUSR))
+		return;
+	say(o,
+	    "sockmeter recover: %s: made as root for a process that then "
+	    "changed user, who could write it since: its records go to "
+	    "%.*s.recovered.log, not to the log it names",
+	    path, len, path);
+	snprintf(img->hdr.log_path, sizeof(img->hdr.log_path),
+		 "%.*s.recovered.log", len, path);
+	img->hdr.uid = 0;
+}
+
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
  * had none to write (it never tracked an fd), or a negative errno when its
  * log could not be written (nothing said: the
@@ -647,6 +676,7 @@ static void recover_one(const char *dir, const char *name,
 		st->skipped++;
 		return;
 	}
+	distrust_exposed(&img, claim, path, o);
 	/* Killed while writing its final record, or it wrote it and could
 	 * not tell (its writer, a child, was killed after the write): the
 	 * record may be in the log already. */
@@ -780,6 +810,37 @@ static void no_report(void *ctx, const char *msg)
 	(void)msg;
 }
 
+/*
+ * The automatic scan writes what headers name, as this process: only
+ * where this process is no more than the directory's owner.  One that can
+ * change its effective uid back (seteuid: its real or saved uid differs,
+ * as smbd's and proftpd's do per request; glibc changes the ticker's with
+ * it, at any moment of a scan) or that holds capabilities while not root
+ * could be made to write, or give away, a file as someone more powerful
+ * than the user who wrote the header.  It leaves the scan to others.
+ */
+static bool plain_credentials(void)
+{
+	struct {
+		uint32_t version;
+		int pid;
+	} hdr = {0x20080522, 0}; /* _LINUX_CAPABILITY_VERSION_3 */
+	struct {
+		uint32_t effective, permitted, inheritable;
+	} data[2];
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+
+	if (getresuid(&r, &e, &s) != 0 || getresgid(&rg, &eg, &sg) != 0 ||
+	    r != e || s != e || rg != eg || sg != eg)
+		return false;
+	if (e == 0)
+		return true;
+	memset(data, 0, sizeof(data));
+	return syscall(SYS_capget, &hdr, data) == 0 && !data[0].effective &&
+	       !data[0].permitted && !data[1].effective && !data[1].permitted;
+}
+
 void recover_auto(const struct config *cfg, const uint32_t *stop)
 {
 	struct recover_opts o = {.max_files = RECOVER_AUTO_MAX,
@@ -791,7 +852,7 @@ void recover_auto(const struct config *cfg, const uint32_t *stop)
 	struct timespec now;
 	long fd;
 
-	if (!cfg->state_enabled ||
+	if (!cfg->state_enabled || !plain_credentials() ||
 	    state_dir_expand(cfg->state_dir, dir, sizeof(dir)) != 0)
 		return;
 	snprintf(lock, sizeof(lock), "%s/%s", dir, RECOVER_LOCK);

@@ -885,6 +885,14 @@ void state_back_slot(void *ctx, uint32_t fd)
 	back(st, &st->slot_region, fd);
 }
 
+void state_back_slot_untracked(void *ctx, uint32_t fd)
+{
+	struct state *st = ctx;
+
+	if (LOAD(&st->durable))
+		back(st, &st->slot_region, fd);
+}
+
 /*
  * The ring is written in order: a push that enters a chunk backs the next
  * one as well (from the second chunk on), so that the pushes that follow
@@ -1039,6 +1047,7 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->start_real_ns = start_real_ns;
 	st->start_mono_ns = start_mono_ns;
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
+	st->exposed = false; /* its own file, made as who it is */
 }
 
 bool state_file_follows_uid(const struct state *st)
@@ -1086,6 +1095,14 @@ void state_remove(struct state *st)
 	}
 	/* Inline: errno stays the caller's. */
 	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
+}
+
+void state_mark_exposed(struct state *st)
+{
+	if (!LOAD(&st->durable) || st->exposed || !st->path[0])
+		return;
+	st->exposed = true;
+	raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0, 0);
 }
 
 void state_pin_dir(struct state *st)

@@ -162,6 +162,7 @@ struct state {
 	 * and the path last: one page of this struct to fault in a child,
 	 * not two. */
 	bool durable;        /* a file backs it (else private memory) */
+	bool exposed;        /* state_mark_exposed done */
 	bool file_dontfork;  /* file is MADV_DONTFORK (what moves out is not) */
 	uint32_t cap;
 	int dir_pin;         /* state_pin_dir's fd + 1 (0: none): the ticker's */
@@ -224,6 +225,14 @@ void state_back_slot(void *ctx, uint32_t fd);
 void state_back_ring(void *ctx, uint32_t index);
 
 /*
+ * state_back_slot_untracked - the same for a slot about to say its fd is
+ * not metered: backed only once the process has its file (a fork child
+ * makes none for such fds; struct fdtab's back_untracked).
+ * Context: as state_back_slot.
+ */
+void state_back_slot_untracked(void *ctx, uint32_t fd);
+
+/*
  * state_prepare_fork - before a fork (in the forking process): what a
  * fork child left for its own first fork (its fresh regions marked
  * MADV_WIPEONFORK, so that its children do not copy them).
@@ -266,6 +275,16 @@ bool state_file_follows_uid(const struct state *st);
  */
 void state_set_status(struct state *st, enum state_status s);
 void state_remove(struct state *st);
+
+/*
+ * state_mark_exposed - the process, root now, is about to become another
+ * user (or to chroot, after which its file cannot be reached by name):
+ * that user may write the file through the mapping it keeps, so its mode
+ * loses the owner's write bit (0400), which it cannot put back.  Root's
+ * recovery then trusts nothing its header names (see recover.c).  Once.
+ * Context: any thread, not a sandboxed one; root.
+ */
+void state_mark_exposed(struct state *st);
 
 /*
  * state_pin_dir - open the file's directory now and keep it, in the

@@ -80,6 +80,7 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	mem.ring = sm_state.ring;
 	mem.ticker = sm_state.ticker;
 	mem.back_slot = state_back_slot;
+	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
 	mem.back_ctx = &sm_state;
 	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
@@ -166,6 +167,12 @@ bool sm_durable_file_follows_uid(void)
 bool sm_durable_dir_usable_by(unsigned uid)
 {
 	return state_dir_usable_by(sm_meter.cfg.state_dir, uid);
+}
+
+void sm_durable_mark_exposed(void)
+{
+	if (geteuid() == 0)
+		state_mark_exposed(&sm_state);
 }
 
 void sm_durable_pin_dir(void)

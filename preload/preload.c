@@ -2164,6 +2164,8 @@ int sm_confine_begin(enum sm_confine how)
 	if (prepare) {
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
+		else /* a change of user follows, out of reach by name */
+			sm_durable_mark_exposed();
 		classify_open_fds();
 	}
 	/* A filter on every thread binds the ticker too: it is quiet before
@@ -2204,10 +2206,12 @@ void sm_creds_changing(uid_t euid)
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
+	bool may = false;
 
 	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    maybe_in_handler())
 		goto out;
+	may = true;
 	/* Only an explicit path (a template with %u follows the uid), and
 	 * only when a ticker is wanted: it opens the file, with the
 	 * credentials of now, for the records the new ones could not write
@@ -2244,13 +2248,18 @@ void sm_creds_changing(uid_t euid)
 	 * then the file is made now, in the old user's, rather than the
 	 * process having none (it was private memory, silently: a kill
 	 * lost its numbers). */
-	if (euid != SM_EUID_SAME && euid != geteuid() &&
+	if (euid != SM_EUID_SAME && euid != geteuid() && !tk.fds_classified &&
 	    sm_durable_file_follows_uid() &&
-	    !sm_durable_dir_usable_by((unsigned)euid) && !tk.fds_classified) {
+	    !sm_durable_dir_usable_by((unsigned)euid)) {
 		tk.fds_classified = true;
 		classify_open_fds();
 	}
 out:
+	/* Root's file, about to be mapped by another user: marked, so that
+	 * root's recovery does not take its header's word (where to write,
+	 * whose file to make). */
+	if (may && euid != SM_EUID_SAME && euid != 0)
+		sm_durable_mark_exposed();
 	errno = saved;
 }
 

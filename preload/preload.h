@@ -419,6 +419,10 @@ void sm_durable_pin_dir(void);
 bool sm_durable_file_follows_uid(void);
 bool sm_durable_dir_usable_by(unsigned uid);
 
+/* sm_durable_mark_exposed - state_mark_exposed when root (before a uid
+ * change away from root, or a chroot).  Context: not a sandboxed thread. */
+void sm_durable_mark_exposed(void);
+
 /* sm_durable_log_moved - the sink's path changed (a uid change): the
  * header names the new one.  Context: the caller holds the write lock. */
 void sm_durable_log_moved(void);

@@ -4,18 +4,21 @@
 # all along.  The log path is explicit: each worker's log is opened as
 # root before the drop and kept (the ticker writes into it as www-data),
 # so the worker's state file is made before the drop too, in root's
-# directory ($T/state/%u): only root's recovery could write a killed
-# worker's record into a log root opened (a www-data recovery could not
-# open it, and root's leaves www-data's files alone).  A worker that ends
-# cleanly cannot remove its file from root's 0700 directory: it marks it
-# final, and root's next recovery removes it without a second record.
-# (Made after the drop, in www-data's directory, for a day: a killed
-# worker's numbers could then be recovered by nobody.)
+# directory ($T/state/%u), and marked at the drop (mode 0400): www-data
+# could write its header since, so root's recovery writes a killed
+# worker's record beside it (PID-START.recovered.log), never into a path
+# the header names (a compromised worker could name /etc/crontab).  A
+# worker that ends cleanly cannot remove its file from root's 0700
+# directory: it marks it final, and root's next recovery removes it
+# without a second record.  (Made after the drop, in www-data's
+# directory, for a day: a killed worker's numbers could then be
+# recovered by nobody.)
 #  - per worker, the close records' bytes out equal apache's access log
 #    (%P %O), and the bytes in of all (%I) with those of the daemon's
 #    internal dummy connections;
 #  - one worker, killed (SIGKILL) after it served: `sockmeter recover` as
-#    root writes its exit record, marked killed, with exactly its bytes;
+#    root writes its exit record, marked killed, with exactly its bytes,
+#    into the .recovered.log beside its state file;
 #  - after apache2 -k stop and that recovery no state file is left, and
 #    no other record was recovered.
 . "$(dirname "$0")/lib.sh"
@@ -75,6 +78,14 @@ grep -q "^Failed requests: *0" "$T/ab.out" || fail "ab saw failed requests"
 root_files=$(find "$T/state/0" -name '*.state' 2>/dev/null | wc -l)
 www_files=$(find "$T/state/$wuid" -name '*.state' 2>/dev/null | wc -l)
 [ "$root_files" -ge 2 ] || fail "$root_files state files in root's directory while apache runs"
+# The workers' marked at the drop (the daemon, which stays root, has one
+# only if it used a connection itself: then not marked).
+for f in "$T"/state/0/*.state; do
+	p=$(basename "$f" | cut -d- -f1)
+	want=400
+	[ "$p" = "$daemon" ] && want=600
+	expect_eq "mode of $(basename "$f")" "$(stat -c %a "$f")" "$want"
+done
 expect_eq "state files in www-data's directory" "$www_files" 0
 # A worker that served and still runs, killed: one that served fewer than
 # MaxConnectionsPerChild requests (one that served 7 is ending by itself).
@@ -91,11 +102,14 @@ wait_for 15 eval '! kill -0 '"$daemon"' 2>/dev/null' || fail "apache2 did not st
 wait_for 10 eval '[ -z "$(pgrep -P '"$daemon"')" ]'
 "$SM_TOP/build/sockmeter-recover" -q "$T/state/0" 2>"$T/recover.err" ||
 	fail "recover: $(cat "$T/recover.err")"
+rec=$(find "$T/state/0" -name "$victim-*.recovered.log")
+[ -n "$rec" ] || fail "no recovered log of worker $victim: $(ls "$T/state/0")"
+cp "$rec" "$T/log/recovered.log"
 left=$(find "$T/state" -name '*.state*' | sed "s|$T/||")
 [ -z "$left" ] || fail "state files left after the stop and a recovery: $(echo $left | head -c 300)"
 [ "$(grep -c ApacheBench "$T/access.log")" = "$N" ] ||
 	fail "access log has $(grep -c ApacheBench "$T/access.log") of ab's requests"
-cat "$T"/log/apache2.*.log >"$T/all.log"
+cat "$T"/log/apache2.*.log "$T/log/recovered.log" >"$T/all.log"
 # Per worker: bytes out (%O, of every request it served: the daemon's
 # internal dummy connections too, when they are logged), bytes in of ab's
 # requests (%I); the dummy requests' bytes in are what the daemon sent.

@@ -12,8 +12,10 @@
 #    and its numbers were lost.
 #  - setresuid (for good), state directory's parent closed to nobody
 #    (0755): nobody could not make its directory, so the file is made
-#    before the change, in root's, and root's recovery writes the record
-#    into nobody's log.  Before: no file, numbers lost.
+#    before the change, in root's, and marked (mode 0400) at the change:
+#    nobody could write its header since, so root's recovery writes the
+#    record beside it (PID-START.recovered.log, root's), not into the log
+#    the header names, and says so.  Before: no file, numbers lost.
 #  - the same child ending by itself: its record written, no state file
 #    left in nobody's directory (it removed its own).
 . "$(dirname "$0")/lib.sh"
@@ -94,9 +96,19 @@ killed_record seteuid
 run closed setresuid killed 755
 f=$(find "$T/closed" -name "$child-*.state")
 expect_eq "closed: the file's directory" "$(dirname "$f")" "$T/closed/0"
-"$SM_TOP/build/sockmeter-recover" -q "$T/closed/0" 2>"$T/r2.err" ||
+expect_eq "closed: the file's mode (marked at the change)" "$(stat -c %a "$f")" 400
+"$SM_TOP/build/sockmeter-recover" "$T/closed/0" 2>"$T/r2.err" ||
 	fail "closed: root's recover: $(cat "$T/r2.err")"
-killed_record closed
+grep -q "changed user, who could write it since" "$T/r2.err" ||
+	fail "closed: recover did not say why: $(cat "$T/r2.err")"
+rec=${f%.state}.recovered.log
+[ -f "$rec" ] || fail "closed: no $rec: $(ls "$T/closed/0")"
+[ -z "$(ls "$T/log/$nuid".*."$child".log 2>/dev/null)" ] ||
+	fail "closed: root's recovery wrote into the log the header names"
+expect_eq "closed: the killed child's record [end, bytes_in, bytes_out]" \
+	"$(q "$rec" "[E.get('end'), E['totals']['bytes_in'], E['totals']['bytes_out']]")" \
+	'["killed", 1000, 3000]'
+expect_eq "closed: owner of $rec" "$(stat -c %u "$rec")" 0
 
 # Ending by itself, seteuid only: its own record, its file gone.
 run clean seteuid exit 1777

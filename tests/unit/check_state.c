@@ -76,6 +76,13 @@ static int count_files(void)
 	return files_in_dir(NULL, 0);
 }
 
+/* Whether chunk c of r is backed by the file or being backed (not
+ * untried). */
+static bool chunk_tried(const struct state_region *r, uint32_t c)
+{
+	return __atomic_load_n(&r->chunk_state[c], __ATOMIC_ACQUIRE) != 0;
+}
+
 static uint64_t u64_at(int fd, uint64_t off)
 {
 	uint64_t v = 0;
@@ -148,6 +155,7 @@ static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 	mem.ring = st->ring;
 	mem.ticker = st->ticker;
 	mem.back_slot = state_back_slot;
+	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
 	mem.back_ctx = st;
 	ck_assert_int_eq(meter_init_at(m, &cfg, "unit", (long)getpid(), cap,
@@ -351,6 +359,59 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 			       << 8;
 			close(fd);
 		}
+		exit_first_failed(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * A fork child that opens only what is not metered (a shell's child that
+ * opens a redirection's file before its exec, exim's idle children) makes
+ * no state file: the "not metered" mark stays in private memory, and its
+ * first tracked fd makes the file as ever.
+ */
+START_TEST(test_an_untracked_fd_makes_no_file_in_a_fork_child)
+{
+	struct state st;
+	struct meter m;
+	pid_t pid;
+	int status;
+
+	open_meter(&st, &m, 4096);
+	ck_assert_int_eq(count_files(), 1);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = {2000, 1700000001000000000ull};
+		int bad = 0;
+
+		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
+				 now.mono_ns);
+		m.durable = st.ticker;
+		meter_after_fork(&m, (long)getpid(), now, true);
+		/* A regular file (files are not tracked by default), and a
+		 * classification that says the same. */
+		meter_opened(&m, 7, KIND_FILE, 1, NULL, NULL);
+		bad |= (count_files() != 1) << 0;
+		bad |= (fdtab_kind(&m.tab.slots[7]) != KIND_UNTRACKED) << 1;
+		bad |= (fdtab_classify(&m.tab, 8, KIND_UNTRACKED, NULL, NULL) !=
+			KIND_UNTRACKED)
+		       << 2;
+		bad |= (count_files() != 1) << 3;
+		bad |= (fdtab_kind(&m.tab.slots[8]) != KIND_UNTRACKED) << 4;
+		/* The first tracked fd: the child's file. */
+		meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
+		bad |= (count_files() != 2) << 5;
+		bad |= (fdtab_kind(&m.tab.slots[9]) != KIND_TCP) << 6;
+		/* With the file: an untracked fd's slot is backed by it. */
+		meter_opened(&m, 4000, KIND_FILE, 1, NULL, NULL);
+		bad |= !chunk_tried(&st.slot_region,
+				    (uint32_t)(4000ull * st.slot_region.elem /
+					       st.slot_region.chunk))
+		       << 7;
 		exit_first_failed(bad);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -722,13 +783,6 @@ START_TEST(test_one_connection_backs_under_64_kib)
 }
 END_TEST
 
-/* Whether chunk c of r is backed by the file or being backed (not
- * untried). */
-static bool chunk_tried(const struct state_region *r, uint32_t c)
-{
-	return __atomic_load_n(&r->chunk_state[c], __ATOMIC_ACQUIRE) != 0;
-}
-
 /*
  * The ring is written in order, and from its second chunk on a push that
  * enters a chunk backs the next one: the closing threads of a server do
@@ -824,6 +878,7 @@ int main(void)
 	tcase_add_test(tc, test_a_fork_child_never_writes_the_parent_file);
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_a_fork_child_wipes_its_regions_at_its_first_file);
+	tcase_add_test(tc, test_an_untracked_fd_makes_no_file_in_a_fork_child);
 	tcase_add_test(tc, test_only_a_fork_child_without_a_file_follows_the_uid);
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
