@@ -337,7 +337,9 @@ static bool path_open_to(char *path, unsigned uid, bool write)
 		keep = p ? *p : '\0';
 		if (p)
 			*p = '\0';
-		if (stat(path[0] ? path : "/", &st) != 0 ||
+		/* Not through a symlink: where it leads, the way there is
+		 * not checked (no: the file is made before the change). */
+		if (lstat(path[0] ? path : "/", &st) != 0 ||
 		    !may_search(&st, uid)) {
 			if (p)
 				*p = keep;

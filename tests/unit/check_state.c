@@ -526,6 +526,14 @@ START_TEST(test_the_state_directory_a_new_user_could_use)
 		ck_assert(!state_dir_usable_by(tmpl, u));
 	}
 	ck_assert(!state_dir_usable_by("rel/%u", u));
+	/* Through a symlink: where it leads is not checked, so no. */
+	snprintf(p, sizeof(p), "%s/link", dir);
+	snprintf(want, sizeof(want), "%s/open", dir);
+	ck_assert_int_eq(symlink(want, p), 0);
+	snprintf(tmpl, sizeof(tmpl), "%s/link/x%%u", dir);
+	ck_assert(!state_dir_usable_by(tmpl, u));
+	snprintf(tmpl, sizeof(tmpl), "%s/open/x%%u", dir);
+	ck_assert(state_dir_usable_by(tmpl, u));
 }
 END_TEST
 
