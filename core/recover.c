@@ -211,30 +211,149 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
  * file, PID-START.recovered.log, root's, and the message says so.
  */
 static void distrust_exposed(struct image *img, const char *claim,
-			     const char *path, const struct recover_opts *o)
+			     const char *path, const char *fallback,
+			     const struct recover_opts *o)
 {
 	struct stat sb;
-	const char *dot = strrchr(path, '.');
-	int len = dot && strcmp(dot, ".state") == 0 ? (int)(dot - path)
-						     : (int)strlen(path);
 
-	if (geteuid() != 0 || stat(claim, &sb) != 0 || (sb.st_mode & S_IWUSR))
+	/* Failing closed: a file root cannot look at is not trusted. */
+	if (geteuid() != 0 ||
+	    (stat(claim, &sb) == 0 && (sb.st_mode & S_IWUSR)))
 		return;
 	say(o,
 	    "sockmeter recover: %s: made as root for a process that then "
 	    "changed user, who could write it since: its records go to "
-	    "%.*s.recovered.log, not to the log it names",
-	    path, len, path);
-	snprintf(img->hdr.log_path, sizeof(img->hdr.log_path),
-		 "%.*s.recovered.log", len, path);
+	    "%s, not to the log it names",
+	    path, fallback);
+	snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
+		 (int)sizeof(img->hdr.log_path) - 1, fallback);
 	img->hdr.uid = 0;
+}
+
+/*
+ * An existing log root may append a dead process's records to: a regular
+ * file of one name, not a link, whose first line is a sockmeter record.
+ * Root takes no header at its word (a process that dropped root in a way
+ * the library did not see could have written it): it never appends to
+ * another kind of file, never gives one away or rotates one a header
+ * names (it makes one only where nothing is), and it writes through the
+ * fd it checked, so that nothing put in the path's place meanwhile gets
+ * the records.  Returns the fd, -1 when something else is there, or -2
+ * - errno when it cannot be opened.
+ */
+/* Whether the last component of path holds pid as a number of its own
+ * (the %p of a log template: "sshd.31434.log"). */
+static bool name_has_pid(const char *path, int64_t pid)
+{
+	const char *base = strrchr(path, '/'), *p;
+	char num[24];
+	size_t len;
+
+	snprintf(num, sizeof(num), "%" PRId64, pid);
+	len = strlen(num);
+	for (p = base ? base + 1 : path; (p = strstr(p, num)) != NULL; p++)
+		if ((p == path || p[-1] < '0' || p[-1] > '9') &&
+		    (p[len] < '0' || p[len] > '9'))
+			return true;
+	return false;
+}
+
+static long open_sockmeter_log(const char *path, int64_t pid)
+{
+	char buf[48];
+	struct stat sb;
+	long fd, n;
+
+	fd = sys_open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
+				    O_NOCTTY);
+	if (fd < 0)
+		return errno == ELOOP ? -1 : -2 - errno; /* a link: not one */
+	if (fstat((int)fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_nlink == 1 &&
+	    (n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0)) >= 0) {
+		buf[n] = '\0';
+		/* Named after the process (%p): its own log, even empty
+		 * (opened before it wrote: kept open before a sandbox) or
+		 * torn in its first line (killed while writing it). */
+		if (name_has_pid(path, pid) ||
+		    strncmp(buf, "{\"type\":\"", 9) == 0 ||
+		    (buf[0] >= '0' && buf[0] <= '9' &&
+		     strstr(buf, "Z sockmeter ")))
+			return fd;
+	}
+	syscall(SYS_close, fd);
+	return -1;
+}
+
+/* Root's write of out: into the log the header names if it is one
+ * (open_sockmeter_log), else into fallback (PID-START.recovered.log
+ * beside the state file, in root's directory), whose name then replaces
+ * the header's for the messages.  0 or a negative errno. */
+static int root_append(struct image *img, const char *fallback, int format,
+		       const struct sbuf *out, const struct recover_opts *o)
+{
+	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
+	long fd = format == FORMAT_PROMETHEUS || marked
+			  ? -1
+			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
+	struct stat sb;
+	size_t done = 0;
+	char last;
+	long n;
+
+	/* None yet, from a header root trusts (not marked: see
+	 * distrust_exposed): made, never over anything.  A log that cannot
+	 * be reached (its directory gone, a full disk...) is a failure, as
+	 * for any recovery: the state file is kept for a later one. */
+	if (fd == -2 - ENOENT) {
+		fd = sys_open(img->hdr.log_path,
+			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				      O_NONBLOCK | O_NOCTTY);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < -1)
+		return (int)(-(-2 - fd));
+	if (fd < 0) {
+		if (strcmp(img->hdr.log_path, fallback) != 0)
+			say(o,
+			    "sockmeter recover: %s[%" PRId64 "]: %s is not a "
+			    "sockmeter log root may append to: its records "
+			    "go to %s",
+			    img->hdr.prog, img->hdr.pid, img->hdr.log_path,
+			    fallback);
+		snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
+			 (int)sizeof(img->hdr.log_path) - 1, fallback);
+		fd = sys_open(fallback, O_WRONLY | O_CREAT | O_APPEND |
+						O_NOFOLLOW | O_NONBLOCK |
+						O_NOCTTY);
+		if (fd < 0)
+			return -errno;
+	}
+	/* A torn last line (the process died mid-write) ended first. */
+	if (fstat((int)fd, &sb) == 0 && sb.st_size > 0 &&
+	    syscall(SYS_pread64, fd, &last, 1, sb.st_size - 1) == 1 &&
+	    last != '\n')
+		syscall(SYS_write, fd, "\n", 1);
+	while (done < out->len) {
+		n = syscall(SYS_write, fd, out->p + done, out->len - done);
+		if (n <= 0) {
+			n = n < 0 ? -errno : -EIO;
+			syscall(SYS_close, fd);
+			return (int)n;
+		}
+		done += (size_t)n;
+	}
+	syscall(SYS_close, fd);
+	return 0;
 }
 
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
  * had none to write (it never tracked an fd), or a negative errno when its
  * log could not be written (nothing said: the
  * caller does, the sink's words are for a live process). */
-static int write_records(struct image *img, const struct recover_opts *o)
+static int write_records(struct image *img, const char *fallback,
+			 const struct recover_opts *o)
 {
 	const struct state_layout *l = &img->hdr.layout;
 	struct config cfg;
@@ -243,8 +362,8 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	struct meter_time start, now;
 	struct timespec ts;
 	struct stat sb;
-	bool to_stderr, had_log, wrote;
-	int r;
+	bool to_stderr, wrote, root;
+	int r = 0;
 
 	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
 	cfg.log_path[sizeof(cfg.log_path) - 1] = '\0';
@@ -283,11 +402,10 @@ static int write_records(struct image *img, const struct recover_opts *o)
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	m.end = img->hdr.status == STATE_UNWRITTEN ? "exit-recovered"
 						   : "killed";
-	if (!to_stderr && cfg.format != FORMAT_PROMETHEUS)
+	root = geteuid() == 0 && !to_stderr;
+	if (!root && cfg.format != FORMAT_PROMETHEUS)
 		end_torn_line(img->hdr.log_path);
-	had_log = !to_stderr &&
-		  fstatat(AT_FDCWD, img->hdr.log_path, &sb,
-			  AT_SYMLINK_NOFOLLOW) == 0;
+	(void)sb;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now.real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	now.mono_ns = start.mono_ns;
@@ -296,19 +414,16 @@ static int write_records(struct image *img, const struct recover_opts *o)
 
 		meter_exit_into(&m, now, &out);
 		wrote = out.len > 0;
-		meter_flush(&m, &out);
+		if (root && out.len)
+			r = root_append(img, fallback, cfg.format, &out, o);
+		else
+			meter_flush(&m, &out);
 		sbuf_free(&out);
 	}
-	r = !to_stderr && m.sink.failing
-		    ? -(m.sink.last_err ? m.sink.last_err : EIO)
-		    : 0;
-	/* Root made the log of a process that wrote as another user (it
-	 * had dropped root, or never had it): the file is that user's, as
-	 * it would have been.  Not a link put in its place meanwhile. */
-	if (!r && !to_stderr && !had_log && geteuid() == 0 &&
-	    img->hdr.uid != 0 && cfg.format != FORMAT_PROMETHEUS)
-		fchownat(AT_FDCWD, img->hdr.log_path, (uid_t)img->hdr.uid,
-			 (gid_t)-1, AT_SYMLINK_NOFOLLOW);
+	if (!root)
+		r = !to_stderr && m.sink.failing
+			    ? -(m.sink.last_err ? m.sink.last_err : EIO)
+			    : 0;
 	meter_destroy(&m);
 	return r ? r : wrote ? 0 : 1;
 }
@@ -596,7 +711,7 @@ static void recover_one(const char *dir, const char *name,
 			const struct recover_opts *o, struct recover_stats *st)
 {
 	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
-	char orig[CONFIG_PATH_MAX + 340];
+	char orig[CONFIG_PATH_MAX + 340], fallback[CONFIG_PATH_MAX + 340];
 	struct image img;
 	const char *why;
 	long fd, owner = claim_pid(name);
@@ -676,7 +791,16 @@ static void recover_one(const char *dir, const char *name,
 		st->skipped++;
 		return;
 	}
-	distrust_exposed(&img, claim, path, o);
+	{
+		const char *dot = strrchr(path, '.');
+		int len = dot && strcmp(dot, ".state") == 0
+				  ? (int)(dot - path)
+				  : (int)strlen(path);
+
+		snprintf(fallback, sizeof(fallback), "%.*s.recovered.log",
+			 len, path);
+	}
+	distrust_exposed(&img, claim, path, fallback, o);
 	/* Killed while writing its final record, or it wrote it and could
 	 * not tell (its writer, a child, was killed after the write): the
 	 * record may be in the log already. */
@@ -685,7 +809,7 @@ static void recover_one(const char *dir, const char *name,
 	      img.hdr.status == STATE_UNWRITTEN) &&
 	     log_has_final(&img))) {
 		st->removed++;
-	} else if ((r = write_records(&img, o)) >= 0) {
+	} else if ((r = write_records(&img, fallback, o)) >= 0) {
 		st->recovered++;
 		if (r == 0)
 			say(o,

@@ -2206,12 +2206,13 @@ void sm_creds_changing(uid_t euid)
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
-	bool may = false;
+	/* The mark is one system call, fit for a handler or a vfork child
+	 * (which writes its parent's file, in its parent's memory). */
+	bool may = sm_meter.tab.cap && !sm_quiet();
 
 	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    maybe_in_handler())
 		goto out;
-	may = true;
 	/* Only an explicit path (a template with %u follows the uid), and
 	 * only when a ticker is wanted: it opens the file, with the
 	 * credentials of now, for the records the new ones could not write

@@ -62,12 +62,12 @@ done
 	fail "recover failed: $(cat "$T/rec2.out")"
 expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
 
-# bubblewrap's pid 1 (a namespace of its own) makes its state file, then
+# bubblewrap's pid 1 (a namespace of its own) made its state file, then
 # pivot_roots into a root where the state directory is not (/tmp a tmpfs
-# of the sandbox's): at its exit it marks the file final but cannot remove
-# it by its path.  Such a file is litter, and recovery removes it (it was
-# "a process of another pid namespace; left alone", one per run, for
-# good).  The program in the sandbox is metered and exact all the same
+# of the sandbox's): at its exit it marked the file final but could not
+# remove it by its path.  Such a file is litter, and recovery removes it
+# (it was "a process of another pid namespace; left alone", one per run,
+# for good).  Now that only a tracked fd makes a file, it makes none.  The program in the sandbox is metered and exact all the same
 # (the library's directory is bound in: a build under /tmp is hidden).
 if command -v bwrap >/dev/null &&
 	bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid true 2>/dev/null; then
@@ -85,8 +85,11 @@ print(len(b.recv(9000)))' >"$T/bw.out" 2>"$T/bw.err" ||
 	[ ! -s "$T/bw.err" ] || fail "said in bwrap: $(cat "$T/bw.err")"
 	check "$(one_log "$T/bwlogs/python3.*.log")" "tot('bytes_in') == 5000 and tot('bytes_out') == 5000" \
 		"python3 in bwrap: its exit record"
+	# (Since 2026-12-03 bwrap's pid 1, which only opens files and pipes,
+	# makes no state file at all: nothing to litter.  If one is there,
+	# recovery removes it once its namespace is gone.)
 	ls "$T/state" | grep -q -- '-ns[0-9]*\.state$' ||
-		fail "bwrap's pid 1 left no state file: the case is not made ($(ls "$T/state"))"
+		echo "bwrap's pid 1 made no state file (it tracked no fd)" >&2
 	# Only once its namespace is gone (a final file is also a live
 	# process's for the moment of an exec): bwrap's pid 1 may still be
 	# on its way out when bwrap returns.
