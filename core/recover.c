@@ -241,14 +241,19 @@ static void distrust_exposed(struct image *img, const char *claim,
  * the records.  Returns the fd, -1 when something else is there, or -2
  * - errno when it cannot be opened.
  */
-/* Whether the last component of path holds pid as a number of its own
- * (the %p of a log template: "sshd.31434.log"). */
+/* Whether the last component of path is a log named after the process:
+ * pid as a number of its own (the %p of a log template), and ".log" at
+ * its end ("sshd.31434.log").  The ending keeps root from making, or
+ * appending to, what another program reads as code or settings (most
+ * ".d" directories take "*.sh", "*.conf" or names without a dot). */
 static bool name_has_pid(const char *path, int64_t pid)
 {
 	const char *base = strrchr(path, '/'), *p;
 	char num[24];
-	size_t len;
+	size_t len = strlen(path);
 
+	if (len < 4 || strcmp(path + len - 4, ".log") != 0)
+		return false;
 	snprintf(num, sizeof(num), "%" PRId64, pid);
 	len = strlen(num);
 	for (p = base ? base + 1 : path; (p = strstr(p, num)) != NULL; p++)
@@ -305,14 +310,14 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * distrust_exposed): made, never over anything.  A log that cannot
 	 * be reached (its directory gone, a full disk...) is a failure, as
 	 * for any recovery: the state file is kept for a later one. */
-	if (fd == -2 - ENOENT) {
+	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid)) {
 		fd = sys_open(img->hdr.log_path,
 			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				      O_NONBLOCK | O_NOCTTY);
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
 	}
-	if (fd < -1)
+	if (fd < -1 && fd != -2 - ENOENT)
 		return (int)(-(-2 - fd));
 	if (fd < 0) {
 		if (strcmp(img->hdr.log_path, fallback) != 0)

@@ -108,7 +108,8 @@ fi
 # most) from this namespace's own: 2,000 of them, and a process killed
 # here is recovered by the next metered process all the same.
 for i in $(seq 2 2001); do : >"$T/state/$i-1-ns4026599999.state"; done
-LD_PRELOAD=$LIB SOCKMETER_LOG=$T/victim.log "$PY" -c '
+# (Named after the process: root's recovery makes a log only so.)
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/victim.%p.log "$PY" -c '
 import socket, sys, time
 a, b = socket.socketpair()
 a.send(b"v" * 1000)
@@ -128,7 +129,7 @@ a, b = socket.socketpair()
 end = time.time() + 20
 while time.time() < end and not os.path.exists(sys.argv[1]):
     time.sleep(0.1)
-' "$T/victim.log"
-check "$T/victim.log" "[r.get('end') for r in R if r['type'] == 'exit'] == ['killed'] and tot('bytes_out') == 1000" \
+' "$T/victim.$victim.log"
+check "$T/victim.$victim.log" "[r.get('end') for r in R if r['type'] == 'exit'] == ['killed'] and tot('bytes_out') == 1000" \
 	"the killed process, recovered by the next one's automatic scan"
 exit 0

@@ -638,8 +638,9 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 	pid_t pid;
 	int status;
 
-	snprintf(logp, sizeof(logp), "%s/dead.log", dir);
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", logp);
+	/* Named after the process (%p): a log root's recovery makes
+	 * (recover.c: root_append). */
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/dead.%%p.log", dir);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -658,6 +659,7 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(logp, sizeof(logp), "%s/dead.%d.log", dir, (int)pid);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
 	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
 	ck_assert_uint_eq(rs.recovered, 1);
@@ -686,8 +688,9 @@ START_TEST(test_recovery_marks_an_unwritten_exit)
 	pid_t pid;
 	int status;
 
-	snprintf(logp, sizeof(logp), "%s/unwritten.log", dir);
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", logp);
+	/* Named after the process (%p): a log root's recovery makes
+	 * (recover.c: root_append). */
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/unwritten.%%p.log", dir);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -702,6 +705,7 @@ START_TEST(test_recovery_marks_an_unwritten_exit)
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(logp, sizeof(logp), "%s/unwritten.%d.log", dir, (int)pid);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
 	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
 	ck_assert_uint_eq(rs.recovered, 1);
