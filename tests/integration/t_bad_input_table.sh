@@ -22,7 +22,7 @@ mkdir -p "$T/logs" "$T/cfg"
 long200=$(head -c 200 /dev/zero | tr '\0' a)
 long600=$(head -c 600 /dev/zero | tr '\0' b)
 # a binary file of 30 lines: 20 messages, then one "the rest are not shown"
-head -c 3000 /dev/urandom | tr '\n' '\001' | fold -w 99 | head -n 30 >"$T/cfg/x-binary30.ini"
+head -c 3000 /dev/urandom | tr '\n' '\001' | fold -b -w 99 | head -n 30 >"$T/cfg/x-binary30.ini"
 printf '[log]\n' >"$T/cfg/x-big.ini"
 head -c 70000 /dev/zero | tr '\0' ';' >>"$T/cfg/x-big.ini"
 mkfifo "$T/cfg/x-fifo.ini"
