@@ -237,3 +237,54 @@ socat_send() {
 		fail "receiving socat failed: $(cat "$T/socat-recv.err")"
 	cmp -s "$src" "$dest" || fail "socat: $dest differs from $src"
 }
+
+# apache_start MPM USER LOGFORMAT [DIRECTIVES] - real apache2 (Debian's
+# enabled modules, the MPM module MPM: event, prefork), started as a
+# preloaded daemon (apache2 -k start) on a free port, serving $T/www as
+# USER, its access log $T/access.log in LOGFORMAT, DIRECTIVES (lines) in
+# its config; tries 3 ports.  Sets port and daemon (the pid), and a trap
+# that kills what is left of it.  The ab client: apache_ab N C.
+apache_start() {
+	local mpm=$1 user=$2 fmt=$3 extra=${4:-} try
+	for try in 1 2 3; do
+		port=$(free_port)
+		cat >"$T/apache.conf" <<CONF
+ServerRoot /etc/apache2
+LoadModule mpm_${mpm}_module /usr/lib/apache2/modules/mod_mpm_${mpm}.so
+$(ls /etc/apache2/mods-enabled/*.load /etc/apache2/mods-enabled/*.conf 2>/dev/null |
+	grep -v 'mpm_' | sed 's/^/Include /')
+Listen 127.0.0.1:$port
+PidFile $T/apache.pid
+ErrorLog $T/error.log
+Mutex file:$T default
+DefaultRuntimeDir $T
+User $user
+Group #$(id -g "$user")
+$extra
+DocumentRoot $T/www
+<Directory $T/www>
+	Require all granted
+</Directory>
+LogFormat "$fmt" bytes
+CustomLog $T/access.log bytes
+CONF
+		timeout 20 env LD_PRELOAD="$LIB" /usr/sbin/apache2 -f "$T/apache.conf" -k start \
+			>"$T/start.out" 2>&1 || fail "apache2 -k start: $(cat "$T/start.out")"
+		# The listener is open before the daemon writes its pid file.
+		wait_for 10 is_listening "$port" && wait_for 10 test -s "$T/apache.pid" &&
+			break
+		[ -f "$T/apache.pid" ] && kill "$(cat "$T/apache.pid")" 2>/dev/null
+	done
+	[ -f "$T/apache.pid" ] || fail "apache2 did not start: $(tail -n 3 "$T/error.log")"
+	daemon=$(cat "$T/apache.pid")
+	trap 'kill -9 $(pgrep -P "$daemon") "$daemon" 2>/dev/null; sm_cleanup' EXIT
+}
+
+# apache_ab N C - N requests for /f, C at once (ab, no keep-alive): all
+# complete, none failed.
+apache_ab() {
+	timeout 60 ab -q -n "$1" -c "$2" "http://127.0.0.1:$port/f" >"$T/ab.out" 2>&1 ||
+		fail "ab failed (the daemon made no worker?): $(tail -n 3 "$T/ab.out")"
+	grep -q "^Complete requests: *$1" "$T/ab.out" || fail "ab: $(grep -i requests "$T/ab.out")"
+	grep -q "^Failed requests: *0" "$T/ab.out" || fail "ab saw failed requests"
+}

@@ -22,41 +22,8 @@ make_file "$T/www/f" 10000
 chmod 644 "$T/www/f"
 N=40
 export SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state"
-for try in 1 2 3; do
-	port=$(free_port)
-	cat >"$T/apache.conf" <<CONF
-ServerRoot /etc/apache2
-LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
-$(ls /etc/apache2/mods-enabled/*.load /etc/apache2/mods-enabled/*.conf 2>/dev/null |
-	grep -v 'mpm_' | sed 's/^/Include /')
-Listen 127.0.0.1:$port
-PidFile $T/apache.pid
-ErrorLog $T/error.log
-Mutex file:$T default
-DefaultRuntimeDir $T
-User nobody
-Group #$(id -g nobody)
-DocumentRoot $T/www
-<Directory $T/www>
-	Require all granted
-</Directory>
-LogFormat "%O %I" bytes
-CustomLog $T/access.log bytes
-CONF
-	timeout 20 env LD_PRELOAD="$LIB" /usr/sbin/apache2 -f "$T/apache.conf" -k start \
-		>"$T/start.out" 2>&1 || fail "apache2 -k start: $(cat "$T/start.out")"
-	# The listener is open before the daemon writes its pid file.
-	wait_for 10 is_listening "$port" && wait_for 10 test -s "$T/apache.pid" &&
-		break
-	[ -f "$T/apache.pid" ] && kill "$(cat "$T/apache.pid")" 2>/dev/null
-done
-[ -f "$T/apache.pid" ] || fail "apache2 did not start: $(tail -n 3 "$T/error.log")"
-daemon=$(cat "$T/apache.pid")
-trap 'kill -9 $(pgrep -P "$daemon") "$daemon" 2>/dev/null; sm_cleanup' EXIT
-timeout 30 ab -q -n "$N" -c 2 "http://127.0.0.1:$port/f" >"$T/ab.out" 2>&1 ||
-	fail "ab failed (the daemon made no worker?): $(tail -n 3 "$T/ab.out")"
-grep -q "^Complete requests: *$N" "$T/ab.out" || fail "ab: $(grep -i requests "$T/ab.out")"
-grep -q "^Failed requests: *0" "$T/ab.out" || fail "ab saw failed requests"
+apache_start event nobody '%O %I'
+apache_ab "$N" 2
 timeout 20 /usr/sbin/apache2 -f "$T/apache.conf" -k stop >/dev/null 2>&1
 wait_for 15 eval '! kill -0 '"$daemon"' 2>/dev/null' || fail "apache2 did not stop"
 # The workers' records (and the daemon's), together.

@@ -35,45 +35,12 @@ make_file "$T/www/f" 10000
 chmod 644 "$T/www/f"
 N=120
 export SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state/%u"
-for try in 1 2 3; do
-	port=$(free_port)
-	cat >"$T/apache.conf" <<CONF
-ServerRoot /etc/apache2
-LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so
-$(ls /etc/apache2/mods-enabled/*.load /etc/apache2/mods-enabled/*.conf 2>/dev/null |
-	grep -v 'mpm_' | sed 's/^/Include /')
-Listen 127.0.0.1:$port
-ServerName localhost
-PidFile $T/apache.pid
-ErrorLog $T/error.log
-Mutex file:$T default
-DefaultRuntimeDir $T
-User www-data
-Group www-data
+apache_start prefork www-data '%P %O %I %{User-Agent}i' 'ServerName localhost
 StartServers 6
 MinSpareServers 4
 MaxSpareServers 10
-MaxConnectionsPerChild 7
-DocumentRoot $T/www
-<Directory $T/www>
-	Require all granted
-</Directory>
-LogFormat "%P %O %I %{User-Agent}i" bytes
-CustomLog $T/access.log bytes
-CONF
-	timeout 20 env LD_PRELOAD="$LIB" /usr/sbin/apache2 -f "$T/apache.conf" -k start \
-		>"$T/start.out" 2>&1 || fail "apache2 -k start: $(cat "$T/start.out")"
-	wait_for 10 is_listening "$port" && wait_for 10 test -s "$T/apache.pid" &&
-		break
-	[ -f "$T/apache.pid" ] && kill "$(cat "$T/apache.pid")" 2>/dev/null
-done
-[ -f "$T/apache.pid" ] || fail "apache2 did not start: $(tail -n 3 "$T/error.log")"
-daemon=$(cat "$T/apache.pid")
-trap 'kill -9 $(pgrep -P "$daemon") "$daemon" 2>/dev/null; sm_cleanup' EXIT
-timeout 60 ab -q -n "$N" -c 3 "http://127.0.0.1:$port/f" >"$T/ab.out" 2>&1 ||
-	fail "ab failed: $(tail -n 3 "$T/ab.out")"
-grep -q "^Complete requests: *$N" "$T/ab.out" || fail "ab: $(grep -i requests "$T/ab.out")"
-grep -q "^Failed requests: *0" "$T/ab.out" || fail "ab saw failed requests"
+MaxConnectionsPerChild 7'
+apache_ab "$N" 3
 # While it runs: the workers' files are in root's directory.
 root_files=$(find "$T/state/0" -name '*.state' 2>/dev/null | wc -l)
 www_files=$(find "$T/state/$wuid" -name '*.state' 2>/dev/null | wc -l)

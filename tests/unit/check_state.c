@@ -303,6 +303,28 @@ END_TEST
  * once paid for thousands of pages when the parent's queue had gone round
  * once); then its file has its own header and the same slot offsets.
  */
+/* In a fork test's child: what the preload does in a fork child (fresh
+ * regions at the same addresses, the meter reset). */
+static void child_after_fork(struct state *st, struct meter *m)
+{
+	struct meter_time now = {2000, 1700000001000000000ull};
+
+	state_after_fork(st, &cfg, "unit", (long)getpid(), now.real_ns,
+			 now.mono_ns);
+	m->durable = st->ticker;
+	meter_after_fork(m, (long)getpid(), now, true);
+}
+
+/* In a fork test's parent: the child (pid) passed every check. */
+static void child_passed(pid_t pid, struct meter *m)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	meter_destroy(m);
+}
+
 START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 {
 	struct state st;
@@ -310,7 +332,6 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 	struct closeq_entry e;
 	uint32_t i;
 	pid_t pid;
-	int status;
 
 	open_meter(&st, &m, 4096);
 	/* The parent's queue goes round once: every ring chunk backed. */
@@ -325,15 +346,11 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct meter_time now = {2000, 1700000001000000000ull};
 		struct state_header h;
 		char path[sizeof(st.path)];
 		int bad = 0, fd;
 
-		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
-		m.durable = st.ticker;
-		meter_after_fork(&m, (long)getpid(), now, true);
+		child_after_fork(&st, &m);
 		for (i = 0; i < st.ring_region.nchunks; i++)
 			bad |= st.ring_region.chunk_state[i] != 0;
 		bad |= (count_files() != 1) << 1;
@@ -361,9 +378,7 @@ START_TEST(test_a_fork_child_makes_its_file_at_its_first_tracked_fd)
 		}
 		exit_first_failed(bad);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	meter_destroy(&m);
+	child_passed(pid, &m);
 }
 END_TEST
 
@@ -378,20 +393,15 @@ START_TEST(test_an_untracked_fd_makes_no_file_in_a_fork_child)
 	struct state st;
 	struct meter m;
 	pid_t pid;
-	int status;
 
 	open_meter(&st, &m, 4096);
 	ck_assert_int_eq(count_files(), 1);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct meter_time now = {2000, 1700000001000000000ull};
 		int bad = 0;
 
-		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
-		m.durable = st.ticker;
-		meter_after_fork(&m, (long)getpid(), now, true);
+		child_after_fork(&st, &m);
 		/* A regular file (files are not tracked by default), and a
 		 * classification that says the same. */
 		meter_opened(&m, 7, KIND_FILE, 1, NULL, NULL);
@@ -414,23 +424,21 @@ START_TEST(test_an_untracked_fd_makes_no_file_in_a_fork_child)
 		       << 7;
 		exit_first_failed(bad);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	meter_destroy(&m);
+	child_passed(pid, &m);
 }
 END_TEST
 
 /*
- * Whether a uid change should come before the file (sm_creds_changing
- * then only looks at the fds): only a fork child without its file yet
- * whose [state] dir names the uid (%u, not a literal "%%u").
+ * Whether the file may follow a uid change (it is made after it, in the
+ * new user's directory, when the log follows the uid too): only a fork
+ * child without its file yet whose [state] dir names the uid (%u, not a
+ * literal "%%u").
  */
 START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
 {
 	struct state st;
 	struct meter m;
 	pid_t pid;
-	int status;
 	char plain[sizeof(cfg.state_dir)];
 
 	snprintf(plain, sizeof(plain), "%s", cfg.state_dir);
@@ -441,13 +449,9 @@ START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		struct meter_time now = {2000, 1700000001000000000ull};
 		int bad = 0;
 
-		state_after_fork(&st, &cfg, "unit", (long)getpid(), now.real_ns,
-				 now.mono_ns);
-		m.durable = st.ticker;
-		meter_after_fork(&m, (long)getpid(), now, true);
+		child_after_fork(&st, &m);
 		bad |= state_file_follows_uid(&st) << 0;
 		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u",
 			 dir);
@@ -467,9 +471,7 @@ START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
 		bad |= state_file_follows_uid(&st) << 5;
 		exit_first_failed(bad);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	meter_destroy(&m);
+	child_passed(pid, &m);
 }
 END_TEST
 
