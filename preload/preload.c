@@ -2206,9 +2206,6 @@ void sm_creds_changing(uid_t euid)
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
-	/* The mark is one system call, fit for a handler or a vfork child
-	 * (which writes its parent's file, in its parent's memory). */
-	bool may = sm_meter.tab.cap && !sm_quiet();
 
 	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    maybe_in_handler())
@@ -2258,8 +2255,9 @@ void sm_creds_changing(uid_t euid)
 out:
 	/* Root's file, about to be mapped by another user: marked, so that
 	 * root's recovery does not take its header's word (where to write,
-	 * whose file to make). */
-	if (may && euid != SM_EUID_SAME && euid != 0)
+	 * whose file to make).  One system call, fit for a handler or a
+	 * vfork child (which writes its parent's file, in its memory). */
+	if (euid != SM_EUID_SAME && euid != 0)
 		sm_durable_mark_exposed();
 	errno = saved;
 }
