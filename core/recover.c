@@ -166,20 +166,27 @@ static bool process_alive(const struct state_header *h, const char *name)
 	return state_proc_start(pid) == h->proc_start && h->proc_start != 0;
 }
 
-/* If the log does not end in a newline (the process died mid-write),
- * end the torn line so the recovered records start on their own. */
-static void end_torn_line(const char *path)
+/* If the log open on fd (for reading and appending) does not end in a
+ * newline (the process died mid-write), end the torn line so the
+ * recovered records start on their own. */
+static void end_torn_line_fd(long fd)
 {
-	long fd = sys_open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
 	char last;
 
-	if (fd < 0)
-		return;
 	if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
 	    syscall(SYS_pread64, fd, &last, 1, st.st_size - 1) == 1 &&
 	    last != '\n')
 		syscall(SYS_write, fd, "\n", 1);
+}
+
+static void end_torn_line(const char *path)
+{
+	long fd = sys_open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	end_torn_line_fd(fd);
 	syscall(SYS_close, fd);
 }
 
@@ -301,9 +308,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	long fd = format == FORMAT_PROMETHEUS || marked
 			  ? -1
 			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
-	struct stat sb;
 	size_t done = 0;
-	char last;
 	long n;
 
 	/* None yet, from a header root trusts (not marked: see
@@ -335,11 +340,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 		if (fd < 0)
 			return -errno;
 	}
-	/* A torn last line (the process died mid-write) ended first. */
-	if (fstat((int)fd, &sb) == 0 && sb.st_size > 0 &&
-	    syscall(SYS_pread64, fd, &last, 1, sb.st_size - 1) == 1 &&
-	    last != '\n')
-		syscall(SYS_write, fd, "\n", 1);
+	end_torn_line_fd(fd);
 	while (done < out->len) {
 		n = syscall(SYS_write, fd, out->p + done, out->len - done);
 		if (n <= 0) {

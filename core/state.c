@@ -1054,15 +1054,13 @@ void state_after_fork(struct state *st, const struct config *cfg,
 
 bool state_file_follows_uid(const struct state *st)
 {
-	const char *t;
+	char a[CONFIG_PATH_MAX], b[CONFIG_PATH_MAX];
 
-	if (LOAD(&st->file_state) != FILE_WANTED || !st->cfg)
-		return false;
-	for (t = st->cfg->state_dir; *t; t++)
-		if (*t == '%' && (t[1] == 'u' || t[1] == '%'))
-			if (*++t == 'u')
-				return true;
-	return false;
+	/* The template names the uid when two uids expand it apart. */
+	return LOAD(&st->file_state) == FILE_WANTED && st->cfg &&
+	       state_dir_expand_uid(st->cfg->state_dir, 0, a, sizeof(a)) == 0 &&
+	       state_dir_expand_uid(st->cfg->state_dir, 1, b, sizeof(b)) == 0 &&
+	       strcmp(a, b) != 0;
 }
 
 void state_prepare_fork(struct state *st)
