@@ -206,6 +206,38 @@ void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
 	fdtab_set_addrs(&m->tab, fd, local, peer);
 }
 
+uint32_t *meter_inflight_enter(struct meter *m)
+{
+	/* The thread's stack, by 16 KiB: threads' stacks lie megabytes
+	 * apart (the main one and glibc's), hashed to spread them. */
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 14;
+	uint32_t i = (uint32_t)((sp * 0x9E3779B97F4A7C15ull) >>
+				(64 - METER_INFLIGHT_BITS));
+	uint32_t *n = &m->closes_inflight->stripe[i].n;
+
+	__atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
+	return n;
+}
+
+void meter_inflight_leave(uint32_t *n)
+{
+	__atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A close under way, in any stripe.  Not one snapshot of them all: one
+ * that starts after its stripe was read shows in the queue's pushed
+ * count, which settled() reads after these (see settle_begin). */
+static bool inflight_any(const struct meter *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < METER_INFLIGHT_STRIPES; i++)
+		if (__atomic_load_n(&m->closes_inflight->stripe[i].n,
+				    __ATOMIC_SEQ_CST))
+			return true;
+	return false;
+}
+
 /*
  * Retire fd's slot and push its close record (ti: the kernel's view, or
  * NULL; unseen: the close itself was not seen), counted in closes_inflight
@@ -217,12 +249,11 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 			uint64_t real_ns, const struct tcpinfo *ti, bool unseen)
 {
 	struct fd_snapshot s;
-	/* One word for both ends, should the host move it meanwhile (the
-	 * preload does, once, at start-up). */
-	uint32_t *inflight = m->closes_inflight;
+	/* One stripe for both ends, should the host move the stripes
+	 * meanwhile (the preload does, once, at start-up). */
+	uint32_t *inflight = meter_inflight_enter(m);
 	int had;
 
-	__atomic_add_fetch(inflight, 1, __ATOMIC_SEQ_CST);
 	had = gen ? fdtab_retire_gen(&m->tab, fd, *gen, &s)
 		  : fdtab_retire(&m->tab, fd, &s);
 	if (had) {
@@ -238,7 +269,7 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 			s.shared = true;
 		closeq_push(&m->q, &s, real_ns);
 	}
-	__atomic_sub_fetch(inflight, 1, __ATOMIC_SEQ_CST);
+	meter_inflight_leave(inflight);
 }
 
 bool meter_tcp_view_wanted(const struct meter *m, int fd)
@@ -730,8 +761,7 @@ static uint64_t settle_begin(struct meter *m, uint32_t *pauses)
 {
 	struct timespec pause = {0, SETTLE_WAIT_NS};
 
-	while (*pauses < SETTLE_PAUSES &&
-	       __atomic_load_n(m->closes_inflight, __ATOMIC_SEQ_CST)) {
+	while (*pauses < SETTLE_PAUSES && inflight_any(m)) {
 		nanosleep(&pause, NULL);
 		(*pauses)++;
 	}
@@ -740,7 +770,7 @@ static uint64_t settle_begin(struct meter *m, uint32_t *pauses)
 
 static bool settled(struct meter *m, uint64_t pushed)
 {
-	return !__atomic_load_n(m->closes_inflight, __ATOMIC_SEQ_CST) &&
+	return !inflight_any(m) &&
 	       __atomic_load_n(&m->q.sh->pushed, __ATOMIC_SEQ_CST) == pushed;
 }
 
@@ -951,7 +981,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 {
 	size_t fds_bytes = (size_t)m->tab.cap * sizeof(*m->fds);
 	bool remapped;
-	uint32_t fd;
+	uint32_t fd, i;
 
 	if (!m->tab.cap)
 		return;
@@ -1012,7 +1042,10 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	/* Another thread of the parent's may have been closing at the fork:
 	 * that close goes on in the parent only.  A word the host gave is
 	 * the host's to zero (not read here: a wiped page read is a fault). */
-	if (m->closes_inflight == &m->closes_own &&
-	    __atomic_load_n(&m->closes_own, __ATOMIC_RELAXED))
-		__atomic_store_n(&m->closes_own, 0, __ATOMIC_RELAXED);
+	if (m->closes_inflight == &m->closes_own)
+		for (i = 0; i < METER_INFLIGHT_STRIPES; i++)
+			if (__atomic_load_n(&m->closes_own.stripe[i].n,
+					    __ATOMIC_RELAXED))
+				__atomic_store_n(&m->closes_own.stripe[i].n, 0,
+						 __ATOMIC_RELAXED);
 }

@@ -81,7 +81,6 @@ struct ticker_shared {
 	uint32_t exec_hold;
 	uint64_t exec_hold_ns;
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
-	uint32_t closes_inflight; /* sm_meter.closes_inflight: the same */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
 	/* A per-thread credential call to repeat on the ticker (see
@@ -93,6 +92,8 @@ struct ticker_shared {
 	long cred_nr, cred_arg[4];
 	struct __user_cap_header_struct cred_hdr;
 	struct __user_cap_data_struct cred_data[2];
+	/* sm_meter.closes_inflight: see forked_ns (its own lines). */
+	struct meter_inflight closes_inflight;
 	/* exit()'s record (see fini_once): 0 none yet, 1 being made, 2
 	 * made; and how many threads have called exit (sm_exit_begins). */
 	uint32_t fini_state;

@@ -708,13 +708,13 @@ static void *slow_closer(void *arg)
 	struct slow_close *c = arg;
 	struct fd_snapshot snap;
 	struct timespec pause = {0, 30000000};
+	uint32_t *inflight = meter_inflight_enter(&m);
 
-	__atomic_add_fetch(m.closes_inflight, 1, __ATOMIC_SEQ_CST);
 	ck_assert(fdtab_retire(&m.tab, c->fd, &snap));
 	__atomic_store_n(&c->retired, 1, __ATOMIC_SEQ_CST);
 	nanosleep(&pause, NULL);
 	closeq_push(&m.q, &snap, at_s(3).real_ns);
-	__atomic_sub_fetch(m.closes_inflight, 1, __ATOMIC_SEQ_CST);
+	meter_inflight_leave(inflight);
 	return NULL;
 }
 
