@@ -53,9 +53,14 @@ static void say(const struct recover_opts *o, const char *fmt, ...)
 	o->report(o->ctx, msg);
 }
 
+/* Never an open that waits, or that takes a terminal: a header's path,
+ * or a name in a state directory, may be a FIFO (an open for reading
+ * waited for a writer for good) or a device.  Every file read or written
+ * here is checked to be a regular one once open. */
 static long sys_open(const char *path, int flags)
 {
-	return syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, 0600);
+	return syscall(SYS_openat, AT_FDCWD, path,
+		       flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
 }
 
 /* The header at the start of fd, checked against this build's layout. */
@@ -984,6 +989,13 @@ void recover_auto(const struct config *cfg, const uint32_t *stop)
 
 	if (!cfg->state_enabled || !plain_credentials() ||
 	    state_dir_expand(cfg->state_dir, dir, sizeof(dir)) != 0)
+		return;
+	/* Only a directory the library would make its files in (state.c's
+	 * check_dir): ours and closed to others.  In one others may write
+	 * to, what the scan finds and where its lock goes are theirs to
+	 * arrange. */
+	if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 022))
 		return;
 	snprintf(lock, sizeof(lock), "%s/%s", dir, RECOVER_LOCK);
 	fd = sys_open(lock, O_RDWR | O_CREAT | O_NOFOLLOW);

@@ -1097,12 +1097,24 @@ void state_remove(struct state *st)
 	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
 }
 
-void state_mark_exposed(struct state *st)
+int state_mark_exposed(struct state *st)
 {
+	long r;
+
 	if (!LOAD(&st->durable) || st->exposed || !st->path[0])
-		return;
+		return 0;
 	st->exposed = true;
-	raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0, 0);
+	r = raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0,
+			 0);
+	if (r == 0 || r == -ENOENT)
+		return 0; /* marked, or out of any recovery's reach */
+	/* Not marked (a filter that forbids it, a read-only mount...): a
+	 * file root's recovery would take at its word is no file at all.
+	 * The process loses only its durability. */
+	if (raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0) ==
+	    0)
+		return 0;
+	return (int)r;
 }
 
 void state_pin_dir(struct state *st)

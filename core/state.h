@@ -281,10 +281,14 @@ void state_remove(struct state *st);
  * user (or to chroot, after which its file cannot be reached by name):
  * that user may write the file through the mapping it keeps, so its mode
  * loses the owner's write bit (0400), which it cannot put back.  Root's
- * recovery then trusts nothing its header names (see recover.c).  Once.
+ * recovery then trusts nothing its header names (see recover.c).  Where
+ * the mode cannot be changed (a filter forbids it, a read-only mount) the
+ * file is removed instead: the process loses only its durability.  Once.
+ * Returns 0, or the -errno of the change of mode when neither worked
+ * (the caller says so).
  * Context: any thread, not a sandboxed one; root.
  */
-void state_mark_exposed(struct state *st);
+int state_mark_exposed(struct state *st);
 
 /*
  * state_pin_dir - open the file's directory now and keep it, in the

@@ -6,6 +6,7 @@
  * dead processes' files.
  */
 #include "preload.h"
+#include "warn.h"
 #include "../core/rawsys.h"
 
 #include "../core/recover.h"
@@ -171,10 +172,23 @@ bool sm_durable_dir_usable_by(unsigned uid)
 
 void sm_durable_mark_exposed(void)
 {
+	char msg[480]; /* small: a handler's stack may be (the path cut) */
+	int r;
+
 	/* A sandboxed thread makes no system call it need not (quiet.h):
-	 * it was marked before the sandbox (sm_confine_begin). */
-	if (!sm_quiet() && geteuid() == 0)
-		state_mark_exposed(&sm_state);
+	 * it was marked before the sandbox (sm_confine_begin).  (The
+	 * message without strerror: a handler's or a vfork child's.) */
+	if (sm_quiet() || geteuid() != 0)
+		return;
+	r = state_mark_exposed(&sm_state);
+	if (r) {
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %.300s: cannot mark or remove this state "
+			 "file before the change of user (errno %d); root's "
+			 "recovery will take its header's word",
+			 sm_state.path, -r);
+		sm_warn(msg);
+	}
 }
 
 void sm_durable_pin_dir(void)

@@ -12,10 +12,12 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -679,6 +681,120 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
+/* A header whose log is a FIFO (any file that blocks an open: a FIFO
+ * planted at the path, a tty): recovery neither waits for a writer, as
+ * an open for reading did, nor writes into it; the records go beside the
+ * state file. */
+START_TEST(test_recovery_never_waits_on_a_fifo_log)
+{
+	struct recover_opts o = {.report = quiet};
+	struct recover_stats rs;
+	char logp[400], sd[300], *text;
+	glob_t g;
+	pid_t pid;
+	int status;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/fifo.%%p.log", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct state st;
+		struct meter m;
+
+		open_meter(&st, &m, 2048);
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		/* Killed while writing its final record: recovery first
+		 * reads the log for it (log_has_final). */
+		state_set_status(&st, STATE_ENDING);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(logp, sizeof(logp), "%s/fifo.%d.log", dir, (int)pid);
+	ck_assert_int_eq(mkfifo(logp, 0600), 0);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	alarm(5); /* a wait would be for good: fail instead */
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	alarm(0);
+	ck_assert_uint_eq(rs.recovered, 1);
+	snprintf(logp, sizeof(logp), "%s/*.recovered.log", sd);
+	ck_assert_int_eq(glob(logp, 0, NULL, &g), 0);
+	ck_assert_uint_eq(g.gl_pathc, 1);
+	text = uu_slurp(g.gl_pathv[0]);
+	globfree(&g);
+	ck_assert_uint_eq(uu_count(text, "\"type\":\"exit\""), 1);
+	free(text);
+}
+END_TEST
+
+/* The automatic scan (the ticker's) recovers only in a state directory
+ * the library would make files in: ours and closed to others. */
+START_TEST(test_automatic_recovery_only_in_a_closed_directory)
+{
+	char logp[400], sd[300];
+	struct stat sb;
+	pid_t pid;
+	int status;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/auto.%%p.log", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct state st;
+		struct meter m;
+
+		open_meter(&st, &m, 2048);
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, 99, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(logp, sizeof(logp), "%s/auto.%d.log", dir, (int)pid);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	ck_assert_int_eq(chmod(sd, 0777), 0);
+	recover_auto(&cfg, NULL);
+	ck_assert_int_ne(stat(logp, &sb), 0);
+	ck_assert_int_eq(chmod(sd, 0700), 0);
+	recover_auto(&cfg, NULL);
+	ck_assert_int_eq(stat(logp, &sb), 0);
+	ck_assert_int_gt(sb.st_size, 0);
+}
+END_TEST
+
+/* Before root becomes another user its file is marked (0400); where the
+ * mark cannot be made and the file not removed either, the caller hears
+ * of it. */
+START_TEST(test_a_file_is_marked_before_a_change_of_user)
+{
+	struct state st;
+	struct meter m;
+	struct stat sb;
+	char bad[300];
+
+	if (geteuid() != 0)
+		return; /* the mark is root's (a user's file stays its own) */
+	open_meter(&st, &m, 2048);
+	ck_assert_int_eq(state_mark_exposed(&st), 0);
+	ck_assert_int_eq(stat(st.path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0400);
+	/* Once: a second call does nothing, even with the file gone. */
+	ck_assert_int_eq(unlink(st.path), 0);
+	ck_assert_int_eq(state_mark_exposed(&st), 0);
+	st.exposed = false;
+	/* Gone: out of any recovery's reach, nothing to say. */
+	ck_assert_int_eq(state_mark_exposed(&st), 0);
+	st.exposed = false;
+	/* Unreachable (a file where a directory should be): said. */
+	snprintf(bad, sizeof(bad), "%s/plain", dir);
+	ck_assert_int_ge(creat(bad, 0600), 0);
+	snprintf(st.path, sizeof(st.path), "%s/plain/state", dir);
+	ck_assert_int_eq(state_mark_exposed(&st), -ENOTDIR);
+	meter_destroy(&m);
+}
+END_TEST
+
 /* A process that exited but could not write its exit record (no file
  * could grow) marked its file so: recovery writes the record as an exit,
  * not as a death. */
@@ -897,6 +1013,9 @@ int main(void)
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
+	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
+	tcase_add_test(tc, test_automatic_recovery_only_in_a_closed_directory);
+	tcase_add_test(tc, test_a_file_is_marked_before_a_change_of_user);
 	tcase_add_test(tc,
 		       test_without_a_file_a_fork_child_gets_none_of_the_memory);
 	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
