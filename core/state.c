@@ -1052,15 +1052,9 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->exposed = false; /* its own file, made as who it is */
 }
 
-bool state_file_follows_uid(const struct state *st)
+bool state_file_wanted(const struct state *st)
 {
-	char a[CONFIG_PATH_MAX], b[CONFIG_PATH_MAX];
-
-	/* The template names the uid when two uids expand it apart. */
-	return LOAD(&st->file_state) == FILE_WANTED && st->cfg &&
-	       state_dir_expand_uid(st->cfg->state_dir, 0, a, sizeof(a)) == 0 &&
-	       state_dir_expand_uid(st->cfg->state_dir, 1, b, sizeof(b)) == 0 &&
-	       strcmp(a, b) != 0;
+	return LOAD(&st->file_state) == FILE_WANTED && st->cfg;
 }
 
 void state_prepare_fork(struct state *st)

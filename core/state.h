@@ -256,15 +256,16 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		      uint64_t start_mono_ns);
 
 /*
- * state_file_follows_uid - true when the process has no file yet (a fork
- * child before its first tracked fd) and [state] dir names the uid (%u,
- * as the default does): its file is better made after a uid change than
- * before, in the directory of the user it becomes, who can then remove it
- * at exit (when that directory is usable: state_dir_usable_by).  Made
- * before, it stays in the old user's directory (0700).
+ * state_file_wanted - true when the process has no file yet but will make
+ * one at its first tracked fd (a fork child before then).  Before a uid
+ * change, such a file is better made after the change, in the directory
+ * [state] dir names for the user it becomes, who can then remove it at
+ * exit, when that user may use that directory (state_dir_usable_by);
+ * else (a fixed directory of the old user's, a parent closed to the new
+ * user) it is made before, or never.
  * Context: any thread.
  */
-bool state_file_follows_uid(const struct state *st);
+bool state_file_wanted(const struct state *st);
 
 /*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final

@@ -160,9 +160,9 @@ void sm_durable_end(enum sm_end how)
 	}
 }
 
-bool sm_durable_file_follows_uid(void)
+bool sm_durable_file_wanted(void)
 {
-	return sm_state.slots && state_file_follows_uid(&sm_state);
+	return sm_state.slots && state_file_wanted(&sm_state);
 }
 
 bool sm_durable_dir_usable_by(unsigned uid)

@@ -2243,12 +2243,13 @@ void sm_creds_changing(uid_t euid)
 	/* A log that follows the uid: a fork child without its state file
 	 * makes it at its first tracked fd, after the change, in the new
 	 * user's directory (its log's owner recovers it).  Unless the new
-	 * user could not have that directory (its parent closed to it):
-	 * then the file is made now, in the old user's, rather than the
-	 * process having none (it was private memory, silently: a kill
-	 * lost its numbers). */
+	 * user could not use the directory [state] dir names for it (its
+	 * parent closed to it, or a fixed directory, without %u, of the
+	 * old user's): then the file is made now, as the old user, rather
+	 * than the process having none (it was private memory, silently: a
+	 * kill lost its numbers). */
 	if (euid != SM_EUID_SAME && euid != geteuid() && !tk.fds_classified &&
-	    sm_durable_file_follows_uid() &&
+	    sm_durable_file_wanted() &&
 	    !sm_durable_dir_usable_by((unsigned)euid)) {
 		tk.fds_classified = true;
 		classify_open_fds();

@@ -413,10 +413,10 @@ void sm_durable_before_sandbox(void);
  * ticker (state_pin_dir), with the log (meter_pin_log).  Context: ticker. */
 void sm_durable_pin_dir(void);
 
-/* sm_durable_file_follows_uid - state_file_follows_uid for this
+/* sm_durable_file_wanted - state_file_wanted for this
  * process's state; sm_durable_dir_usable_by - state_dir_usable_by for
  * its [state] dir.  Context: any thread. */
-bool sm_durable_file_follows_uid(void);
+bool sm_durable_file_wanted(void);
 bool sm_durable_dir_usable_by(unsigned uid);
 
 /* sm_durable_mark_exposed - state_mark_exposed when root (before a uid

@@ -16,6 +16,12 @@
 #    nobody could write its header since, so root's recovery writes the
 #    record beside it (PID-START.recovered.log, root's), not into the log
 #    the header names, and says so.  Before: no file, numbers lost.
+#  - setresuid, [state] dir fixed (no %u: $T/fixed, root's, 0700), the
+#    log still following the uid: nobody could not use that directory
+#    either, so the file is made before the change, as root, and marked;
+#    root's recovery writes the record beside it.  Before: the template
+#    was asked whether it names the uid, not whether the new user could
+#    use it: no file, silently, numbers lost.
 #  - the same child ending by itself: its record written, no state file
 #    left in nobody's directory (it removed its own).
 . "$(dirname "$0")/lib.sh"
@@ -61,11 +67,11 @@ os.waitpid(pid, 0)
 print("child=%s got=%s back=%d" % (line[0], line[1], back))
 PYEOF
 
-# run NAME HOW END PARENT_MODE: the child's pid into $child.
+# run NAME HOW END PARENT_MODE [STATE_DIR]: the child's pid into $child.
 run() {
 	mkdir -m "$4" "$T/$1"
 	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%u.%n.%p.log" \
-		SOCKMETER_STATE="$T/$1/%u" sm "$PY" "$T/child.py" "$2" "$nuid" "$3" \
+		SOCKMETER_STATE="${5:-$T/$1/%u}" sm "$PY" "$T/child.py" "$2" "$nuid" "$3" \
 		>"$T/$1.out" 2>"$T/$1.err" || fail "$1: $(cat "$T/$1.err")"
 	[ -s "$T/$1.err" ] && fail "$1: stderr: $(head -n 3 "$T/$1.err")"
 	grep -q "got=1000 back=3000" "$T/$1.out" || fail "$1: $(cat "$T/$1.out")"
@@ -91,24 +97,37 @@ runuser -u nobody -- "$SM_TOP/build/sockmeter-recover" -q "$T/seteuid/$nuid" \
 	2>"$T/r1.err" || fail "seteuid: nobody's recover: $(cat "$T/r1.err")"
 killed_record seteuid
 
+# root_recovered NAME DIR: the killed child's file was made in DIR before
+# the change, as root, and marked; root's recovery writes its record
+# beside it, not into the log the header names.
+root_recovered() {
+	local f rec
+	f=$(find "$2" -name "$child-*.state")
+	[ -n "$f" ] || fail "$1: the killed child left no state file: $(find "$T/$1" | tr '\n' ' ')"
+	expect_eq "$1: the file's directory" "$(dirname "$f")" "$2"
+	expect_eq "$1: the file's mode (marked at the change)" "$(stat -c %a "$f")" 400
+	"$SM_TOP/build/sockmeter-recover" "$2" 2>"$T/$1.rec.err" ||
+		fail "$1: root's recover: $(cat "$T/$1.rec.err")"
+	grep -q "changed user, who could write it since" "$T/$1.rec.err" ||
+		fail "$1: recover did not say why: $(cat "$T/$1.rec.err")"
+	rec=${f%.state}.recovered.log
+	[ -f "$rec" ] || fail "$1: no $rec: $(ls "$2")"
+	[ -z "$(ls "$T/log/$nuid".*."$child".log 2>/dev/null)" ] ||
+		fail "$1: root's recovery wrote into the log the header names"
+	expect_eq "$1: the killed child's record [end, bytes_in, bytes_out]" \
+		"$(q "$rec" "[E.get('end'), E['totals']['bytes_in'], E['totals']['bytes_out']]")" \
+		'["killed", 1000, 3000]'
+	expect_eq "$1: owner of $rec" "$(stat -c %u "$rec")" 0
+}
+
 # A state directory nobody could not make: the file in root's, made before
-# the change; root's recovery writes it into nobody's log.
+# the change.
 run closed setresuid killed 755
-f=$(find "$T/closed" -name "$child-*.state")
-expect_eq "closed: the file's directory" "$(dirname "$f")" "$T/closed/0"
-expect_eq "closed: the file's mode (marked at the change)" "$(stat -c %a "$f")" 400
-"$SM_TOP/build/sockmeter-recover" "$T/closed/0" 2>"$T/r2.err" ||
-	fail "closed: root's recover: $(cat "$T/r2.err")"
-grep -q "changed user, who could write it since" "$T/r2.err" ||
-	fail "closed: recover did not say why: $(cat "$T/r2.err")"
-rec=${f%.state}.recovered.log
-[ -f "$rec" ] || fail "closed: no $rec: $(ls "$T/closed/0")"
-[ -z "$(ls "$T/log/$nuid".*."$child".log 2>/dev/null)" ] ||
-	fail "closed: root's recovery wrote into the log the header names"
-expect_eq "closed: the killed child's record [end, bytes_in, bytes_out]" \
-	"$(q "$rec" "[E.get('end'), E['totals']['bytes_in'], E['totals']['bytes_out']]")" \
-	'["killed", 1000, 3000]'
-expect_eq "closed: owner of $rec" "$(stat -c %u "$rec")" 0
+root_recovered closed "$T/closed/0"
+
+# A fixed state directory, root's: the same.
+run fixed setresuid killed 755 "$T/fixed/st"
+root_recovered fixed "$T/fixed/st"
 
 # Ending by itself, seteuid only: its own record, its file gone.
 run clean seteuid exit 1777

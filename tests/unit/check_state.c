@@ -431,46 +431,30 @@ START_TEST(test_an_untracked_fd_makes_no_file_in_a_fork_child)
 END_TEST
 
 /*
- * Whether the file may follow a uid change (it is made after it, in the
- * new user's directory, when the log follows the uid too): only a fork
- * child without its file yet whose [state] dir names the uid (%u, not a
- * literal "%%u").
+ * Whether the file is still to be made (so that, at a uid change, it may
+ * be made after it, in the directory [state] dir names for the new
+ * user): only in a fork child without its file yet, whatever the
+ * template; the directory's fitness is state_dir_usable_by's to say.
  */
-START_TEST(test_only_a_fork_child_without_a_file_follows_the_uid)
+START_TEST(test_only_a_fork_child_without_a_file_wants_one)
 {
 	struct state st;
 	struct meter m;
 	pid_t pid;
-	char plain[sizeof(cfg.state_dir)];
 
-	snprintf(plain, sizeof(plain), "%s", cfg.state_dir);
 	open_meter(&st, &m, 4096);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u", dir);
-	ck_assert(!state_file_follows_uid(&st)); /* it has its file */
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plain);
+	ck_assert(!state_file_wanted(&st)); /* it has its file */
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		int bad = 0;
 
 		child_after_fork(&st, &m);
-		bad |= state_file_follows_uid(&st) << 0;
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u",
-			 dir);
-		bad |= !state_file_follows_uid(&st) << 1;
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/%%u/x",
-			 dir);
-		bad |= !state_file_follows_uid(&st) << 2;
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%%%u",
-			 dir);
-		bad |= state_file_follows_uid(&st) << 3;
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s", plain);
-		/* The first tracked fd makes the file: nothing to follow. */
+		bad |= !state_file_wanted(&st) << 0;
+		/* The first tracked fd makes the file: none is wanted. */
 		meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
-		bad |= (count_files() != 2) << 4;
-		snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st-%%u",
-			 dir);
-		bad |= state_file_follows_uid(&st) << 5;
+		bad |= (count_files() != 2) << 1;
+		bad |= state_file_wanted(&st) << 2;
 		exit_first_failed(bad);
 	}
 	child_passed(pid, &m);
@@ -1009,7 +993,7 @@ int main(void)
 	tcase_add_test(tc, test_a_fork_child_makes_its_file_at_its_first_tracked_fd);
 	tcase_add_test(tc, test_a_fork_child_wipes_its_regions_at_its_first_file);
 	tcase_add_test(tc, test_an_untracked_fd_makes_no_file_in_a_fork_child);
-	tcase_add_test(tc, test_only_a_fork_child_without_a_file_follows_the_uid);
+	tcase_add_test(tc, test_only_a_fork_child_without_a_file_wants_one);
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
