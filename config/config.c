@@ -453,6 +453,14 @@ static int parse_state_dir(struct load *ld, const struct key_def *k,
 		snprintf(why, n, "the directory is empty");
 		return -1;
 	}
+	/* Recovery looks for a process's file where later processes, and
+	 * the process itself after a chdir, expand the same text: relative,
+	 * that is somewhere else each time (a daemon's chdir("/") left its
+	 * file out of reach of its own mark and removal). */
+	if (v[0] != '/') {
+		snprintf(why, n, "%s is not an absolute path", q);
+		return -1;
+	}
 	for (p = strchr(v, '%'); p; p = strchr(p + 2, '%'))
 		if (!p[1] || !strchr("u%", p[1])) {
 			snprintf(why, n, "%s uses an escape other than %%u %%%%",
@@ -731,8 +739,8 @@ static const struct key_def keys[] = {
 	 "a multiple of bucket and at most buckets x bucket"},
 	{"state", "enabled", &type_bool, OFF(state_enabled), 0, 0, BOOL_TEXT},
 	{"state", "dir", &type_state_dir, OFF(state_dir), 0, 0,
-	 "\"off\" or a directory path shorter than " STR(CONFIG_PATH_MAX)
-	 " bytes using only the escapes %u %%"},
+	 "\"off\" or an absolute directory path shorter than "
+	 STR(CONFIG_PATH_MAX) " bytes using only the escapes %u %%"},
 };
 
 #undef CAT_KEY

@@ -77,12 +77,19 @@ struct meter_fdstate {
 #define METER_INFLIGHT_BITS 5
 #define METER_INFLIGHT_STRIPES (1u << METER_INFLIGHT_BITS)
 struct meter_inflight {
+	/* 64 bytes apart, so each on a line of its own (not aligned: a
+	 * struct meter aligned to 64 would move what sm_core lays out). */
 	struct {
 		uint32_t n;
-	} __attribute__((aligned(64))) stripe[METER_INFLIGHT_STRIPES];
+		char pad[60];
+	} stripe[METER_INFLIGHT_STRIPES];
 };
 
 struct meter {
+	/* See closes_inflight.  First: before pid, out of the span a fork
+	 * child writes (preload.h's sm_core), where the preload, which gives
+	 * memory of its own, would have it 2 KiB wider. */
+	struct meter_inflight closes_own;
 	struct config cfg;
 	struct fdtab tab;
 	unsigned acct; /* ACCT_* bits for fd_account */
@@ -138,7 +145,6 @@ struct meter {
 	 * of this struct's page, and shoots down no TLB entry on the other
 	 * CPUs). */
 	struct meter_inflight *closes_inflight;
-	struct meter_inflight closes_own;
 	struct names *names;        /* resolved names (atomic; may be NULL) */
 	config_report_fn report;
 	void *ctx;

@@ -214,13 +214,15 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
 }
 
 /*
- * A file root made for a process that then became another user (or went
- * into a chroot, before a change of user it could not mark): its mode
- * lost the owner's write bit then (state_mark_exposed), and that user may
- * have written anything into it since, through the mapping it kept: the
- * log path and the uid in its header too.  Root does not append to a
- * file, or give one away, on that word: the records go beside the state
- * file, PID-START.recovered.log, root's, and the message says so.
+ * A file made for a process that then became another user (root's,
+ * mostly, or a user's holding CAP_SETUID; or root's that went into a
+ * chroot, before a change of user it could not mark): its mode lost the
+ * owner's write bit then (state_mark_exposed), and that user may have
+ * written anything into it since, through the mapping it kept: the log
+ * path and the uid in its header too.  Its owner's recovery does not
+ * append to a file, or give one away, on that word: the records go beside
+ * the state file, PID-START.recovered.log, the owner's, and the message
+ * says so.
  */
 static void distrust_exposed(struct image *img, const char *claim,
 			     const char *path, const char *fallback,
@@ -228,18 +230,19 @@ static void distrust_exposed(struct image *img, const char *claim,
 {
 	struct stat sb;
 
-	/* Failing closed: a file root cannot look at is not trusted. */
-	if (geteuid() != 0 ||
-	    (stat(claim, &sb) == 0 && (sb.st_mode & S_IWUSR)))
+	/* Failing closed: a file that cannot be looked at is not
+	 * trusted.  Any recoverer's: a user holding CAP_SETUID marks its
+	 * files as root does. */
+	if (stat(claim, &sb) == 0 && (sb.st_mode & S_IWUSR))
 		return;
 	say(o,
-	    "sockmeter recover: %s: made as root for a process that then "
+	    "sockmeter recover: %s: made for a process that then "
 	    "changed user, who could write it since: its records go to "
 	    "%s, not to the log it names",
 	    path, fallback);
 	snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
 		 (int)sizeof(img->hdr.log_path) - 1, fallback);
-	img->hdr.uid = 0;
+	img->hdr.uid = (uint32_t)geteuid();
 }
 
 /*

@@ -1057,6 +1057,11 @@ bool state_file_wanted(const struct state *st)
 	return LOAD(&st->file_state) == FILE_WANTED && st->cfg;
 }
 
+bool state_make_file(struct state *st)
+{
+	return state_file_wanted(st) && !sm_quiet() && make_file(st);
+}
+
 void state_prepare_fork(struct state *st)
 {
 	wipe_if_due(st);
@@ -1100,11 +1105,14 @@ int state_mark_exposed(struct state *st)
 	st->exposed = true;
 	r = raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0,
 			 0);
-	if (r == 0 || r == -ENOENT)
-		return 0; /* marked, or out of any recovery's reach */
+	if (r == 0)
+		return 0;
 	/* Not marked (a filter that forbids it, a read-only mount...): a
 	 * file root's recovery would take at its word is no file at all.
-	 * The process loses only its durability. */
+	 * The process loses only its durability.  Not found is no better:
+	 * the path is absolute (config.c), so the file was removed, or is
+	 * hidden from this process only (a mount namespace, a chroot the
+	 * library did not see), where a recovery outside still finds it. */
 	if (raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0) ==
 	    0)
 		return 0;

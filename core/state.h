@@ -268,6 +268,13 @@ void state_after_fork(struct state *st, const struct config *cfg,
 bool state_file_wanted(const struct state *st);
 
 /*
+ * state_make_file - make the file now if it is wanted (state_file_wanted),
+ * not at the first tracked fd; true when made.  Context: any thread, not
+ * a sandboxed one.
+ */
+bool state_make_file(struct state *st);
+
+/*
  * state_set_status - mark the file STATE_LIVE or STATE_FINAL (exec: final
  * before the exec, live again when it failed).
  * state_remove - the final record is written: mark it final and remove the

@@ -165,6 +165,12 @@ bool sm_durable_file_wanted(void)
 	return sm_state.slots && state_file_wanted(&sm_state);
 }
 
+void sm_durable_make_file(void)
+{
+	if (sm_state.slots)
+		state_make_file(&sm_state);
+}
+
 bool sm_durable_dir_usable_by(unsigned uid)
 {
 	return state_dir_usable_by(sm_meter.cfg.state_dir, uid);
@@ -178,13 +184,13 @@ void sm_durable_mark_exposed(void)
 	/* A sandboxed thread makes no system call it need not (quiet.h):
 	 * it was marked before the sandbox (sm_confine_begin).  (The
 	 * message without strerror: a handler's or a vfork child's.) */
-	if (sm_quiet() || geteuid() != 0)
+	if (sm_quiet())
 		return;
 	r = state_mark_exposed(&sm_state);
 	if (r) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %.300s: cannot mark or remove this state "
-			 "file before the change of user (errno %d); root's "
+			 "file before the change of user (errno %d); its "
 			 "recovery will take its header's word",
 			 sm_state.path, -r);
 		sm_warn(msg);

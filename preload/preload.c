@@ -2165,7 +2165,8 @@ int sm_confine_begin(enum sm_confine how)
 	if (prepare) {
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
-		else /* a change of user follows, out of reach by name */
+		else if (geteuid() == 0) /* a change of user follows, out
+					   * of reach by name */
 			sm_durable_mark_exposed();
 		classify_open_fds();
 	}
@@ -2253,13 +2254,19 @@ void sm_creds_changing(uid_t euid)
 	    !sm_durable_dir_usable_by((unsigned)euid)) {
 		tk.fds_classified = true;
 		classify_open_fds();
+		/* Even with no tracked fd yet: its first may come after the
+		 * change, when no file could be made (quietly: the parent
+		 * had its own). */
+		sm_durable_make_file();
 	}
 out:
-	/* Root's file, about to be mapped by another user: marked, so that
-	 * root's recovery does not take its header's word (where to write,
-	 * whose file to make).  One system call, fit for a handler or a
-	 * vfork child (which writes its parent's file, in its memory). */
-	if (euid != SM_EUID_SAME && euid != 0)
+	/* The file, about to be mapped by another user: marked, so that
+	 * its owner's recovery (root's, mostly; a user's that holds
+	 * CAP_SETUID) does not take its header's word (where to write,
+	 * whose file to make).  A system call or two, fit for a handler or
+	 * a vfork child (which writes its parent's file, in its memory).
+	 * Not on a return to root: root is not whom the mark keeps out. */
+	if (euid != SM_EUID_SAME && euid != 0 && euid != geteuid())
 		sm_durable_mark_exposed();
 	errno = saved;
 }

@@ -133,6 +133,9 @@ _Static_assert(sizeof(struct meter) - offsetof(struct meter, pid) +
 			       offsetof(struct state, slot_chunks) + 256 <=
 		       4096,
 	       "a fork child's writes to sm_core span more than a page");
+_Static_assert((offsetof(struct sm_core, meter) +
+		offsetof(struct meter, pid)) % 4096 == 0,
+	       "sm_core's pad puts the meter's pid at a page's start");
 extern struct sm_core sm_core;
 #define sm_meter (sm_core.meter)
 /* The metered path must leave the inline default counting: latency is on,
@@ -417,6 +420,8 @@ void sm_durable_pin_dir(void);
  * process's state; sm_durable_dir_usable_by - state_dir_usable_by for
  * its [state] dir.  Context: any thread. */
 bool sm_durable_file_wanted(void);
+/* sm_durable_make_file - state_make_file for this process's state. */
+void sm_durable_make_file(void);
 bool sm_durable_dir_usable_by(unsigned uid);
 
 /* sm_durable_mark_exposed - state_mark_exposed when root (before a uid

@@ -303,11 +303,12 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
 		return cloning(n, a1, a2, a3, a4, a5, a6);
-	else if ((n == SYS_setuid && (uid_t)a1 != 0) ||
-		 ((n == SYS_setreuid || n == SYS_setresuid) &&
-		  (uid_t)a2 != 0 && (uid_t)a2 != (uid_t)-1))
-		/* Not followed (one thread only), but root's state file
-		 * must not be trusted after it: see sm_durable_mark_exposed. */
+	else if (((n == SYS_setuid && (uid_t)a1 != 0) ||
+		  ((n == SYS_setreuid || n == SYS_setresuid) &&
+		   (uid_t)a2 != 0 && (uid_t)a2 != (uid_t)-1)) &&
+		 (uid_t)(n == SYS_setuid ? a1 : a2) != geteuid())
+		/* Not followed (one thread only), but the state file must
+		 * not be trusted after it: see sm_durable_mark_exposed. */
 		sm_durable_mark_exposed();
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;

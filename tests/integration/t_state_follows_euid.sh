@@ -22,6 +22,10 @@
 #    root's recovery writes the record beside it.  Before: the template
 #    was asked whether it names the uid, not whether the new user could
 #    use it: no file, silently, numbers lost.
+#  - the same, the child tracking nothing at the change (it connects
+#    after it): its file is made at the change all the same.  Before: it
+#    was left to the first connection, as nobody, who could not make it:
+#    no file, silently.
 #  - the same child ending by itself: its record written, no state file
 #    left in nobody's directory (it removed its own).
 . "$(dirname "$0")/lib.sh"
@@ -67,11 +71,48 @@ os.waitpid(pid, 0)
 print("child=%s got=%s back=%d" % (line[0], line[1], back))
 PYEOF
 
-# run NAME HOW END PARENT_MODE [STATE_DIR]: the child's pid into $child.
+# The child connects only after the change: it holds no connection then.
+cat >"$T/late.py" <<'PYEOF'
+import os, signal, socket, sys, time
+nuid = int(sys.argv[2])
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.setresgid(nuid, nuid, nuid)
+    os.setresuid(nuid, nuid, nuid)
+    # (A bytes host: the idna codec, under /root with pyenv's python,
+    # cannot be loaded as nobody.)
+    c = socket.socket()
+    c.connect((b"127.0.0.1", l.getsockname()[1]))
+    got = 0
+    while got < 1000:
+        got += len(c.recv(1000 - got))
+    c.sendall(b"y" * 3000)
+    os.write(w, b"%d %d\n" % (os.getpid(), got))
+    time.sleep(60)
+    os._exit(0)
+os.close(w)
+s, _ = l.accept()
+s.sendall(b"x" * 1000)
+back = 0
+while back < 3000:
+    back += len(s.recv(3000 - back))
+line = os.read(r, 100).decode().split()
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("child=%s got=%s back=%d" % (line[0], line[1], back))
+PYEOF
+
+# run NAME HOW END PARENT_MODE [STATE_DIR [SCRIPT]]: the child's pid into
+# $child.
 run() {
 	mkdir -m "$4" "$T/$1"
 	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%u.%n.%p.log" \
-		SOCKMETER_STATE="${5:-$T/$1/%u}" sm "$PY" "$T/child.py" "$2" "$nuid" "$3" \
+		SOCKMETER_STATE="${5:-$T/$1/%u}" sm "$PY" "$T/${6:-child.py}" "$2" "$nuid" "$3" \
 		>"$T/$1.out" 2>"$T/$1.err" || fail "$1: $(cat "$T/$1.err")"
 	[ -s "$T/$1.err" ] && fail "$1: stderr: $(head -n 3 "$T/$1.err")"
 	grep -q "got=1000 back=3000" "$T/$1.out" || fail "$1: $(cat "$T/$1.out")"
@@ -128,6 +169,9 @@ root_recovered closed "$T/closed/0"
 # A fixed state directory, root's: the same.
 run fixed setresuid killed 755 "$T/fixed/st"
 root_recovered fixed "$T/fixed/st"
+# The same, the child connecting only after the change.
+run late setresuid killed 755 "$T/late/st" late.py
+root_recovered late "$T/late/st"
 
 # Ending by itself, seteuid only: its own record, its file gone.
 run clean seteuid exit 1777

@@ -1010,6 +1010,23 @@ START_TEST(test_env_bad_values_are_reported_and_ignored)
 }
 END_TEST
 
+/* A relative state directory would be another directory after a chdir,
+ * and for every later process that recovers: refused. */
+START_TEST(test_state_dir_must_be_absolute)
+{
+	static const char *const env[] = {"SOCKMETER_STATE", "relstate/%u",
+					  NULL};
+
+	fake_env = env;
+	ck_assert_int_eq(config_apply_env(&cfg, fake_getenv, collect, &msgs),
+			 1);
+	expect_msg(0, "environment SOCKMETER_STATE: \"relstate/%u\" is not "
+		      "an absolute path",
+		   "; ignored");
+	expect_unchanged();
+}
+END_TEST
+
 START_TEST(test_env_empty_values_count_as_unset)
 {
 	static const char *const env[] = {
@@ -1209,6 +1226,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_env_close_records_and_syslog);
 	tcase_add_test(tc, test_env_kill_switch_spellings);
 	tcase_add_test(tc, test_env_bad_values_are_reported_and_ignored);
+	tcase_add_test(tc, test_state_dir_must_be_absolute);
 	tcase_add_test(tc, test_env_empty_values_count_as_unset);
 	tcase_add_test(tc, test_env_log_path_length_limit);
 	tcase_add_test(tc, test_config_load_reads_file_then_environment);

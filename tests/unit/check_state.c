@@ -767,8 +767,9 @@ START_TEST(test_a_file_is_marked_before_a_change_of_user)
 	ck_assert_int_eq(unlink(st.path), 0);
 	ck_assert_int_eq(state_mark_exposed(&st), 0);
 	st.exposed = false;
-	/* Gone: out of any recovery's reach, nothing to say. */
-	ck_assert_int_eq(state_mark_exposed(&st), 0);
+	/* Not found: removed, or hidden from this process only (a mount
+	 * namespace): said. */
+	ck_assert_int_eq(state_mark_exposed(&st), -ENOENT);
 	st.exposed = false;
 	/* Unreachable (a file where a directory should be): said. */
 	snprintf(bad, sizeof(bad), "%s/plain", dir);
