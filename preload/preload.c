@@ -2304,25 +2304,84 @@ uint64_t sm_start_slow(void)
 	return sm_ticks() | 1;
 }
 
-void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
-{
-	int fd = (int)(s - sm_meter.tab.slots);
-	int err = r < 0 ? errno : 0;
-	enum fd_kind kind = fdtab_kind(s);
+static enum fd_kind classify_unknown(int fd);
 
-	/* Unknown: classified now.  Untracked: another thread's first call
-	 * classified it since this one began (it is not to be counted). */
-	if (kind == KIND_UNKNOWN)
-		kind = sm_classify_slow(fd);
-	if (!fd_kind_counts(kind))
-		return;
+static void count_slot(struct fd_slot *s, enum fd_dir dir, int64_t r, int err,
+		       uint64_t t0)
+{
 	fd_account(s, dir, r, err, sm_meter.acct);
 	if (sm_latency)
 		__atomic_fetch_add(&s->c.latency[dir], sm_ticks() - t0,
 				   __ATOMIC_RELAXED);
 }
 
+/*
+ * The first call on an fd nobody classified (one it inherited: a socket
+ * as stdin, a socket-activated listener) was made before the fd was
+ * looked at, and the look takes a millisecond or two here: the fd's
+ * system calls, the state file made, the ticker started.  A signal then
+ * (`timeout`'s SIGTERM, a handler that calls _exit or exec) ended the
+ * process before the call was counted: that call's bytes, often all the
+ * process moved, were in no record (found by a sweep, 2026-12-03).  So
+ * signals wait from just after the call until it is counted, and the
+ * ticker starts after that (a thread made with everything blocked would
+ * keep that mask; and blocked signals look like a handler running:
+ * maybe_in_handler).  Only SIGKILL, which nothing blocks, is left that
+ * window.
+ */
+static void count_first(struct fd_slot *s, enum fd_dir dir, int64_t r,
+			int err, uint64_t t0)
+{
+	int fd = (int)(s - sm_meter.tab.slots), saved = errno;
+	sigset_t all, old;
+	bool blocked;
+	enum fd_kind kind;
+
+	sigfillset(&all);
+	/* (A sandboxed thread makes no system call it need not: quiet.h.) */
+	blocked = !sm_quiet() && raw_sigmask(SIG_SETMASK, &all, &old) == 0;
+	kind = classify_unknown(fd);
+	if (fd_kind_counts(kind))
+		count_slot(s, dir, r, err, t0);
+	/* Wanted before a signal can come: a handler's _exit writes a final
+	 * record only for a process that wanted a ticker. */
+	if (fd_kind_tracked(kind))
+		__atomic_store_n(&sm_meter.ticker_wanted, true,
+				 __ATOMIC_RELEASE);
+	if (blocked)
+		raw_sigmask(SIG_SETMASK, &old, NULL);
+	if (fd_kind_tracked(kind))
+		want_ticker();
+	errno = saved;
+}
+
+void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
+{
+	int err = r < 0 ? errno : 0;
+	enum fd_kind kind = fdtab_kind(s);
+
+	/* Unknown: classified now.  Untracked: another thread's first call
+	 * classified it since this one began (it is not to be counted). */
+	if (kind == KIND_UNKNOWN) {
+		count_first(s, dir, r, err, t0);
+		return;
+	}
+	if (!fd_kind_counts(kind))
+		return;
+	count_slot(s, dir, r, err, t0);
+}
+
 enum fd_kind sm_classify_slow(int fd)
+{
+	enum fd_kind kind = classify_unknown(fd);
+
+	if (fd_kind_tracked(kind))
+		want_ticker();
+	return kind;
+}
+
+/* What fd is, learned into its slot; the ticker is the caller's. */
+static enum fd_kind classify_unknown(int fd)
 {
 	struct fd_addr local, peer;
 	enum fd_kind kind, got;
@@ -2344,7 +2403,5 @@ enum fd_kind sm_classify_slow(int fd)
 	 * named) into the totals, as strays of no connection. */
 	if (got != KIND_BUSY)
 		kind = got;
-	if (fd_kind_tracked(kind))
-		want_ticker();
 	return kind;
 }
