@@ -63,6 +63,34 @@ static long sys_open(const char *path, int flags)
 		       flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
 }
 
+/*
+ * A path a header names, opened only if it is a regular file: looked at
+ * first through an O_PATH fd (which opens nothing: a device's open has
+ * effects of its own, /dev/watchdog's arms it, a tape's rewinds), then
+ * reopened through that very fd.  Without /proc, not at all.  The fd, or
+ * -1 with errno (EINVAL: not a regular file; ELOOP: a link).
+ */
+static long open_regular(const char *path, int flags)
+{
+	char via[40];
+	struct stat sb;
+	long pfd, fd;
+
+	pfd = syscall(SYS_openat, AT_FDCWD, path,
+		      O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (pfd < 0)
+		return -1;
+	if (fstat((int)pfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		syscall(SYS_close, pfd);
+		errno = S_ISLNK(sb.st_mode) ? ELOOP : EINVAL;
+		return -1;
+	}
+	snprintf(via, sizeof(via), "/proc/self/fd/%ld", pfd);
+	fd = sys_open(via, flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
+	syscall(SYS_close, pfd);
+	return fd;
+}
+
 /* The header at the start of fd, checked against this build's layout. */
 static int read_header(long fd, struct state_header *h, const char **why)
 {
@@ -284,10 +312,9 @@ static long open_sockmeter_log(const char *path, int64_t pid)
 	struct stat sb;
 	long fd, n;
 
-	fd = sys_open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK |
-				    O_NOCTTY);
-	if (fd < 0)
-		return errno == ELOOP ? -1 : -2 - errno; /* a link: not one */
+	fd = open_regular(path, O_RDWR | O_APPEND);
+	if (fd < 0) /* a link, or not a file: not one */
+		return errno == ELOOP || errno == EINVAL ? -1 : -2 - errno;
 	if (fstat((int)fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
 	    sb.st_nlink == 1 &&
 	    (n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0)) >= 0) {
@@ -491,7 +518,7 @@ static bool log_has_final(const struct image *img)
 
 	if (img->hdr.format == FORMAT_PROMETHEUS)
 		return false; /* rewritten whole: writing it again is harmless */
-	fd = sys_open(img->hdr.log_path, O_RDONLY | O_NOFOLLOW);
+	fd = open_regular(img->hdr.log_path, O_RDONLY);
 	if (fd < 0)
 		return false;
 	if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
