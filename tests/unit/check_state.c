@@ -17,7 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -792,6 +796,48 @@ START_TEST(test_a_file_is_marked_before_a_change_of_user)
 }
 END_TEST
 
+/* The mode cannot be changed (a filter forbids fchmodat): the file is
+ * removed instead, and nothing is said. */
+START_TEST(test_a_file_that_cannot_be_marked_is_removed)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fchmodat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(f[0]), f};
+	struct state st;
+	struct meter m;
+	struct stat sb;
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		return; /* the mark is root's, or a CAP_SETUID user's */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = 0;
+
+		open_meter(&st, &m, 2048);
+		bad |= (stat(st.path, &sb) != 0) << 0;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+			_exit(77);
+		bad |= (state_mark_exposed(&st) != 0) << 1;
+		bad |= (stat(st.path, &sb) == 0) << 2; /* removed */
+		exit_first_failed(bad);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		return; /* no seccomp here */
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 /* A process that exited but could not write its exit record (no file
  * could grow) marked its file so: recovery writes the record as an exit,
  * not as a death. */
@@ -1013,6 +1059,7 @@ int main(void)
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
 	tcase_add_test(tc, test_automatic_recovery_only_in_a_closed_directory);
 	tcase_add_test(tc, test_a_file_is_marked_before_a_change_of_user);
+	tcase_add_test(tc, test_a_file_that_cannot_be_marked_is_removed);
 	tcase_add_test(tc,
 		       test_without_a_file_a_fork_child_gets_none_of_the_memory);
 	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
