@@ -2,7 +2,10 @@
 # before reading must not count the bytes twice.  Nor does one with
 # MSG_ERRQUEUE: a UDP socket with transmit timestamps (as chronyd sets
 # them) reads its own datagrams back from its error queue, headers and
-# all; that is not data from the peer.
+# all; that is not data from the peer.  A datagram read into a short
+# buffer counts what the call returns: the bytes copied, or with
+# MSG_TRUNC the datagram's whole length, as Linux returns it (what the
+# sender counted; the rest was consumed and discarded).
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/peek.py" <<'PYEOF'
@@ -42,4 +45,23 @@ SOCKMETER_LOG=$T/e.log SOCKMETER_FORMAT=json sm "$PY" "$T/errq.py" >"$T/eout" 2>
 grep -q '^errqueue [1-9]' "$T/eout" || fail "no datagram came back on the error queue: $(cat "$T/eout")"
 expect_eq "error queue: bytes_in (the receiver's 100 only)" "$(q "$T/e.log" "tot('bytes_in')")" 100
 expect_eq "error queue: bytes_out" "$(q "$T/e.log" "tot('bytes_out')")" 100
+cat >"$T/trunc.py" <<'PYEOF'
+import socket
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+a.send(b"x" * 1000)
+assert len(b.recv(100)) == 100
+a.send(b"y" * 1000)
+b.recv(100, socket.MSG_TRUNC)  # (python sizes its result by the return)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(("127.0.0.1", 0))
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+v.sendto(b"z" * 700, u.getsockname())
+u.recvfrom(50, socket.MSG_TRUNC)
+print("ok")
+PYEOF
+SOCKMETER_LOG=$T/t.log SOCKMETER_FORMAT=json sm "$PY" "$T/trunc.py" >"$T/tout" 2>&1 ||
+	fail "trunc.py: $(cat "$T/tout")"
+expect_eq "datagrams: bytes_in (100 copied; 1000 and 700 with MSG_TRUNC)" \
+	"$(q "$T/t.log" "tot('bytes_in')")" 1800
+expect_eq "datagrams: bytes_out" "$(q "$T/t.log" "tot('bytes_out')")" 2700
 exit 0
