@@ -623,6 +623,35 @@ START_TEST(test_a_fork_child_wipes_its_regions_at_its_first_file)
 }
 END_TEST
 
+/* A process that tracked one TCP connection (fd 7, out bytes sent) and
+ * died without a word, its log cfg's NAME.%p.log in dir and its file
+ * marked status (STATE_LIVE: as made): its pid, reaped. */
+static pid_t dead_process(const char *name, uint64_t out,
+			  enum state_status status)
+{
+	pid_t pid;
+	int ws;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/%s.%%p.log", dir,
+		 name);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct state st;
+		struct meter m;
+
+		open_meter(&st, &m, 2048);
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, out, 0,
+			   (ACCT_BYTES | ACCT_CALLS));
+		if (status != STATE_LIVE)
+			state_set_status(&st, status);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	return pid;
+}
+
 START_TEST(test_recovery_writes_a_dead_process_records_once)
 {
 	struct recover_opts o = {.report = quiet};
@@ -684,28 +713,14 @@ START_TEST(test_recovery_never_waits_on_a_fifo_log)
 	char ev[4096] __attribute__((aligned(8)));
 	glob_t g;
 	pid_t pid;
-	int status, in;
+	int in;
 
 	if (geteuid() != 0)
 		return; /* root's rules (recover.c: root_append) */
 
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/fifo.%%p.log", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct state st;
-		struct meter m;
-
-		open_meter(&st, &m, 2048);
-		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0,
-			   (ACCT_BYTES | ACCT_CALLS));
-		/* Killed while writing its final record: recovery first
-		 * reads the log for it (log_has_final). */
-		state_set_status(&st, STATE_ENDING);
-		_exit(0);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* Killed while writing its final record: recovery first reads
+	 * the log for it (log_has_final). */
+	pid = dead_process("fifo", 4321, STATE_ENDING);
 	snprintf(logp, sizeof(logp), "%s/fifo.%d.log", dir, (int)pid);
 	ck_assert_int_eq(mkfifo(logp, 0600), 0);
 	in = inotify_init1(IN_NONBLOCK);
@@ -735,22 +750,8 @@ START_TEST(test_automatic_recovery_only_in_a_closed_directory)
 	char logp[400], sd[300];
 	struct stat sb;
 	pid_t pid;
-	int status;
 
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/auto.%%p.log", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct state st;
-		struct meter m;
-
-		open_meter(&st, &m, 2048);
-		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, 99, 0,
-			   (ACCT_BYTES | ACCT_CALLS));
-		_exit(0);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pid = dead_process("auto", 99, STATE_LIVE);
 	snprintf(logp, sizeof(logp), "%s/auto.%d.log", dir, (int)pid);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
 	ck_assert_int_eq(chmod(sd, 0777), 0);
@@ -847,25 +848,10 @@ START_TEST(test_recovery_marks_an_unwritten_exit)
 	struct recover_stats rs;
 	char logp[400], sd[300], *text, *line;
 	pid_t pid;
-	int status;
 
 	/* Named after the process (%p): a log root's recovery makes
 	 * (recover.c: root_append). */
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/unwritten.%%p.log", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct state st;
-		struct meter m;
-
-		open_meter(&st, &m, 2048);
-		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, 777, 0,
-			   (ACCT_BYTES | ACCT_CALLS));
-		state_set_status(&st, STATE_UNWRITTEN);
-		_exit(0);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pid = dead_process("unwritten", 777, STATE_UNWRITTEN);
 	snprintf(logp, sizeof(logp), "%s/unwritten.%d.log", dir, (int)pid);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
 	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
