@@ -2304,7 +2304,31 @@ uint64_t sm_start_slow(void)
 	return sm_ticks() | 1;
 }
 
-static enum fd_kind classify_unknown(int fd);
+/* What fd is, learned into its slot; the ticker is the caller's. */
+static enum fd_kind classify_unknown(int fd)
+{
+	struct fd_addr local, peer;
+	enum fd_kind kind, got;
+	bool peers = peers_on();
+
+	/* A vfork child's fd is not the one our slot describes: not
+	 * counted, not learned. */
+	if (sm_foreign_process())
+		return KIND_UNTRACKED;
+	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
+	if (kind == KIND_UNKNOWN)
+		return KIND_UNKNOWN; /* not open: look again next time */
+	kind = meter_track_kind(&sm_meter, kind);
+	got = fdtab_classify(&sm_meter.tab, fd, kind, peers ? &local : NULL,
+			     peers ? &peer : NULL);
+	/* Another thread's first call on the same fd is classifying it
+	 * right now: it publishes what this one found.  Counting into the
+	 * busy slot instead put an untracked fd's bytes (libuv's eventfds in
+	 * named) into the totals, as strays of no connection. */
+	if (got != KIND_BUSY)
+		kind = got;
+	return kind;
+}
 
 static void count_slot(struct fd_slot *s, enum fd_dir dir, int64_t r, int err,
 		       uint64_t t0)
@@ -2377,31 +2401,5 @@ enum fd_kind sm_classify_slow(int fd)
 
 	if (fd_kind_tracked(kind))
 		want_ticker();
-	return kind;
-}
-
-/* What fd is, learned into its slot; the ticker is the caller's. */
-static enum fd_kind classify_unknown(int fd)
-{
-	struct fd_addr local, peer;
-	enum fd_kind kind, got;
-	bool peers = peers_on();
-
-	/* A vfork child's fd is not the one our slot describes: not
-	 * counted, not learned. */
-	if (sm_foreign_process())
-		return KIND_UNTRACKED;
-	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
-	if (kind == KIND_UNKNOWN)
-		return KIND_UNKNOWN; /* not open: look again next time */
-	kind = meter_track_kind(&sm_meter, kind);
-	got = fdtab_classify(&sm_meter.tab, fd, kind, peers ? &local : NULL,
-			     peers ? &peer : NULL);
-	/* Another thread's first call on the same fd is classifying it
-	 * right now: it publishes what this one found.  Counting into the
-	 * busy slot instead put an untracked fd's bytes (libuv's eventfds in
-	 * named) into the totals, as strays of no connection. */
-	if (got != KIND_BUSY)
-		kind = got;
 	return kind;
 }
