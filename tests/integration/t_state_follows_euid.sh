@@ -82,12 +82,14 @@ r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.close(r)
+    port = l.getsockname()[1]
+    l.close()  # nothing tracked left at the change
     os.setresgid(nuid, nuid, nuid)
     os.setresuid(nuid, nuid, nuid)
     # (A bytes host: the idna codec, under /root with pyenv's python,
     # cannot be loaded as nobody.)
     c = socket.socket()
-    c.connect((b"127.0.0.1", l.getsockname()[1]))
+    c.connect((b"127.0.0.1", port))
     got = 0
     while got < 1000:
         got += len(c.recv(1000 - got))
