@@ -13,6 +13,7 @@
 #define SOCKMETER_FUNCS_CREDS_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
@@ -38,7 +39,23 @@
 	X(prctl, int, (int, unsigned long, unsigned long, unsigned long,       \
 		       unsigned long))                                         \
 	X(capset, int, (void *, void *))                                       \
+	X(setrlimit, int, (__rlimit_resource_t, const struct rlimit *))        \
+	X(setrlimit64, int, (__rlimit_resource_t, const struct rlimit64 *))    \
+	X(prlimit, int, (pid_t, __rlimit_resource_t, const struct rlimit *,    \
+			 struct rlimit *))                                     \
+	X(prlimit64, int, (pid_t, __rlimit_resource_t,                         \
+			   const struct rlimit64 *, struct rlimit64 *))        \
 	SM_FUNCS_SYSCALL(X)
+
+/*
+ * sm_tasks_limiting - before a call that sets resource's limit for
+ * process pid (0: the caller), whatever the value: a limit on tasks
+ * (RLIMIT_NPROC) may forbid the ticker thread from then on (haproxy's
+ * workers set it to 0 so that nothing forks), so the program's open fds
+ * are classified and the ticker started now if one is wanted.  errno kept.
+ * Context: any thread; does nothing in a signal handler.
+ */
+void sm_tasks_limiting(pid_t pid, int resource);
 
 /*
  * sm_creds_changed - the process's credentials changed (a wrapper of this

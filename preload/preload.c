@@ -2203,6 +2203,34 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 	sm_quiet_raise(SM_QUIET_PROGRAM);
 }
 
+/*
+ * A limit on tasks about to go on (setrlimit and prlimit of RLIMIT_NPROC,
+ * named or through syscall()).  A user other than root at such a limit
+ * cannot start a thread, and haproxy's workers set it to 0 right after
+ * they drop root, before their first accept: the ticker, started at the
+ * first tracked fd, then never ran (records at exit only, close records
+ * beyond the queue's 8,192 dropped).  So the fds open now are classified
+ * (a fork child forgets their kinds) and the ticker started before the
+ * limit, if one is wanted.  Not when it runs already; a limit of another
+ * process is its own.
+ */
+void sm_tasks_limiting(pid_t pid, int resource)
+{
+	if (sm_tls_foreign()) /* a child on a TLS of its own */
+		return;
+	int saved = errno;
+
+	if (resource != RLIMIT_NPROC || (pid != 0 && pid != getpid()) || !sm_meter.tab.cap ||
+	    sm_quiet() || sm_foreign_process() || ticker_running() ||
+	    maybe_in_handler())
+		goto out;
+	classify_open_fds();
+	if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+		ensure_ticker();
+out:
+	errno = saved;
+}
+
 void sm_creds_changing(uid_t euid)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -188,6 +189,48 @@ SM_EXPORT int prctl(int option, ...)
 	return sm_real.prctl(option, a2, a3, a4, a5);
 }
 
+/*
+ * Limits: one on tasks may forbid the ticker's thread from the call on
+ * (sm_tasks_limiting); every other limit passes through.  setrlimit64 and
+ * prlimit64 are glibc's other names for the same calls (64-bit limits
+ * everywhere on 64-bit ABIs), interposed apart since a program may bind
+ * either.
+ */
+static void limiting(pid_t pid, int resource, const void *lim)
+{
+	/* The new value is not read: the kernel checks the pointer, and
+	 * an early ticker does no harm where the limit forbids nothing. */
+	if (resource == RLIMIT_NPROC && lim)
+		sm_tasks_limiting(pid, resource);
+}
+
+SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
+{
+	limiting(0, (int)resource, lim);
+	return sm_real.setrlimit(resource, lim);
+}
+
+SM_EXPORT int setrlimit64(__rlimit_resource_t resource,
+			  const struct rlimit64 *lim)
+{
+	limiting(0, (int)resource, lim);
+	return sm_real.setrlimit64(resource, lim);
+}
+
+SM_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
+		      const struct rlimit *lim, struct rlimit *old)
+{
+	limiting(pid, (int)resource, lim);
+	return sm_real.prlimit(pid, resource, lim, old);
+}
+
+SM_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
+			const struct rlimit64 *lim, struct rlimit64 *old)
+{
+	limiting(pid, (int)resource, lim);
+	return sm_real.prlimit64(pid, resource, lim, old);
+}
+
 /* capset changes the calling thread (see sm_creds_mirror).  glibc exports
  * it without declaring it in a header. */
 int capset(void *hdr, void *data);
@@ -283,6 +326,37 @@ int unbound_capset(void *hdr, void *data)
 	if (BOUND(capset))
 		return sm_real.capset(hdr, data);
 	return (int)syscall(SYS_capset, hdr, data);
+}
+
+int unbound_setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
+{
+	if (BOUND(setrlimit))
+		return sm_real.setrlimit(resource, lim);
+	return (int)syscall(SYS_prlimit64, 0, resource, lim, NULL);
+}
+
+int unbound_setrlimit64(__rlimit_resource_t resource,
+			const struct rlimit64 *lim)
+{
+	if (BOUND(setrlimit64))
+		return sm_real.setrlimit64(resource, lim);
+	return (int)syscall(SYS_prlimit64, 0, resource, lim, NULL);
+}
+
+int unbound_prlimit(pid_t pid, __rlimit_resource_t resource,
+		    const struct rlimit *lim, struct rlimit *old)
+{
+	if (BOUND(prlimit))
+		return sm_real.prlimit(pid, resource, lim, old);
+	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
+}
+
+int unbound_prlimit64(pid_t pid, __rlimit_resource_t resource,
+		      const struct rlimit64 *lim, struct rlimit64 *old)
+{
+	if (BOUND(prlimit64))
+		return sm_real.prlimit64(pid, resource, lim, old);
+	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
 }
 
 int unbound_setgroups(size_t n, const gid_t *list)

@@ -60,6 +60,7 @@
 	X(SYS_rt_sigqueueinfo, w) X(SYS_rt_tgsigqueueinfo, w)                  \
 	X(SYS_rt_sigprocmask, w) X(SYS_rt_sigsuspend, w)                       \
 	X(SYS_setuid, w) X(SYS_setreuid, w) X(SYS_setresuid, w)                \
+	X(SYS_setrlimit, w) X(SYS_prlimit64, w)                                \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -303,6 +304,10 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
 		return cloning(n, a1, a2, a3, a4, a5, a6);
+	else if ((n == SYS_setrlimit && a2) || (n == SYS_prlimit64 && a3))
+		/* A limit on tasks may forbid the ticker from now on. */
+		sm_tasks_limiting(n == SYS_setrlimit ? 0 : (pid_t)a1,
+				  n == SYS_setrlimit ? (int)a1 : (int)a2);
 	else if (((n == SYS_setuid && (uid_t)a1 != 0) ||
 		  ((n == SYS_setreuid || n == SYS_setresuid) &&
 		   (uid_t)a2 != 0 && (uid_t)a2 != (uid_t)-1)) &&
