@@ -1096,6 +1096,21 @@ void state_remove(struct state *st)
 	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
 }
 
+void state_discard(struct state *st)
+{
+	struct state_layout l;
+
+	if (!st->head)
+		return;
+	state_remove(st);
+	state_layout_fill(&l, st->cap);
+	if (st->file)
+		unmap_old_file(st, st->file, st->size);
+	raw_syscall6(SYS_munmap, (long)st->head, (long)l.file_size, 0, 0, 0,
+		     0);
+	memset(st, 0, sizeof(*st));
+}
+
 int state_mark_exposed(struct state *st)
 {
 	long r;

@@ -285,6 +285,16 @@ void state_set_status(struct state *st, enum state_status s);
 void state_remove(struct state *st);
 
 /*
+ * state_discard - undo state_open: the file removed, and every mapping it
+ * made let go (the reservation, and what is left of the file's own
+ * mapping).  For a start-up that failed after state_open (the library then
+ * runs as pass-through: the program keeps its whole address space, which
+ * a `ulimit -v` or `-d` may make all it has).  st is zeroes after.
+ * Context: start-up only.
+ */
+void state_discard(struct state *st);
+
+/*
  * state_mark_exposed - the process, root now, is about to become another
  * user (or to chroot, after which its file cannot be reached by name):
  * that user may write the file through the mapping it keeps, so its mode

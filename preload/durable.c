@@ -87,7 +87,7 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
 			  &mem);
 	if (r) {
-		state_remove(&sm_state);
+		state_discard(&sm_state);
 		return r;
 	}
 	note_log_path();

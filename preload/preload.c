@@ -1028,20 +1028,49 @@ static int overcommit_mode(void)
 	return c >= '0' && c <= '2' ? c - '0' : -1;
 }
 
+/* The smaller of the soft limits on the address space and on data
+ * (`ulimit -v`, `ulimit -d`), RLIM_INFINITY when neither is set: the
+ * reservations count against both, touched or not (MAP_NORESERVE does
+ * not keep a private writable mapping out of RLIMIT_DATA). */
+static rlim_t memory_limit(void)
+{
+	struct rlimit as, data;
+	rlim_t l = RLIM_INFINITY;
+
+	if (getrlimit(RLIMIT_AS, &as) == 0)
+		l = as.rlim_cur;
+	if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur < l)
+		l = data.rlim_cur;
+	return l;
+}
+
 /* See fdtab_capacity.  The overcommit mode is read only when it matters
  * (no max_fds, a hard limit above the least capacity).  Unknown (no
- * /proc, no fd to be had): the hard limit, as before. */
+ * /proc, no fd to be had): the hard limit, as before.  Under a limit on
+ * memory the capacity is bounded as under strict overcommit (mode 2), and
+ * the per-fd tables (about 2 KB a fd, all told) to an eighth of the limit
+ * at most: a hard limit of 20,000 fds made a 19 MB reservation, which took
+ * most of a `ulimit -d 30000` from the program.  The fds beyond it get
+ * the warning below, and max_fds overrides. */
 static uint32_t fd_capacity(const struct config *cfg)
 {
 	struct rlimit rl;
+	rlim_t mem;
+	int mode = -1;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-	return fdtab_capacity(rl.rlim_cur, rl.rlim_max,
-			      !cfg->max_fds && rl.rlim_max > 1024
-				      ? overcommit_mode()
-				      : -1,
-			      cfg->max_fds);
+	if (!cfg->max_fds && rl.rlim_max > 1024) {
+		mem = memory_limit();
+		if (mem != RLIM_INFINITY) {
+			mode = 2;
+			if (rl.rlim_cur > mem / 16384)
+				rl.rlim_cur = mem / 16384;
+		} else {
+			mode = overcommit_mode();
+		}
+	}
+	return fdtab_capacity(rl.rlim_cur, rl.rlim_max, mode, cfg->max_fds);
 }
 
 /*

@@ -1,0 +1,58 @@
+# Limits on memory (`ulimit -v`, `ulimit -d`): the library's reservations
+# count against them, touched or not.
+#  - A limit the library's start-up does not fit in: it runs as
+#    pass-through, and gives back every mapping it made (it kept a 19 MB
+#    reservation: a python that runs under `ulimit -v 50000` without the
+#    preload failed with it, "Fatal Python error").
+#  - A limit it fits in: the fd tables are bounded (as under strict
+#    overcommit, and to an eighth of the limit), so the program keeps
+#    most of its memory (a `ulimit -d 60000` python could allocate 28 MiB
+#    of its 53 with the preload, 41 now) and is metered exactly.
+. "$(dirname "$0")/lib.sh"
+
+pybin=/usr/bin/python3
+[ -x "$pybin" ] || pybin=$PY
+
+# 1. Pass-through gives everything back.
+(ulimit -v 50000 && "$pybin" -c 'print("ok")') >"$T/v0.out" 2>&1 ||
+	skip "python does not start under ulimit -v 50000 even without the preload"
+(ulimit -v 50000 && SOCKMETER_LOG="$T/v.%p.log" sm "$pybin" -c 'print("ok")') \
+	>"$T/v.out" 2>"$T/v.err" ||
+	fail "python under ulimit -v 50000 failed with the preload: $(head -n 3 "$T/v.out" "$T/v.err")"
+expect_eq "python's output" "$(cat "$T/v.out")" ok
+if [ -s "$T/v.err" ]; then
+	grep -qv "running as pass-through" "$T/v.err" &&
+		fail "stderr: $(head -n 3 "$T/v.err")"
+fi
+
+# 2. A limit the library fits in: metered, and most of it left.
+cat >"$T/alloc.py" <<'PYEOF'
+import socket
+a, b = socket.socketpair()
+a.sendall(b"x" * 12345)
+got = b.recv(65536)
+keep, n = [], 0
+try:
+    while n < 4096:
+        keep.append(bytearray(1 << 20))
+        n += 1
+except MemoryError:
+    pass
+print("mib=%d" % n)
+print("got=%d" % len(got))
+PYEOF
+(ulimit -d 60000 && plain "$pybin" "$T/alloc.py") >"$T/d0.out" 2>&1 ||
+	skip "python does not run under ulimit -d 60000 without the preload"
+(ulimit -d 60000 && SOCKMETER_LOG="$T/d.%p.log" SOCKMETER_FORMAT=json \
+	sm "$pybin" "$T/alloc.py") >"$T/d.out" 2>"$T/d.err" ||
+	fail "python under ulimit -d 60000 failed with the preload: $(head -n 3 "$T/d.err")"
+[ -s "$T/d.err" ] && fail "stderr: $(head -n 3 "$T/d.err")"
+without=$(field mib "$T/d0.out")
+with=$(field mib "$T/d.out")
+echo "ulimit -d 60000: $without MiB to allocate without the preload, $with with it" >&2
+[ "$with" -ge $((without - 16)) ] ||
+	fail "the preload took $((without - with)) MiB of the program's 60 MB (limit: 16)"
+expect_eq "bytes received" "$(field got "$T/d.out")" 12345
+log=$(one_log "$T/d.*.log")
+expect_eq "bytes_out metered" "$(q "$log" "tot('bytes_out')")" 12345
+exit 0
