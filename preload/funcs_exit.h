@@ -31,6 +31,15 @@
 	X(popen, FILE *, (const char *, const char *))                         \
 	X(clone, int, (int (*)(void *), void *, int, void *, ...))
 
+/*
+ * sm_syscall_exec - syscall(SYS_execve or SYS_execveat, a1..a6) as the
+ * named wrappers make it: the exec record first, the numbers of the image
+ * kept if the exec fails.  errno and the return value are the call's.
+ * Context: any thread (as exec).
+ */
+long sm_syscall_exec(long n, long a1, long a2, long a3, long a4, long a5,
+		     long a6);
+
 /* The wrappers exported besides those of the list above: each reaches libc
  * through one of its real functions (Y(name); t_exports.sh reads it). */
 #define SM_EXIT_EXPORTED_ONLY(Y)                                               \

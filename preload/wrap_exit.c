@@ -584,6 +584,26 @@ SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 	return exec_failed(sm_real.execveat(dirfd, path, argv, envp, flags));
 }
 
+#if SM_WRAP_SYSCALL
+long sm_syscall_exec(long n, long a1, long a2, long a3, long a4, long a5,
+		     long a6)
+{
+	long r;
+	int saved;
+
+	if (n == SYS_execve)
+		secure_exec_check((const char *)a1, (char *const *)a3);
+	else
+		secure_exec_check((const char *)a2, (char *const *)a4);
+	sm_final_record(true);
+	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	saved = errno;
+	exec_failed((int)r);
+	errno = saved;
+	return r;
+}
+#endif
+
 /*
  * The variadic forms: count the arguments, gather them into an array on
  * the stack (exec may run in a vfork child or a signal handler: no

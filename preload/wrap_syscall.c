@@ -61,6 +61,7 @@
 	X(SYS_rt_sigprocmask, w) X(SYS_rt_sigsuspend, w)                       \
 	X(SYS_setuid, w) X(SYS_setreuid, w) X(SYS_setresuid, w)                \
 	X(SYS_setrlimit, w) X(SYS_prlimit64, w)                                \
+	X(SYS_execve, w) X(SYS_execveat, w)                                    \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -304,6 +305,9 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		return confining(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_clone || n == SYS_clone3)
 		return cloning(n, a1, a2, a3, a4, a5, a6);
+	else if (n == SYS_execve || n == SYS_execveat)
+		/* The exec record, as execve() writes it. */
+		return sm_syscall_exec(n, a1, a2, a3, a4, a5, a6);
 	else if ((n == SYS_setrlimit && a2) || (n == SYS_prlimit64 && a3))
 		/* A limit on tasks may forbid the ticker from now on. */
 		sm_tasks_limiting(n == SYS_setrlimit ? 0 : (pid_t)a1,

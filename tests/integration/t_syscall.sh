@@ -44,4 +44,37 @@ assert T["fds_open"] == 0 and T["fds_closed"] == len(CL), \
     "fds_open %d, fds_closed %d, %d records" % (T["fds_open"], T["fds_closed"], len(CL))
 PYEOF
 check_py "$T/r.log" "$T/r.py"
+
+# An exec made through syscall(SYS_execve) or syscall(SYS_execveat) writes
+# the exec record, as execve() does, and leaves no state file of the old
+# image behind (it had none: the old image's numbers came back later as a
+# process "killed", or never).
+cat >"$T/sysexec.py" <<'PYEOF'
+import ctypes, os, socket, sys
+a, b = socket.socketpair()
+a.sendall(b"y" * 60)
+assert len(b.recv(100)) == 60
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": {"execve": 59, "execveat": 322},
+      "aarch64": {"execve": 221, "execveat": 281}}[os.uname().machine][sys.argv[1]]
+argv = (ctypes.c_char_p * 2)(b"/bin/true", None)
+envp = ctypes.c_void_p.in_dll(libc, "environ")
+if sys.argv[1] == "execve":
+    libc.syscall(nr, b"/bin/true", argv, envp)
+else:
+    libc.syscall(nr, -100, b"/bin/true", argv, envp, 0)  # AT_FDCWD
+sys.exit("exec failed: errno %d" % ctypes.get_errno())
+PYEOF
+for how in execve execveat; do
+	mkdir -m 700 "$T/st-$how"
+	SOCKMETER_LOG=$T/x-$how.%p.log SOCKMETER_FORMAT=json \
+		SOCKMETER_STATE=$T/st-$how sm "$PY" "$T/sysexec.py" "$how" \
+		>"$T/x-$how.out" 2>&1 || fail "$how: $(tail -n 2 "$T/x-$how.out")"
+	log=$(one_log "$T/x-$how.*.log")
+	expect_eq "$how: exec record [bytes_out, bytes_in]" \
+		"$(q "$log" "[X[0]['totals']['bytes_out'], X[0]['totals']['bytes_in']]")" \
+		"[60, 60]"
+	left=$(find "$T/st-$how" -name '*.state' | wc -l)
+	expect_eq "$how: state files left" "$left" 0
+done
 exit 0
