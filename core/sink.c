@@ -91,7 +91,7 @@ bool stderr_id_same(const struct stderr_id *id)
 
 static void say(struct sink *s, const char *what, int err)
 {
-	char msg[CONFIG_PATH_MAX + 256];
+	char msg[SINK_PATH_CAP + 512];
 
 	if (s->warned || !s->report)
 		return;
@@ -207,9 +207,29 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 		r = own_dir(s, dir);
 		if (r)
 			s->path[0] = '\0'; /* refused: records are dropped */
+		s->own_dir = r == 0;
 		return r;
 	}
 	return 0;
+}
+
+/* The default template's directory is gone (a cleaner of /tmp, a user's
+ * rm -r): made again, with the checks of the first time, so that the
+ * records go on rather than being lost until a recovery. */
+static bool remake_own_dir(struct sink *s)
+{
+	char dir[sizeof(s->path)], *slash;
+
+	if (!s->own_dir)
+		return false;
+	snprintf(dir, sizeof(dir), "%s", s->path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return false;
+	*slash = '\0';
+	if (access(dir, F_OK) == 0 || errno != ENOENT)
+		return false;
+	return own_dir(s, dir) == 0;
 }
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -546,8 +566,11 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		r = stderr_id_same(&s->err) ? write_stderr(buf, len) : -EBADF;
 	else if (sm_quiet())
 		r = -EPERM; /* no file may be opened: the state file keeps it */
-	else
+	else {
 		r = progfd_run(append_batch, &b);
+		if (r == -ENOENT && remake_own_dir(s))
+			r = progfd_run(append_batch, &b);
+	}
 	return settle(s, r, saved);
 }
 

@@ -70,6 +70,7 @@ struct sink {
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
 	bool pin_on;       /* writes go to it (else it waits, opened) */
+	bool own_dir;      /* the default template's per-user directory */
 	config_report_fn report;
 	void *ctx;
 };
