@@ -797,11 +797,16 @@ static bool make_file(struct state *st)
 						__ATOMIC_ACQUIRE)) {
 			wipe_if_due(st);
 			/* Quietly: a failure was reported by the first
-			 * process. */
+			 * process, and a new one (the parent had a file) is
+			 * noted, to be said outside this call (which may be
+			 * in a signal handler). */
 			ok = open_durable(st, st->cfg, st->prog, st->pid,
 					  st->start_real_ns, st->start_mono_ns,
 					  NULL, NULL, NULL);
 			STORE(&st->durable, ok);
+			if (!ok && st->parent_durable && st->cfg &&
+			    st->cfg->state_enabled)
+				STORE(&st->refused, 1u);
 			if (ok && st->made)
 				st->made(st);
 			STORE(&st->file_state, (uint32_t)FILE_TRIED);
@@ -1008,6 +1013,9 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	bool had_file = st->durable;
 	uint64_t end, slots_end;
 
+	st->parent_durable = had_file;
+	st->refused = 0;
+
 	/* The layout is the regions' (their offsets): not made again here,
 	 * where its constants are a page of .rodata to fault in. */
 	/* Not copied into this child, where it could be marked so. */
@@ -1094,6 +1102,12 @@ void state_remove(struct state *st)
 	}
 	/* Inline: errno stays the caller's. */
 	raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0);
+}
+
+bool state_refused_take(struct state *st)
+{
+	return LOAD(&st->refused) &&
+	       __atomic_exchange_n(&st->refused, 0u, __ATOMIC_ACQ_REL);
 }
 
 void state_discard(struct state *st)

@@ -185,6 +185,12 @@ struct state {
 	/* A fork child makes its file at its first tracked fd (state.c):
 	 * file_state (atomic) and what the file's header is made of. */
 	uint32_t file_state;
+	/* A fork child: the process it was forked from had a file.  refused
+	 * (atomic): this child could not make one all the same (its user
+	 * cannot use a fixed [state] dir: a parent that dropped root before
+	 * the fork), to be said once (state_refused_take). */
+	bool parent_durable;
+	uint32_t refused;
 	const struct config *cfg;
 	const char *prog;
 	long pid;
@@ -283,6 +289,14 @@ bool state_make_file(struct state *st);
  */
 void state_set_status(struct state *st, enum state_status s);
 void state_remove(struct state *st);
+
+/*
+ * state_refused_take - true once when this fork child could not make its
+ * file where the process it was forked from had one (the failure was
+ * quiet then: see make_file); the caller says so.
+ * Context: the ticker, or the thread writing the final record.
+ */
+bool state_refused_take(struct state *st);
 
 /*
  * state_discard - undo state_open: the file removed, and every mapping it

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* This process's state, and when the recovery chores are due (0: not
@@ -174,6 +175,33 @@ void sm_durable_make_file(void)
 bool sm_durable_dir_usable_by(unsigned uid)
 {
 	return state_dir_usable_by(sm_meter.cfg.state_dir, uid);
+}
+
+void sm_durable_say_refused(void)
+{
+	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 400];
+	struct stat st;
+
+	if (!state_refused_take(&sm_state))
+		return;
+	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
+		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
+	if (stat(dir, &st) == 0)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: the state directory %s (uid %u, mode "
+			 "%o) is not usable by uid %u, which this process "
+			 "runs as: its numbers have no state file, and a kill "
+			 "loses them (use %%u in [state] dir, as the default "
+			 "does)",
+			 sm_meter.prog, dir, (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: the state directory %s cannot be used "
+			 "by uid %u, which this process runs as: its numbers "
+			 "have no state file, and a kill loses them",
+			 sm_meter.prog, dir, (unsigned)geteuid());
+	sm_warn(msg);
 }
 
 void sm_durable_mark_exposed(void)

@@ -639,6 +639,7 @@ static void *ticker_main(void *arg)
 			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
 		beyond_say();
+		sm_durable_say_refused();
 		if (req == 2) {
 			tk.exec_hold_ns = now_both().mono_ns;
 			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
@@ -1428,8 +1429,10 @@ static void fini_record(void)
 	} else {
 		pthread_mutex_unlock(&tk.tick_lock);
 	}
-	if (!sm_in_handler())
+	if (!sm_in_handler()) {
 		beyond_say();
+		sm_durable_say_refused();
+	}
 	sbuf_free(&out);
 	raw_sigmask(SIG_SETMASK, &mask, NULL);
 	errno = saved;
@@ -1823,8 +1826,10 @@ void sm_final_record(bool exec)
 	pthread_mutex_unlock(&tk.tick_lock);
 	/* (sm_warn is not for a signal handler: an exit made from one, before
 	 * any ticker ran, says nothing of it.) */
-	if (!sm_in_handler())
+	if (!sm_in_handler()) {
 		beyond_say();
+		sm_durable_say_refused();
+	}
 out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An
 	 * exec keeps the mask: the program's, then. */

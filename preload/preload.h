@@ -420,6 +420,10 @@ void sm_durable_pin_dir(void);
  * process's state; sm_durable_dir_usable_by - state_dir_usable_by for
  * its [state] dir.  Context: any thread. */
 bool sm_durable_file_wanted(void);
+/* sm_durable_say_refused - once, when this fork child could not make the
+ * state file its parent had (state_refused_take): a warning naming the
+ * directory and the uid.  Not in a signal handler (sm_warn). */
+void sm_durable_say_refused(void);
 /* sm_durable_make_file - state_make_file for this process's state. */
 void sm_durable_make_file(void);
 bool sm_durable_dir_usable_by(unsigned uid);
