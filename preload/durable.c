@@ -181,12 +181,19 @@ void sm_durable_say_refused(void)
 {
 	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 400];
 	struct stat st;
+	int err;
 
 	if (!state_refused_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
-	if (stat(dir, &st) == 0)
+	/* Out of reach altogether (a child forked after a chroot, or in a
+	 * mount namespace without it): the log is too, and its warning
+	 * says that the records are lost (README, Limits). */
+	err = stat(dir, &st) == 0 ? 0 : errno;
+	if (err && err != EACCES)
+		return;
+	if (!err)
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: the state directory %s (uid %u, mode "
 			 "%o) is not usable by uid %u, which this process "
