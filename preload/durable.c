@@ -183,7 +183,10 @@ void sm_durable_say_refused(void)
 	struct stat st;
 	int err;
 
-	if (!state_refused_take(&sm_state))
+	/* Only a directory this user cannot use: a file not made for
+	 * another reason (no fd left, a full tmpfs) is no advice to give. */
+	if (!state_refused_take(&sm_state) ||
+	    state_dir_usable_by(sm_meter.cfg.state_dir, (unsigned)geteuid()))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);

@@ -48,14 +48,18 @@
 	SM_FUNCS_SYSCALL(X)
 
 /*
- * sm_tasks_limiting - before a call that sets resource's limit for
- * process pid (0: the caller), whatever the value: a limit on tasks
- * (RLIMIT_NPROC) may forbid the ticker thread from then on (haproxy's
- * workers set it to 0 so that nothing forks), so the program's open fds
- * are classified and the ticker started now if one is wanted.  errno kept.
+ * sm_tasks_limiting - before a call that sets resource's limit to *lim
+ * (struct rlimit, or struct rlimit64 when wide; NULL: none set) for
+ * process pid (0: the caller).  A limit on tasks (RLIMIT_NPROC) of fewer
+ * than SM_NPROC_SMALL may forbid the ticker thread from then on
+ * (haproxy's workers set it to 0 so that nothing forks): the program's
+ * open fds are classified and the ticker started now if one is wanted.
+ * The new value is read as the kernel would (a bad pointer: nothing
+ * done, the call fails with EFAULT).  errno kept.
  * Context: any thread; does nothing in a signal handler.
  */
-void sm_tasks_limiting(pid_t pid, int resource);
+#define SM_NPROC_SMALL 64
+void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide);
 
 /*
  * sm_creds_changed - the process's credentials changed (a wrapper of this

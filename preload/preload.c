@@ -1048,30 +1048,30 @@ static rlim_t memory_limit(void)
 /* See fdtab_capacity.  The overcommit mode is read only when it matters
  * (no max_fds, a hard limit above the least capacity).  Unknown (no
  * /proc, no fd to be had): the hard limit, as before.  Under a limit on
- * memory the capacity is bounded as under strict overcommit (mode 2), and
- * the per-fd tables (about 2 KB a fd, all told) to an eighth of the limit
- * at most: a hard limit of 20,000 fds made a 19 MB reservation, which took
- * most of a `ulimit -d 30000` from the program.  The fds beyond it get
- * the warning below, and max_fds overrides. */
+ * memory the per-fd tables (about 2 KB a fd, all told) take an eighth of
+ * it at most: one fd per 16 KiB of it (at least 1,024).  A hard limit of
+ * 20,000 fds made a 19 MB reservation, which took most of a `ulimit -d
+ * 30000` from the program.  The fds beyond get the warning below, and
+ * max_fds overrides. */
 static uint32_t fd_capacity(const struct config *cfg)
 {
 	struct rlimit rl;
 	rlim_t mem;
-	int mode = -1;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-	if (!cfg->max_fds && rl.rlim_max > 1024) {
-		mem = memory_limit();
-		if (mem != RLIM_INFINITY) {
-			mode = 2;
-			if (rl.rlim_cur > mem / 16384)
-				rl.rlim_cur = mem / 16384;
-		} else {
-			mode = overcommit_mode();
-		}
+	if (!cfg->max_fds && rl.rlim_max > 1024 &&
+	    (mem = memory_limit()) != RLIM_INFINITY &&
+	    rl.rlim_max > mem / 16384) {
+		rl.rlim_max = mem / 16384;
+		if (rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
 	}
-	return fdtab_capacity(rl.rlim_cur, rl.rlim_max, mode, cfg->max_fds);
+	return fdtab_capacity(rl.rlim_cur, rl.rlim_max,
+			      !cfg->max_fds && rl.rlim_max > 1024
+				      ? overcommit_mode()
+				      : -1,
+			      cfg->max_fds);
 }
 
 /*
@@ -2245,18 +2245,32 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
  * first tracked fd, then never ran (records at exit only, close records
  * beyond the queue's 8,192 dropped).  So the fds open now are classified
  * (a fork child forgets their kinds) and the ticker started before the
- * limit, if one is wanted.  Not when it runs already; a limit of another
- * process is its own.
+ * limit, if one is wanted.  Only for a small limit (SM_NPROC_SMALL: one
+ * meant to forbid forking, not pam_limits' thousands), not when the
+ * ticker runs already; a limit of another process is its own.  The value
+ * is read with process_vm_readv, as the kernel reads it: a bad pointer is
+ * the call's EFAULT, not a fault of ours.
  */
-void sm_tasks_limiting(pid_t pid, int resource)
+void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
+	uint64_t cur = 0;
+	struct iovec local = {&cur, sizeof(cur)};
+	struct iovec remote = {(void *)lim, sizeof(cur)};
 
-	if (resource != RLIMIT_NPROC || (pid != 0 && pid != getpid()) || !sm_meter.tab.cap ||
-	    sm_quiet() || sm_foreign_process() || ticker_running() ||
-	    maybe_in_handler())
+	(void)wide; /* rlim_cur first, 64 bits, in both on 64-bit ABIs */
+	if (resource != RLIMIT_NPROC || !lim || (pid != 0 && pid != getpid()) ||
+	    !sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
+	    ticker_running() || maybe_in_handler())
+		goto out;
+	if (sizeof(rlim_t) != sizeof(uint64_t) ||
+	    raw_syscall6(SYS_process_vm_readv,
+			 raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
+			 (long)&local, 1, (long)&remote, 1, 0) !=
+		    (long)sizeof(cur) ||
+	    cur >= SM_NPROC_SMALL)
 		goto out;
 	classify_open_fds();
 	if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))

@@ -196,38 +196,30 @@ SM_EXPORT int prctl(int option, ...)
  * everywhere on 64-bit ABIs), interposed apart since a program may bind
  * either.
  */
-static void limiting(pid_t pid, int resource, const void *lim)
-{
-	/* The new value is not read: the kernel checks the pointer, and
-	 * an early ticker does no harm where the limit forbids nothing. */
-	if (resource == RLIMIT_NPROC && lim)
-		sm_tasks_limiting(pid, resource);
-}
-
 SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
-	limiting(0, (int)resource, lim);
+	sm_tasks_limiting(0, (int)resource, lim, false);
 	return sm_real.setrlimit(resource, lim);
 }
 
 SM_EXPORT int setrlimit64(__rlimit_resource_t resource,
 			  const struct rlimit64 *lim)
 {
-	limiting(0, (int)resource, lim);
+	sm_tasks_limiting(0, (int)resource, lim, true);
 	return sm_real.setrlimit64(resource, lim);
 }
 
 SM_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
 		      const struct rlimit *lim, struct rlimit *old)
 {
-	limiting(pid, (int)resource, lim);
+	sm_tasks_limiting(pid, (int)resource, lim, false);
 	return sm_real.prlimit(pid, resource, lim, old);
 }
 
 SM_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
 			const struct rlimit64 *lim, struct rlimit64 *old)
 {
-	limiting(pid, (int)resource, lim);
+	sm_tasks_limiting(pid, (int)resource, lim, true);
 	return sm_real.prlimit64(pid, resource, lim, old);
 }
 

@@ -308,11 +308,16 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	else if (n == SYS_execve || n == SYS_execveat)
 		/* The exec record, as execve() writes it. */
 		return sm_syscall_exec(n, a1, a2, a3, a4, a5, a6);
-	else if ((n == SYS_setrlimit && a2) || (n == SYS_prlimit64 && a3))
-		/* A limit on tasks may forbid the ticker from now on. */
-		sm_tasks_limiting(n == SYS_setrlimit ? 0 : (pid_t)a1,
-				  n == SYS_setrlimit ? (int)a1 : (int)a2);
-	else if (((n == SYS_setuid && (uid_t)a1 != 0) ||
+	else if (n == SYS_setrlimit || n == SYS_prlimit64) {
+		/* A limit on tasks may forbid the ticker from now on.  Then
+		 * passed on: nothing of the return value is an fd. */
+		if (n == SYS_setrlimit)
+			sm_tasks_limiting(0, (int)a1, (const void *)a2, false);
+		else
+			sm_tasks_limiting((pid_t)a1, (int)a2, (const void *)a3,
+					  true);
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
+	} else if (((n == SYS_setuid && (uid_t)a1 != 0) ||
 		  ((n == SYS_setreuid || n == SYS_setresuid) &&
 		   (uid_t)a2 != 0 && (uid_t)a2 != (uid_t)-1)) &&
 		 (uid_t)(n == SYS_setuid ? a1 : a2) != geteuid())

@@ -51,43 +51,52 @@ expect_eq "-c: bytes_in" "$(q "$log3" "tot('bytes_in')")" $((body + header))
 "$launcher" -x -- touch "$T/ran" 2>/dev/null
 expect_eq "status of a bad option" "$?" 2
 [ ! -e "$T/ran" ] || fail "the program ran despite a bad option"
-# Signals: one sent to the launcher reaches the program (a TERM left it
-# running, orphaned), and a program killed by a signal kills the launcher
-# with it (its parent saw an exit status of 128 + N), without the shell's
-# "Segmentation fault" note on stderr; stdin reaches the program.
-expect_eq "stdin through the launcher" \
-	"$(echo hello | "$launcher" -o "$T/i.%p.log" -- cat 2>/dev/null)" hello
+# Signals and ends.  Without -s the launcher becomes the program: its pid,
+# its signals, its end.  With -s it waits (to show the log): a signal sent
+# to it reaches the program (a TERM left it running, orphaned), and a
+# program killed by a signal kills the launcher with it (its parent saw an
+# exit status of 128 + N), without the shell's "Segmentation fault" note
+# on stderr.  Either way stdin reaches the program.
+for s in "" -s; do
+	expect_eq "stdin through the launcher ${s:-without -s}" \
+		"$(echo hello | "$launcher" $s -o "$T/i.%p.log" -- cat 2>/dev/null)" hello
+done
 cat >"$T/sig.py" <<'PYEOF'
 import os, signal, subprocess, sys, time
 launcher, tmp = sys.argv[1], sys.argv[2]
-def run(*cmd):
-    return subprocess.run([launcher, "-o", tmp + "/g.%p.log", "--", *cmd],
-                          stderr=subprocess.PIPE)
-r = run("sh", "-c", "kill -SEGV $$")
-assert r.returncode == -signal.SIGSEGV, "SEGV: launcher status %d" % r.returncode
-assert b"Segmentation" not in r.stderr, r.stderr
-r = run("sh", "-c", "exit 3")
-assert r.returncode == 3, "exit 3: %d" % r.returncode
-for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-    p = subprocess.Popen([launcher, "-o", tmp + "/g.%p.log", "--", "sh", "-c",
-                          "echo $$; exec sleep 30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    prog = int(p.stdout.readline())
-    os.kill(p.pid, sig)
-    try:
-        rc = p.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        sys.exit("%s: the launcher did not end" % sig.name)
-    alive = True
-    try:
-        os.kill(prog, 0)
-    except ProcessLookupError:
-        alive = False
-    if alive:
-        os.kill(prog, signal.SIGKILL)
-    assert not alive, "%s: the program %d outlived the launcher" % (sig.name, prog)
-    assert rc == -sig, "%s: launcher status %d" % (sig.name, rc)
+for show in ([], ["-s"]):
+    what = "with -s" if show else "without -s"
+    def run(*cmd):
+        return subprocess.run([launcher, *show, "-o", tmp + "/g.%p.log", "--", *cmd],
+                              stderr=subprocess.PIPE)
+    r = run("sh", "-c", "kill -SEGV $$")
+    assert r.returncode == -signal.SIGSEGV, "%s: SEGV: launcher status %d" % (what, r.returncode)
+    assert b"Segmentation" not in r.stderr, r.stderr
+    r = run("sh", "-c", "exit 3")
+    assert r.returncode == 3, "%s: exit 3: %d" % (what, r.returncode)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        p = subprocess.Popen([launcher, *show, "-o", tmp + "/g.%p.log", "--", "sh", "-c",
+                              "echo $$; exec sleep 30"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        prog = int(p.stdout.readline())
+        if not show:
+            assert prog == p.pid, "without -s: program %d, launcher %d" % (prog, p.pid)
+        os.kill(p.pid, sig)
+        try:
+            rc = p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            sys.exit("%s: %s: the launcher did not end" % (what, sig.name))
+        alive = True
+        try:
+            with open("/proc/%d/stat" % prog) as f:
+                alive = f.read().rsplit(") ", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            alive = False
+        if alive:
+            os.kill(prog, signal.SIGKILL)
+        assert not alive, "%s: %s: the program %d outlived the launcher" % (what, sig.name, prog)
+        assert rc == -sig, "%s: %s: launcher status %d" % (what, sig.name, rc)
 PYEOF
 "$PY" "$T/sig.py" "$launcher" "$T" 2>"$T/sig.err" || fail "signals: $(tail -n 2 "$T/sig.err")"
 exit 0

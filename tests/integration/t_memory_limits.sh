@@ -13,17 +13,27 @@
 pybin=/usr/bin/python3
 [ -x "$pybin" ] || pybin=$PY
 
-# 1. Pass-through gives everything back.
+# 1. Pass-through gives everything back.  The library fits under this
+# limit with its own capacity; [track] max_fds makes it not fit: the
+# first value (ascending) that makes it say "pass-through" is the case
+# where its reservation was made and the rest failed (larger ones fail
+# at the reservation, with nothing to give back).
 (ulimit -v 50000 && "$pybin" -c 'print("ok")') >"$T/v0.out" 2>&1 ||
 	skip "python does not start under ulimit -v 50000 even without the preload"
-(ulimit -v 50000 && SOCKMETER_LOG="$T/v.%p.log" sm "$pybin" -c 'print("ok")') \
-	>"$T/v.out" 2>"$T/v.err" ||
-	fail "python under ulimit -v 50000 failed with the preload: $(head -n 3 "$T/v.out" "$T/v.err")"
-expect_eq "python's output" "$(cat "$T/v.out")" ok
-if [ -s "$T/v.err" ]; then
-	grep -qv "running as pass-through" "$T/v.err" &&
-		fail "stderr: $(head -n 3 "$T/v.err")"
-fi
+tried=
+for m in 12000 16000 20000 24000 28000 32000 40000 48000; do
+	(ulimit -v 50000 && SOCKMETER_MAX_FDS=$m SOCKMETER_LOG="$T/v.%p.log" \
+		sm "$pybin" -c 'print("ok")') >"$T/v.out" 2>"$T/v.err"
+	st=$?
+	grep -q "running as pass-through" "$T/v.err" || continue
+	tried=$m
+	[ "$st" = 0 ] ||
+		fail "max_fds $m: python failed under the preload's pass-through (kept memory?): $(head -n 3 "$T/v.err")"
+	expect_eq "max_fds $m: python's output" "$(cat "$T/v.out")" ok
+	break
+done
+[ -n "$tried" ] || skip "no max_fds made the library run as pass-through under ulimit -v 50000"
+echo "pass-through at max_fds $tried under ulimit -v 50000" >&2
 
 # 2. A limit the library fits in: metered, and most of it left.
 cat >"$T/alloc.py" <<'PYEOF'

@@ -77,4 +77,29 @@ for how in execve execveat; do
 	left=$(find "$T/st-$how" -name '*.state' | wc -l)
 	expect_eq "$how: state files left" "$left" 0
 done
+# syscall(SYS_setrlimit) and syscall(SYS_prlimit64) pass through: their
+# return value is no fd (a review found them taken for a dup of fd
+# <resource> onto fd 0: a file on stdin was counted as a unix socket).
+cat >"$T/rlim.py" <<'PYEOF'
+import ctypes, os, resource, socket
+a, b = socket.socketpair()  # fds 3 and 4: RLIMIT_CORE is 4
+libc = ctypes.CDLL(None, use_errno=True)
+class RL(ctypes.Structure):
+    _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
+nr = {"x86_64": (160, 302), "aarch64": (164, 261)}[os.uname().machine]
+rl = RL(*resource.getrlimit(resource.RLIMIT_CORE))
+assert libc.syscall(nr[0], resource.RLIMIT_CORE, ctypes.byref(rl)) == 0
+assert libc.syscall(nr[1], 0, resource.RLIMIT_CORE, ctypes.byref(rl), None) == 0
+assert libc.syscall(nr[1], os.getppid(), resource.RLIMIT_CORE, None, ctypes.byref(rl)) == 0
+print("read=%d" % len(os.read(0, 1000)))
+a.sendall(b"z" * 10)
+PYEOF
+head -c 500 /dev/zero >"$T/in.bin"
+SOCKMETER_LOG=$T/rl.%p.log SOCKMETER_FORMAT=json \
+	sm "$PY" "$T/rlim.py" <"$T/in.bin" >"$T/rl.out" 2>&1 || fail "rlim: $(tail -n 2 "$T/rl.out")"
+expect_eq "rlim: stdin read" "$(field read "$T/rl.out")" 500
+log=$(one_log "$T/rl.*.log")
+check "$log" "not [f for f in conns(fd=0) if f['kind'] in ('unix', 'tcp', 'udp')]" \
+	"rlim: fd 0 (a file) taken for a socket"
+expect_eq "rlim: unix bytes_out" "$(q "$log" "sum(f['bytes_out'] for f in conns(kind='unix'))")" 10
 exit 0

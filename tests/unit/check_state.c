@@ -915,12 +915,6 @@ static uint64_t region_backed(const struct state_region *r)
 	return n * r->chunk;
 }
 
-/*
- * A process with one connection (a fork-per-connection server's child)
- * backs little of its file: every backed page is one the kernel clears,
- * about 4 us each here.  The head, one chunk of slots and one of the
- * ring: 60 KiB, where chunks of whole slots made it 232 KiB.
- */
 /* True when /proc/self/maps shows a mapping that overlaps [lo, hi) or
  * (name not NULL) one of the file name. */
 static bool mapped(uintptr_t lo, uintptr_t hi, const char *name)
@@ -982,6 +976,12 @@ START_TEST(test_a_discarded_state_lets_go_of_every_mapping)
 }
 END_TEST
 
+/*
+ * A process with one connection (a fork-per-connection server's child)
+ * backs little of its file: every backed page is one the kernel clears,
+ * about 4 us each here.  The head, one chunk of slots and one of the
+ * ring: 60 KiB, where chunks of whole slots made it 232 KiB.
+ */
 START_TEST(test_one_connection_backs_under_64_kib)
 {
 	struct state st;
