@@ -39,13 +39,15 @@
 	X(prctl, int, (int, unsigned long, unsigned long, unsigned long,       \
 		       unsigned long))                                         \
 	X(capset, int, (void *, void *))                                       \
-	X(setrlimit, int, (__rlimit_resource_t, const struct rlimit *))        \
-	X(setrlimit64, int, (__rlimit_resource_t, const struct rlimit64 *))    \
-	X(prlimit, int, (pid_t, __rlimit_resource_t, const struct rlimit *,    \
-			 struct rlimit *))                                     \
-	X(prlimit64, int, (pid_t, __rlimit_resource_t,                         \
-			   const struct rlimit64 *, struct rlimit64 *))        \
 	SM_FUNCS_SYSCALL(X)
+
+/* Made with the raw system call, with no real function to call
+ * (wrap_creds.c; 64-bit ABIs only, t_exports.sh reads the list). */
+#define SM_CREDS_RAW_ONLY(Y)                                                   \
+	Y(setrlimit)                                                           \
+	Y(setrlimit64)                                                         \
+	Y(prlimit)                                                             \
+	Y(prlimit64)
 
 /*
  * sm_tasks_limiting - before a call that sets resource's limit to *lim

@@ -14,6 +14,7 @@
 
 #include <grp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -192,36 +193,50 @@ SM_EXPORT int prctl(int option, ...)
 /*
  * Limits: one on tasks may forbid the ticker's thread from the call on
  * (sm_tasks_limiting); every other limit passes through.  setrlimit64 and
- * prlimit64 are glibc's other names for the same calls (64-bit limits
- * everywhere on 64-bit ABIs), interposed apart since a program may bind
- * either.
+ * prlimit64 are glibc's other names for the same calls, interposed apart
+ * since a program may bind either.  On 64-bit ABIs each is glibc's one
+ * prlimit64 system call (struct rlimit is the kernel's rlimit64 there),
+ * made here directly: no real function to look up, since sanitizer
+ * runtimes call setrlimit while they start, before anything may be bound
+ * (ASan's, for RLIMIT_CORE).  Not wrapped on 32-bit ABIs.
  */
+#if __SIZEOF_LONG__ == 8
+_Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64) &&
+		       sizeof(rlim_t) == sizeof(uint64_t),
+	       "struct rlimit is the kernel's rlimit64");
+
+static int limit_call(pid_t pid, int resource, const void *lim, void *old)
+{
+	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
+}
+
 SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
 	sm_tasks_limiting(0, (int)resource, lim, false);
-	return sm_real.setrlimit(resource, lim);
+	return limit_call(0, (int)resource, lim, NULL);
 }
 
 SM_EXPORT int setrlimit64(__rlimit_resource_t resource,
 			  const struct rlimit64 *lim)
 {
 	sm_tasks_limiting(0, (int)resource, lim, true);
-	return sm_real.setrlimit64(resource, lim);
+	return limit_call(0, (int)resource, lim, NULL);
 }
 
 SM_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
 		      const struct rlimit *lim, struct rlimit *old)
 {
 	sm_tasks_limiting(pid, (int)resource, lim, false);
-	return sm_real.prlimit(pid, resource, lim, old);
+	return limit_call(pid, (int)resource, lim, old);
 }
 
 SM_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
 			const struct rlimit64 *lim, struct rlimit64 *old)
 {
 	sm_tasks_limiting(pid, (int)resource, lim, true);
-	return sm_real.prlimit64(pid, resource, lim, old);
+	return limit_call(pid, (int)resource, lim, old);
 }
+#endif
 
 /* capset changes the calling thread (see sm_creds_mirror).  glibc exports
  * it without declaring it in a header. */
@@ -318,37 +333,6 @@ int unbound_capset(void *hdr, void *data)
 	if (BOUND(capset))
 		return sm_real.capset(hdr, data);
 	return (int)syscall(SYS_capset, hdr, data);
-}
-
-int unbound_setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
-{
-	if (BOUND(setrlimit))
-		return sm_real.setrlimit(resource, lim);
-	return (int)syscall(SYS_prlimit64, 0, resource, lim, NULL);
-}
-
-int unbound_setrlimit64(__rlimit_resource_t resource,
-			const struct rlimit64 *lim)
-{
-	if (BOUND(setrlimit64))
-		return sm_real.setrlimit64(resource, lim);
-	return (int)syscall(SYS_prlimit64, 0, resource, lim, NULL);
-}
-
-int unbound_prlimit(pid_t pid, __rlimit_resource_t resource,
-		    const struct rlimit *lim, struct rlimit *old)
-{
-	if (BOUND(prlimit))
-		return sm_real.prlimit(pid, resource, lim, old);
-	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
-}
-
-int unbound_prlimit64(pid_t pid, __rlimit_resource_t resource,
-		      const struct rlimit64 *lim, struct rlimit64 *old)
-{
-	if (BOUND(prlimit64))
-		return sm_real.prlimit64(pid, resource, lim, old);
-	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
 }
 
 int unbound_setgroups(size_t n, const gid_t *list)
