@@ -11,7 +11,9 @@
  * calling thread, never the ticker that writes.
  */
 #include "preload.h"
+#include "../core/rawsys.h"
 
+#include <errno.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -205,9 +207,18 @@ _Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64) &&
 		       sizeof(rlim_t) == sizeof(uint64_t),
 	       "struct rlimit is the kernel's rlimit64");
 
+/* Inline, as glibc makes it: syscall() would go through sm_real, which
+ * binds (dlsym) on first use. */
 static int limit_call(pid_t pid, int resource, const void *lim, void *old)
 {
-	return (int)syscall(SYS_prlimit64, pid, resource, lim, old);
+	long r = raw_syscall6(SYS_prlimit64, pid, resource, (long)lim,
+			      (long)old, 0, 0);
+
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
 }
 
 SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
