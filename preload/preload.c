@@ -2253,8 +2253,6 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
  */
 void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide)
 {
-	/* First, before any TLS: a sanitizer's runtime sets RLIMIT_CORE
-	 * while it starts. */
 	if (resource != RLIMIT_NPROC || !lim)
 		return;
 	if (sm_tls_foreign()) /* a child on a TLS of its own */

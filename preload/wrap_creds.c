@@ -207,6 +207,16 @@ _Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64) &&
 		       sizeof(rlim_t) == sizeof(uint64_t),
 	       "struct rlimit is the kernel's rlimit64");
 
+/* Only a limit on tasks goes further, and only then: a sanitizer's
+ * runtime sets RLIMIT_CORE while it starts, when even an instrumented
+ * stack frame (sm_tasks_limiting's) is too early for it. */
+static inline void limiting(pid_t pid, int resource, const void *lim,
+			    bool wide)
+{
+	if (resource == RLIMIT_NPROC && lim)
+		sm_tasks_limiting(pid, resource, lim, wide);
+}
+
 /* Inline, as glibc makes it: syscall() would go through sm_real, which
  * binds (dlsym) on first use. */
 static int limit_call(pid_t pid, int resource, const void *lim, void *old)
@@ -223,28 +233,28 @@ static int limit_call(pid_t pid, int resource, const void *lim, void *old)
 
 SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
-	sm_tasks_limiting(0, (int)resource, lim, false);
+	limiting(0, (int)resource, lim, false);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
 SM_EXPORT int setrlimit64(__rlimit_resource_t resource,
 			  const struct rlimit64 *lim)
 {
-	sm_tasks_limiting(0, (int)resource, lim, true);
+	limiting(0, (int)resource, lim, true);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
 SM_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
 		      const struct rlimit *lim, struct rlimit *old)
 {
-	sm_tasks_limiting(pid, (int)resource, lim, false);
+	limiting(pid, (int)resource, lim, false);
 	return limit_call(pid, (int)resource, lim, old);
 }
 
 SM_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
 			const struct rlimit64 *lim, struct rlimit64 *old)
 {
-	sm_tasks_limiting(pid, (int)resource, lim, true);
+	limiting(pid, (int)resource, lim, true);
 	return limit_call(pid, (int)resource, lim, old);
 }
 #endif

@@ -18,6 +18,8 @@
 
 #include "../core/rawsys.h"
 
+#include <sys/resource.h>
+
 #include <stdarg.h>
 #include <sys/syscall.h>
 
@@ -311,9 +313,9 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	else if (n == SYS_setrlimit || n == SYS_prlimit64) {
 		/* A limit on tasks may forbid the ticker from now on.  Then
 		 * passed on: nothing of the return value is an fd. */
-		if (n == SYS_setrlimit)
+		if (n == SYS_setrlimit && (int)a1 == RLIMIT_NPROC && a2)
 			sm_tasks_limiting(0, (int)a1, (const void *)a2, false);
-		else
+		else if (n == SYS_prlimit64 && (int)a2 == RLIMIT_NPROC && a3)
 			sm_tasks_limiting((pid_t)a1, (int)a2, (const void *)a3,
 					  true);
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
