@@ -209,7 +209,13 @@ _Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64) &&
 
 /* Only a limit on tasks goes further, and only then: a sanitizer's
  * runtime sets RLIMIT_CORE while it starts, when even an instrumented
- * stack frame (sm_tasks_limiting's) is too early for it. */
+ * stack frame (sm_tasks_limiting's) is too early for it.  The wrappers
+ * themselves are not instrumented either (LIMIT_EXPORT): ThreadSanitizer
+ * calls setrlimit before its own state exists, and an instrumented
+ * function's entry crashed in it. */
+#define LIMIT_UNINSTRUMENTED __attribute__((no_sanitize("address", "thread")))
+#define LIMIT_EXPORT SM_EXPORT LIMIT_UNINSTRUMENTED
+LIMIT_UNINSTRUMENTED
 static inline void limiting(pid_t pid, int resource, const void *lim,
 			    bool wide)
 {
@@ -217,41 +223,67 @@ static inline void limiting(pid_t pid, int resource, const void *lim,
 		sm_tasks_limiting(pid, resource, lim, wide);
 }
 
-/* Inline, as glibc makes it: syscall() would go through sm_real, which
- * binds (dlsym) on first use. */
-static int limit_call(pid_t pid, int resource, const void *lim, void *old)
+/* The system call as glibc's setrlimit makes it, inline here: syscall()
+ * goes through sm_real, which binds (dlsym) on first use, and the
+ * library's raw_syscall6 is a function of its own in a sanitizer build
+ * (not inlined there): both too early for a sanitizer's runtime. */
+LIMIT_UNINSTRUMENTED
+static inline int limit_call(pid_t pid, int resource, const void *lim,
+			     void *old)
 {
-	long r = raw_syscall6(SYS_prlimit64, pid, resource, (long)lim,
-			      (long)old, 0, 0);
+	long r;
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = (long)old;
 
-	if (r < 0) {
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_prlimit64), "D"((long)pid),
+			   "S"((long)resource), "d"(lim), "r"(r10)
+			 : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_prlimit64;
+	register long x0 __asm__("x0") = (long)pid;
+	register long x1 __asm__("x1") = (long)resource;
+	register long x2 __asm__("x2") = (long)lim;
+	register long x3 __asm__("x3") = (long)old;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3)
+			 : "memory");
+	r = x0;
+#else
+	r = raw_syscall6(SYS_prlimit64, (long)pid, (long)resource, (long)lim,
+			 (long)old, 0, 0);
+#endif
+	if (r < 0 && r > -4096) {
 		errno = (int)-r;
 		return -1;
 	}
 	return (int)r;
 }
 
-SM_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
+LIMIT_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
 	limiting(0, (int)resource, lim, false);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
-SM_EXPORT int setrlimit64(__rlimit_resource_t resource,
+LIMIT_EXPORT int setrlimit64(__rlimit_resource_t resource,
 			  const struct rlimit64 *lim)
 {
 	limiting(0, (int)resource, lim, true);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
-SM_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
+LIMIT_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
 		      const struct rlimit *lim, struct rlimit *old)
 {
 	limiting(pid, (int)resource, lim, false);
 	return limit_call(pid, (int)resource, lim, old);
 }
 
-SM_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
+LIMIT_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
 			const struct rlimit64 *lim, struct rlimit64 *old)
 {
 	limiting(pid, (int)resource, lim, true);
