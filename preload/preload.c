@@ -2265,7 +2265,8 @@ void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide)
 	(void)wide; /* rlim_cur first, 64 bits, in both on 64-bit ABIs */
 	if (resource != RLIMIT_NPROC || !lim || (pid != 0 && pid != getpid()) ||
 	    !sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
-	    ticker_running() || maybe_in_handler())
+	    (ticker_running() && __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) ||
+	    maybe_in_handler())
 		goto out;
 	if (sizeof(rlim_t) != sizeof(uint64_t) ||
 	    raw_syscall6(SYS_process_vm_readv,
@@ -2274,9 +2275,14 @@ void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide)
 		    (long)sizeof(cur) ||
 	    cur >= SM_NPROC_SMALL)
 		goto out;
-	classify_open_fds();
-	if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
-		ensure_ticker();
+	if (!__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE)) {
+		classify_open_fds();
+		if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+			ensure_ticker();
+	}
+	/* Another thread may be starting it (haproxy's two threads each set
+	 * the limit): the limit must not land before its thread exists. */
+	wait_ticker_running();
 out:
 	errno = saved;
 }

@@ -8,6 +8,7 @@
 #  - python: a socket inherited as fd 3 (its kind unknown until used), the
 #    limit set through glibc's setrlimit and through syscall(SYS_prlimit64),
 #    then bytes sent: an interval record while it runs, the exact bytes.
+#  - tests/progs/nproc2: two threads setting the limit at once.
 #  - real haproxy -W, a worker as nobody, the default log path: 9,000
 #    requests from ab, every one a close record with ab's bytes, no drops.
 . "$(dirname "$0")/lib.sh"
@@ -78,6 +79,24 @@ for how in named raw; do
 	log=$(one_log "$T/log/$how.*.log")
 	expect_eq "$how: bytes_out" "$(q "$log" "tot('bytes_out')")" "$N"
 	check "$log" "len(IV) >= 1" "$how: no interval record (no ticker)"
+done
+
+# Two threads setting the limit at once (haproxy's two threads do): the
+# one that does not start the ticker waits for its thread to exist, else
+# its limit landed first (15 of 20 runs without a ticker before).
+need_prog nproc2
+for i in 1 2 3 4 5 6 7 8; do
+	"${asuser[@]}" timeout 30 "$pybin" "$T/parent.py" \
+		env LD_PRELOAD="$LIB" SOCKMETER_LOG="$T/log/two.%p.log" \
+		SOCKMETER_FORMAT=json "$PROGS/nproc2" 5000 10 \
+		>"$T/two.out" 2>"$T/two.err" ||
+		fail "two threads: failed: $(tail -n 3 "$T/two.err")"
+	grep -q "cannot start the ticker" "$T/two.err" &&
+		fail "two threads, run $i: $(grep sockmeter "$T/two.err")"
+	expect_eq "two threads: bytes the parent got" "$(field moved "$T/two.out")" 5000
+done
+for log in "$T"/log/two.*.log; do
+	expect_eq "two threads: bytes_out" "$(q "$log" "tot('bytes_out')")" 5000
 done
 
 # --- haproxy --------------------------------------------------------------
