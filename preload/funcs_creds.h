@@ -51,7 +51,7 @@
 
 /*
  * sm_tasks_limiting - before a call that sets resource's limit to *lim
- * (struct rlimit, or struct rlimit64 when wide; NULL: none set) for
+ * (struct rlimit or struct rlimit64, one on 64-bit ABIs; NULL: none set) for
  * process pid (0: the caller).  A limit on tasks (RLIMIT_NPROC) of fewer
  * than SM_NPROC_SMALL may forbid the ticker thread from then on
  * (haproxy's workers set it to 0 so that nothing forks): the program's
@@ -61,7 +61,7 @@
  * Context: any thread; does nothing in a signal handler.
  */
 #define SM_NPROC_SMALL 64
-void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide);
+void sm_tasks_limiting(pid_t pid, int resource, const void *lim);
 
 /*
  * sm_creds_changed - the process's credentials changed (a wrapper of this

@@ -2251,20 +2251,18 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
  * is read with process_vm_readv, as the kernel reads it: a bad pointer is
  * the call's EFAULT, not a fault of ours.
  */
-void sm_tasks_limiting(pid_t pid, int resource, const void *lim, bool wide)
+void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 {
 	if (resource != RLIMIT_NPROC || !lim)
 		return;
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
 	int saved = errno;
-	uint64_t cur = 0;
+	uint64_t cur = 0; /* rlim_cur: first, 64 bits (rlimit and rlimit64) */
 	struct iovec local = {&cur, sizeof(cur)};
 	struct iovec remote = {(void *)lim, sizeof(cur)};
 
-	(void)wide; /* rlim_cur first, 64 bits, in both on 64-bit ABIs */
-	if (resource != RLIMIT_NPROC || !lim || (pid != 0 && pid != getpid()) ||
-	    !sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
+	if ((pid != 0 && pid != getpid()) || !sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    (ticker_running() && __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) ||
 	    maybe_in_handler())
 		goto out;

@@ -216,11 +216,10 @@ _Static_assert(sizeof(struct rlimit) == sizeof(struct rlimit64) &&
 #define LIMIT_UNINSTRUMENTED __attribute__((no_sanitize("address", "thread")))
 #define LIMIT_EXPORT SM_EXPORT LIMIT_UNINSTRUMENTED
 LIMIT_UNINSTRUMENTED
-static inline void limiting(pid_t pid, int resource, const void *lim,
-			    bool wide)
+static inline void limiting(pid_t pid, int resource, const void *lim)
 {
 	if (resource == RLIMIT_NPROC && lim)
-		sm_tasks_limiting(pid, resource, lim, wide);
+		sm_tasks_limiting(pid, resource, lim);
 }
 
 /* The system call as glibc's setrlimit makes it, inline here: syscall()
@@ -265,28 +264,28 @@ static inline int limit_call(pid_t pid, int resource, const void *lim,
 
 LIMIT_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
 {
-	limiting(0, (int)resource, lim, false);
+	limiting(0, (int)resource, lim);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
 LIMIT_EXPORT int setrlimit64(__rlimit_resource_t resource,
 			  const struct rlimit64 *lim)
 {
-	limiting(0, (int)resource, lim, true);
+	limiting(0, (int)resource, lim);
 	return limit_call(0, (int)resource, lim, NULL);
 }
 
 LIMIT_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource,
 		      const struct rlimit *lim, struct rlimit *old)
 {
-	limiting(pid, (int)resource, lim, false);
+	limiting(pid, (int)resource, lim);
 	return limit_call(pid, (int)resource, lim, old);
 }
 
 LIMIT_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource,
 			const struct rlimit64 *lim, struct rlimit64 *old)
 {
-	limiting(pid, (int)resource, lim, true);
+	limiting(pid, (int)resource, lim);
 	return limit_call(pid, (int)resource, lim, old);
 }
 #endif

@@ -313,11 +313,10 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	else if (n == SYS_setrlimit || n == SYS_prlimit64) {
 		/* A limit on tasks may forbid the ticker from now on.  Then
 		 * passed on: nothing of the return value is an fd. */
-		if (n == SYS_setrlimit && (int)a1 == RLIMIT_NPROC && a2)
-			sm_tasks_limiting(0, (int)a1, (const void *)a2, false);
-		else if (n == SYS_prlimit64 && (int)a2 == RLIMIT_NPROC && a3)
-			sm_tasks_limiting((pid_t)a1, (int)a2, (const void *)a3,
-					  true);
+		if (n == SYS_setrlimit && (int)a1 == RLIMIT_NPROC)
+			sm_tasks_limiting(0, (int)a1, (const void *)a2);
+		else if (n == SYS_prlimit64 && (int)a2 == RLIMIT_NPROC)
+			sm_tasks_limiting((pid_t)a1, (int)a2, (const void *)a3);
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	} else if (((n == SYS_setuid && (uid_t)a1 != 0) ||
 		  ((n == SYS_setreuid || n == SYS_setresuid) &&
