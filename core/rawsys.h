@@ -28,8 +28,11 @@
  */
 #define SM_FORK_PATH __attribute__((section(".text.hot.sockmeter_fork")))
 
-static inline long raw_syscall6(long n, long a, long b, long c, long d,
-				long e, long f)
+/* Always inlined, in sanitizer builds too (which inline nothing else):
+ * an uninstrumented caller (wrap_creds.c's limits, which a sanitizer's
+ * runtime calls while it starts) then has no instrumented callee. */
+__attribute__((always_inline)) static inline long
+raw_syscall6(long n, long a, long b, long c, long d, long e, long f)
 {
 #if defined(__x86_64__)
 	register long r10 __asm__("r10") = d;
@@ -66,8 +69,8 @@ static inline long raw_syscall6(long n, long a, long b, long c, long d,
 
 /* raw_syscall6 with libc's convention: -1 and errno on failure, else the
  * kernel's value. */
-static inline long raw_syscall_libc(long n, long a, long b, long c, long d,
-				    long e, long f)
+__attribute__((always_inline)) static inline long
+raw_syscall_libc(long n, long a, long b, long c, long d, long e, long f)
 {
 	long r = raw_syscall6(n, a, b, c, d, e, f);
 

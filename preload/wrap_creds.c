@@ -222,44 +222,15 @@ static inline void limiting(pid_t pid, int resource, const void *lim)
 		sm_tasks_limiting(pid, resource, lim);
 }
 
-/* The system call as glibc's setrlimit makes it, inline here: syscall()
- * goes through sm_real, which binds (dlsym) on first use, and the
- * library's raw_syscall6 is a function of its own in a sanitizer build
- * (not inlined there): both too early for a sanitizer's runtime. */
+/* The system call as glibc's setrlimit makes it: syscall() goes through
+ * sm_real, which binds (dlsym) on first use, too early for a sanitizer's
+ * runtime; raw_syscall_libc is always inlined. */
 LIMIT_UNINSTRUMENTED
 static inline int limit_call(pid_t pid, int resource, const void *lim,
 			     void *old)
 {
-	long r;
-#if defined(__x86_64__)
-	register long r10 __asm__("r10") = (long)old;
-
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"((long)SYS_prlimit64), "D"((long)pid),
-			   "S"((long)resource), "d"(lim), "r"(r10)
-			 : "rcx", "r11", "memory");
-#elif defined(__aarch64__)
-	register long x8 __asm__("x8") = SYS_prlimit64;
-	register long x0 __asm__("x0") = (long)pid;
-	register long x1 __asm__("x1") = (long)resource;
-	register long x2 __asm__("x2") = (long)lim;
-	register long x3 __asm__("x3") = (long)old;
-
-	__asm__ volatile("svc 0"
-			 : "+r"(x0)
-			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3)
-			 : "memory");
-	r = x0;
-#else
-	r = raw_syscall6(SYS_prlimit64, (long)pid, (long)resource, (long)lim,
-			 (long)old, 0, 0);
-#endif
-	if (r < 0 && r > -4096) {
-		errno = (int)-r;
-		return -1;
-	}
-	return (int)r;
+	return (int)raw_syscall_libc(SYS_prlimit64, (long)pid, (long)resource,
+				     (long)lim, (long)old, 0, 0);
 }
 
 LIMIT_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *lim)
