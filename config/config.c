@@ -41,6 +41,7 @@ _Static_assert(CONFIG_LINE_MAX <= INI_MAX_LINE, "inih line buffer too small");
 #define MSG_MAX 1024     /* one message line */
 #define WHY_MAX 256      /* the problem part of a message */
 #define SHOW_MAX 160     /* a value shown in a message */
+#define NAME_SHOWN 200   /* bytes of a config file's name in a message */
 #define QUOTE_MAX 48     /* bytes of a bad value quoted in a message */
 #define SEP " \t,"       /* list separators in skip and spans */
 
@@ -242,7 +243,8 @@ static int parse_ms(const char *v, uint64_t min_ms, uint64_t max_ms,
 		snprintf(why, n, "%s is not a number", q);
 		return -1;
 	}
-	if (range || !(d >= 0) || d > (double)max_ms / 1000.0 ||
+	/* Rounded first, then checked: 86400.0004 is 86400 s, as documented. */
+	if (range || !(d >= 0) || d * 1000.0 + 0.5 >= (double)max_ms + 1.0 ||
 	    (uint64_t)(d * 1000.0 + 0.5) < min_ms) {
 		snprintf(why, n, "%s is out of range", q);
 		return -1;
@@ -615,7 +617,9 @@ static int parse_spans(struct load *ld, const struct key_def *k, const char *v,
 		       char *why, size_t n)
 {
 	struct span_list s = {0};
-	char tok[QUOTE_MAX + 1];
+	/* Any span of a line or of an environment value fits whole: a span
+	 * cut short would be parsed as a number it is not. */
+	char tok[1024];
 	size_t len;
 
 	for (v += strspn(v, SEP); *v; v += len, v += strspn(v, SEP)) {
@@ -623,6 +627,13 @@ static int parse_spans(struct load *ld, const struct key_def *k, const char *v,
 		if (s.n == CONFIG_MAX_SPANS) {
 			snprintf(why, n, "more than %d spans",
 				 CONFIG_MAX_SPANS);
+			return -1;
+		}
+		if (len >= sizeof tok) {
+			char q[QUOTE_MAX + 8];
+
+			quote_n(q, sizeof q, v, len);
+			snprintf(why, n, "%s is not a number", q);
 			return -1;
 		}
 		snprintf(tok, sizeof tok, "%.*s", (int)len, v);
@@ -1229,24 +1240,38 @@ int config_load_string(struct config *c, const char *name, const char *buf,
 	return ld.problems;
 }
 
+/* path as messages show it: a very long one by its start and end, so that
+ * a message still ends with its reason. */
+static void show_name(char *out, size_t n, const char *path)
+{
+	size_t len = strlen(path);
+
+	if (len <= NAME_SHOWN)
+		snprintf(out, n, "%s", path);
+	else
+		snprintf(out, n, "%.*s...%s", NAME_SHOWN / 2, path,
+			 path + len - NAME_SHOWN / 2);
+}
+
 int config_load_file(struct config *c, const char *path,
 		     config_report_fn report, void *ctx)
 {
 	struct load ld = {.c = c, .report = report, .ctx = ctx};
-	char why[WHY_MAX];
+	char why[WHY_MAX], name[NAME_SHOWN + 8];
 	char *buf = NULL;
 	size_t len = 0;
 	int saved = errno;
 	int ret;
 
+	show_name(name, sizeof name, path ? path : "(null)");
 	ret = read_file(path, &buf, &len, why, sizeof why);
 	if (ret < 0) {
-		say(&ld, "%s: cannot read config: %s; using defaults",
-		    path ? path : "(null)", why);
+		say(&ld, "%s: cannot read config: %s; using defaults", name,
+		    why);
 		errno = saved;
 		return ret;
 	}
-	ret = config_load_string(c, path, buf, len, report, ctx);
+	ret = config_load_string(c, name, buf, len, report, ctx);
 	free(buf);
 	errno = saved;
 	return ret;

@@ -475,14 +475,28 @@ static int replace_batch(void *p)
 void sink_warn(const struct stderr_id *id, const char *msg)
 {
 	char line[1024];
-	size_t len = strlen(msg);
+	size_t len = strlen(msg), i;
 	int saved = errno;
 
 	if (!stderr_id_same(id))
 		return;
-	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;
-	memcpy(line, msg, len);
+	if (len > sizeof(line) - 1) {
+		/* A huge path would push the reason, at the end, out of the
+		 * line: keep the start and the end. */
+		size_t head = 256, tail = sizeof(line) - 1 - head - 3;
+
+		memcpy(line, msg, head);
+		memcpy(line + head, "...", 3);
+		memcpy(line + head + 3, msg + len - tail, tail);
+		len = sizeof(line) - 1;
+	} else {
+		memcpy(line, msg, len);
+	}
+	/* One line, and no escape sequence of a file name reaches a
+	 * terminal (syslog_format does the same). */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
 	line[len++] = '\n';
 	write_stderr(line, len);
 	errno = saved;

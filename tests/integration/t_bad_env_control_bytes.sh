@@ -46,6 +46,30 @@ for var in SOCKMETER SOCKMETER_LOG SOCKMETER_FORMAT SOCKMETER_INTERVAL SOCKMETER
 		fi
 	done
 done
+# SOCKMETER_CONFIG naming a file that cannot be read: the message names
+# the path, control bytes shown as '?' (it printed them raw), and a huge
+# path by its start and end, so that the reason still ends the line (it
+# was cut off at 1,023 bytes).
+mkdir -p "$T/logs2"
+huge=/tmp/$(head -c 100000 /dev/zero | tr '\0' a)
+for val in $'/tmp/\e[31mred\nx.ini' $'\x01' "$huge"; do
+	n=$((n + 1))
+	timeout 20 env SOCKMETER_CONFIG="$val" SOCKMETER_LOG="$T/logs2/%p.log" \
+		LD_PRELOAD="$LIB" "$PROGS/pairxfer" 1000 3 >"$T/out" 2>"$T/err"
+	st=$?
+	what="SOCKMETER_CONFIG=$(printf '%q' "$val" | head -c 60)"
+	[ "$st" = 3 ] || { failures+=("$what: status $st"); continue; }
+	cmp -s "$T/out" "$T/plain.out" || { failures+=("$what: stdout differs"); continue; }
+	if [ "$(wc -l <"$T/err")" != 1 ] || [ "$(sm_lines "$T/err")" != 1 ]; then
+		failures+=("$what: $(wc -l <"$T/err") lines on stderr: $(tr '\n\r\033' '|^E' <"$T/err" | head -c 200)")
+		continue
+	fi
+	if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$T/err"; then
+		failures+=("$what: a control byte on stderr")
+	fi
+	grep -q 'cannot read config: .*; using defaults$' "$T/err" ||
+		failures+=("$what: no reason at the end: $(head -c 100 "$T/err")...$(tail -c 100 "$T/err")")
+done
 [ "${#failures[@]}" = 0 ] ||
 	fail "${#failures[@]} of $n values: $(printf '%s; ' "${failures[@]}")"
 exit 0

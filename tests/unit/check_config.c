@@ -320,7 +320,34 @@ START_TEST(test_seconds_are_rounded_to_the_millisecond)
 	ck_assert_uint_eq(cfg.interval_ms, 10000);
 	ck_assert_int_eq(load("[window]\nbucket = 3600\n"), 0);
 	ck_assert_uint_eq(cfg.bucket_ms, 3600000);
+	/* Rounded before the range is checked, at the top as at the
+	 * bottom. */
+	ck_assert_int_eq(load("[log]\ninterval = 86400.0004\n"), 0);
+	ck_assert_uint_eq(cfg.interval_ms, 86400000);
+	ck_assert_int_eq(load("[window]\nbucket = 3600.0004\n"), 0);
+	ck_assert_uint_eq(cfg.bucket_ms, 3600000);
 	ck_assert_int_eq(msgs.n, 0);
+	ck_assert_int_eq(load("[log]\ninterval = 86400.0005\n"), 1);
+	expect_msg(0, "\"86400.0005\" is out of range", NULL);
+}
+END_TEST
+
+/* A span is read whole, however long: not cut at the bytes a message
+ * quotes (junk past them was taken for a number). */
+START_TEST(test_a_long_span_is_read_whole)
+{
+	ck_assert_int_eq(
+	    load("[window]\nbucket = 0.1\nspans = 1.000000000000000000000"
+		 "00000000000000000000000000000junk, 2\n"),
+	    1);
+	ck_assert_int_eq(msgs.n, 1);
+	ck_assert_ptr_nonnull(strstr(msgs.text[0], "is not a number"));
+	ck_assert_int_eq(
+	    load("[window]\nbucket = 0.1\nspans = 1.000000000000000000000"
+		 "000000000000000000000000000000000, 2\n"),
+	    0);
+	ck_assert_uint_eq(cfg.nspans, 2);
+	ck_assert_uint_eq(cfg.span_buckets[0], 10); /* 1 s of 0.1 s buckets */
 }
 END_TEST
 
@@ -1167,6 +1194,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_log_rotation_bad_values_are_reported_with_the_line);
 	tcase_add_test(tc, test_env_sets_log_rotation);
 	tcase_add_test(tc, test_seconds_are_rounded_to_the_millisecond);
+	tcase_add_test(tc, test_a_long_span_is_read_whole);
 	tcase_add_test(tc, test_values_are_trimmed_and_inline_comments_dropped);
 	tcase_add_test(tc, test_crlf_endings_and_byte_order_mark_are_accepted);
 	tcase_add_test(tc, test_indented_line_is_not_a_continuation);
