@@ -1155,11 +1155,21 @@ static bool under_valgrind(void)
 static bool valgrind_wanted(void)
 {
 	const char *v = secure_getenv("SOCKMETER_VALGRIND");
+	char msg[160];
 
 	if (!v)
 		return false;
 	v += strspn(v, " \t"); /* blanks around a value are ignored */
-	return strncmp(v, "meter", 5) == 0 && v[5 + strspn(v + 5, " \t")] == '\0';
+	if (strncmp(v, "meter", 5) == 0 && v[5 + strspn(v + 5, " \t")] == '\0')
+		return true;
+	if (*v) { /* as every other variable's bad value: said, ignored */
+		snprintf(msg, sizeof msg,
+			 "sockmeter: environment SOCKMETER_VALGRIND: \"%.48s%s\" "
+			 "is not meter; ignored",
+			 v, strlen(v) > 48 ? "..." : "");
+		report_stderr(NULL, msg);
+	}
+	return false;
 }
 
 /* Is another copy of the library before this one? */
@@ -1226,7 +1236,7 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	 * same for a second copy of the library. */
 	if (getauxval(AT_SECURE) || second_copy())
 		goto out;
-	if (under_valgrind() && !valgrind_wanted()) {
+	if (!valgrind_wanted() && under_valgrind()) {
 		report_stderr(NULL, "sockmeter: running under valgrind, which "
 				    "cannot run what sockmeter needs (a clone "
 				    "sharing memory, pidfd_open): nothing is "

@@ -136,6 +136,7 @@ row env_negative      1 'environment SOCKMETER_INTERVAL: "-1" is out of range' e
 row env_overflow      1 'environment SOCKMETER_INTERVAL: "1e999" is out of range' env 'SOCKMETER_INTERVAL=1e999'
 row env_huge_top      1 'environment SOCKMETER_TOP: "99999999999999999999" is out of range' env 'SOCKMETER_TOP=99999999999999999999'
 row env_negative_top  1 'environment SOCKMETER_TOP: "-3" is out of range' env 'SOCKMETER_TOP=-3'
+row env_valgrind_junk 1 'environment SOCKMETER_VALGRIND: "junk" is not meter; ignored' env 'SOCKMETER_VALGRIND=junk'
 row env_format        1 'environment SOCKMETER_FORMAT: "xml" is not a known format' env 'SOCKMETER_FORMAT=xml'
 row env_binary        1 'environment SOCKMETER_FORMAT: "'      env "SOCKMETER_FORMAT=$(printf '\001\377\376j')"
 row env_switch        1 'environment SOCKMETER: "maybe" is not a boolean' env 'SOCKMETER=maybe'
