@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,21 +249,47 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
  * owner's write bit then (state_mark_exposed), and that user may have
  * written anything into it since, through the mapping it kept: the log
  * path and the uid in its header too.  Its owner's recovery does not
- * append to a file, or give one away, on that word: the records go beside
- * the state file, PID-START.recovered.log, the owner's, and the message
- * says so.
+ * append to a file, or give one away, on that word.  The log the process
+ * named while it was still trusted is in the file's extended attribute
+ * (state_mark_exposed): the records go there, as to any log a header
+ * names (open_sockmeter_log's rules), never given away.  Without one (a
+ * file system with no such attributes) they go beside the state file,
+ * PID-START.recovered.log, the owner's, and the message says so.
  */
+static bool kept_log_path(const char *claim, const struct stat *sb,
+			  char *out, size_t cap)
+{
+	ssize_t n = getxattr(claim, STATE_XATTR_LOG, out, cap - 1);
+
+	/* user.*: set by the file's owner (or by what could write it: a
+	 * marked file is 0400), so only a file that is the recoverer's. */
+	if (n <= 0 && sb->st_uid == geteuid())
+		n = getxattr(claim, STATE_XATTR_LOG_USER, out, cap - 1);
+	if (n <= 0)
+		return false;
+	out[n] = '\0';
+	return out[0] == '/' && strlen(out) == (size_t)n && !strchr(out, '\n');
+}
+
 static void distrust_exposed(struct image *img, const char *claim,
 			     const char *path, const char *fallback,
 			     const struct recover_opts *o)
 {
 	struct stat sb;
+	char kept[sizeof(img->hdr.log_path)];
 
 	/* Failing closed: a file that cannot be looked at is not
 	 * trusted.  Any recoverer's: a user holding CAP_SETUID marks its
 	 * files as root does. */
-	if (stat(claim, &sb) == 0 && (sb.st_mode & S_IWUSR))
+	if (stat(claim, &sb) != 0)
+		sb.st_mode = 0;
+	else if (sb.st_mode & S_IWUSR)
 		return;
+	img->hdr.uid = (uint32_t)geteuid();
+	if (sb.st_mode && kept_log_path(claim, &sb, kept, sizeof(kept))) {
+		memcpy(img->hdr.log_path, kept, sizeof(kept));
+		return;
+	}
 	say(o,
 	    "sockmeter recover: %s: made for a process that then "
 	    "changed user, who could write it since: its records go to "

@@ -1125,6 +1125,26 @@ void state_discard(struct state *st)
 	memset(st, 0, sizeof(*st));
 }
 
+/* The log the header names now, while it is the process's own word, in an
+ * attribute of the file that only root (trusted.*) or the file's owner
+ * (user.*: the file is the owner's, 0400 once marked) can set: root's
+ * recovery of the marked file writes there (recover.c).  Nothing when the
+ * file system has neither; "stderr" needs none (a recovery does not write
+ * to a stderr that is gone). */
+static void keep_log_path(struct state *st)
+{
+	const char *log = st->hdr ? st->hdr->log_path : "";
+	size_t len = strnlen(log, sizeof(st->hdr->log_path));
+
+	if (len == 0 || len == sizeof(st->hdr->log_path) || log[0] != '/')
+		return;
+	if (raw_syscall6(SYS_setxattr, (long)st->path, (long)STATE_XATTR_LOG,
+			 (long)log, (long)len, 0, 0) != 0)
+		raw_syscall6(SYS_setxattr, (long)st->path,
+			     (long)STATE_XATTR_LOG_USER, (long)log, (long)len,
+			     0, 0);
+}
+
 int state_mark_exposed(struct state *st)
 {
 	long r;
@@ -1132,6 +1152,7 @@ int state_mark_exposed(struct state *st)
 	if (!LOAD(&st->durable) || st->exposed || !st->path[0])
 		return 0;
 	st->exposed = true;
+	keep_log_path(st);
 	r = raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0,
 			 0);
 	if (r == 0)

@@ -313,7 +313,12 @@ void state_discard(struct state *st);
  * user (or to chroot, after which its file cannot be reached by name):
  * that user may write the file through the mapping it keeps, so its mode
  * loses the owner's write bit (0400), which it cannot put back.  Root's
- * recovery then trusts nothing its header names (see recover.c).  Where
+ * recovery then trusts nothing its header names (see recover.c), only the
+ * log path the file's extended attribute STATE_XATTR_LOG holds: set here
+ * first, while the process is still trusted, and out of the new user's
+ * reach (trusted.*, or user.* where the file system has no trusted
+ * namespace or the process lacks CAP_SYS_ADMIN; none at all on a file
+ * system without either: the records then go beside the file).  Where
  * the mode cannot be changed (a filter forbids it, a read-only mount) the
  * file is removed instead: the process loses only its durability.  Once.
  * Returns 0, or the -errno of the change of mode when neither worked
@@ -321,6 +326,11 @@ void state_discard(struct state *st);
  * Context: any thread, not a sandboxed one; root.
  */
 int state_mark_exposed(struct state *st);
+
+/* The extended attributes that keep a marked file's log path. */
+#define STATE_XATTR_LOG "trusted.sockmeter.log"
+#define STATE_XATTR_LOG_USER "user.sockmeter.log"
+
 
 /*
  * state_pin_dir - open the file's directory now and keep it, in the

@@ -7,9 +7,14 @@
 # root may enter, and the uid at 56, now nobody's) and kills itself.
 # Root's recovery used to create that file and give it to nobody (with
 # /etc/ld.so.preload or /etc/crontab in its place, nobody's code as
-# root).  Now the file was marked at the drop (0400) and root's recovery
-# writes the record beside it, PID-START.recovered.log (root's, with the
-# child's 10 bytes), names why, and touches nothing the header names.
+# root).  Now the file was marked at the drop (0400), and the log path the
+# child named before the drop kept in an extended attribute of the file
+# that nobody can set (trusted.sockmeter.log): root's recovery writes the
+# record there, the child's own log, and touches nothing the header names.
+# Without the attribute (removed here, as on a file system without such
+# attributes) it writes the record beside the file,
+# PID-START.recovered.log (root's, with the child's 10 bytes), and names
+# why.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
@@ -46,23 +51,39 @@ got = 0
 while got < 10:
     got += len(c.recv(10 - got))
 PYEOF
+for attr in kept none; do
 SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state/%u" \
 	sm "$PY" "$T/evil.py" "$T/secret/owned" >"$T/out" 2>"$T/err" ||
-	fail "evil.py: $(cat "$T/err")"
+	fail "$attr: evil.py: $(cat "$T/err")"
 grep -q "patched=1" "$T/out" || fail "the child found no state file of its own to patch: $(cat "$T/out")"
 child=$(sed -n 's/.*child=\([0-9]*\).*/\1/p' "$T/out")
 f=$(find "$T/state/0" -name "$child-*.state")
 [ -n "$f" ] || fail "no state file of the child in root's directory: $(ls -la "$T/state/0")"
-expect_eq "the child's state file's mode (marked at the drop)" "$(stat -c %a "$f")" 400
+expect_eq "$attr: the child's state file's mode (marked at the drop)" "$(stat -c %a "$f")" 400
+expect_eq "$attr: the log path kept beside the header" \
+	"$("$PY" -c 'import os,sys; print(os.getxattr(sys.argv[1], "trusted.sockmeter.log").decode())' "$f")" \
+	"$T/log/python3.$child.log"
+if [ "$attr" = none ]; then
+	"$PY" -c 'import os,sys; os.removexattr(sys.argv[1], "trusted.sockmeter.log")' "$f" ||
+		fail "cannot remove the attribute"
+fi
 "$SM_TOP/build/sockmeter-recover" "$T/state/0" >"$T/rec.out" 2>&1 ||
-	fail "recover: $(cat "$T/rec.out")"
+	fail "$attr: recover: $(cat "$T/rec.out")"
 [ ! -e "$T/secret/owned" ] ||
-	fail "root's recovery wrote where the child's header said: $(stat -c '%U %a' "$T/secret/owned")"
-grep -q "changed user, who could write it since" "$T/rec.out" ||
-	fail "recover did not say why: $(cat "$T/rec.out")"
+	fail "$attr: root's recovery wrote where the child's header said: $(stat -c '%U %a' "$T/secret/owned")"
 rec=${f%.state}.recovered.log
-[ -f "$rec" ] || fail "no $rec: $(cat "$T/rec.out")"
-expect_eq "owner of $rec" "$(stat -c %U "$rec")" root
-expect_eq "the child's record [end, bytes_out]" \
+if [ "$attr" = kept ]; then
+	[ ! -e "$rec" ] || fail "kept: a record beside the state file: $(cat "$T/rec.out")"
+	rec=$T/log/python3.$child.log
+	[ -f "$rec" ] || fail "kept: no record in the child's log: $(cat "$T/rec.out")"
+	expect_eq "kept: owner of the child's log" "$(stat -c %U "$rec")" root
+else
+	grep -q "changed user, who could write it since" "$T/rec.out" ||
+		fail "recover did not say why: $(cat "$T/rec.out")"
+	[ -f "$rec" ] || fail "no $rec: $(cat "$T/rec.out")"
+	expect_eq "owner of $rec" "$(stat -c %U "$rec")" root
+fi
+expect_eq "$attr: the child's record [end, bytes_out]" \
 	"$(q "$rec" "[E.get('end'), E['totals']['bytes_out']]")" '["killed", 10]'
+done
 exit 0

@@ -9,9 +9,10 @@
 # says whose it is and exits 1; that user's recover writes it.  A process
 # that dropped root and was killed before its first record could have
 # rewritten its state file's header since (where its log is, whose it
-# is): root's recover writes its record beside the state file
-# (PID-START.recovered.log, root's) and creates nothing the header names
-# (it used to create that log and give it to the user).
+# is): root's recover creates nothing the header names (it used to create
+# that log and give it to the user); it writes the record to the log the
+# process named before the drop (kept in the file's extended attribute:
+# %u was 0 then), root's.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -107,7 +108,9 @@ SOCKMETER_STATE=$T/state SOCKMETER_LOG=$T/pub/d.%u.%p.log \
 [ -e "$T/pub/d.$nuid.$vpid.log" ] && fail "the dropper's log exists before recovery"
 "$launcher" recover "$T/state" >"$T/rec5" 2>&1 || fail "recover of the dropper failed: $(cat "$T/rec5")"
 [ -e "$T/pub/d.$nuid.$vpid.log" ] && fail "root's recover made the log the dropper's header names"
-rec=$(one_log "$T/state/$vpid-*.recovered.log")
+ls "$T/state/$vpid-"*.recovered.log 2>/dev/null && fail "the dropper's records went beside its state file"
+rec=$T/pub/d.0.$vpid.log
+[ -f "$rec" ] || fail "no record in the log the dropper named as root: $(cat "$T/rec5")"
 expect_eq "the dropper's recovered log: owner" "$(stat -c %u "$rec")" 0
 expect_eq "the dropper's bytes in" "$(q "$rec" "T['bytes_in']")" 4321
 exit 0

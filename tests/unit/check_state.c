@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -780,6 +781,22 @@ START_TEST(test_a_file_is_marked_before_a_change_of_user)
 	ck_assert_int_eq(state_mark_exposed(&st), 0);
 	ck_assert_int_eq(stat(st.path, &sb), 0);
 	ck_assert_uint_eq(sb.st_mode & 0777, 0400);
+	/* The log it names now, kept where the new user cannot write
+	 * (root's recovery writes there: recover.c). */
+	{
+		char kept[sizeof(st.hdr->log_path)];
+		ssize_t n = getxattr(st.path, STATE_XATTR_LOG, kept,
+				     sizeof(kept) - 1);
+
+		if (n < 0 && errno == EOPNOTSUPP)
+			n = getxattr(st.path, STATE_XATTR_LOG_USER, kept,
+				     sizeof(kept) - 1);
+		if (n >= 0 || errno != EOPNOTSUPP) { /* a file system has */
+			ck_assert_int_gt(n, 0);
+			kept[n] = '\0';
+			ck_assert_str_eq(kept, st.hdr->log_path);
+		}
+	}
 	/* Once: a second call does nothing, even with the file gone. */
 	ck_assert_int_eq(unlink(st.path), 0);
 	ck_assert_int_eq(state_mark_exposed(&st), 0);
