@@ -194,6 +194,22 @@ void sm_durable_say_refused(void)
 	 * mount namespace without it): the log is too, and its warning
 	 * says that the records are lost (README, Limits). */
 	err = stat(dir, &st) == 0 ? 0 : errno;
+	if (err == ENOENT) {
+		/* Not made yet (a %u directory of the new user's): in reach
+		 * when its parent is, made by nobody when that is closed to
+		 * this user (state_dir_usable_by said so). */
+		char parent[CONFIG_PATH_MAX], *slash;
+
+		snprintf(parent, sizeof(parent), "%s", dir);
+		while (strlen(parent) > 1 && parent[strlen(parent) - 1] == '/')
+			parent[strlen(parent) - 1] = '\0';
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (stat(parent, &st) == 0)
+				err = EACCES; /* said as a directory closed */
+		}
+	}
 	if (err && err != EACCES)
 		return;
 	if (!err)

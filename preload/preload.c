@@ -2207,12 +2207,15 @@ int sm_confine_begin(enum sm_confine how)
 		return -1;
 	prepare = !sm_quiet() && !maybe_in_handler();
 	if (prepare) {
+		/* First: a fork child's state file is made at its first
+		 * tracked fd, which the classification may find (a child that
+		 * chroots before it touched its inherited sockets). */
+		classify_open_fds();
 		if (how != SM_CONFINE_ROOT)
 			sm_durable_before_sandbox();
 		else if (geteuid() == 0) /* a change of user follows, out
 					   * of reach by name */
 			sm_durable_mark_exposed();
-		classify_open_fds();
 	}
 	/* A filter on every thread binds the ticker too: it is quiet before
 	 * it says the log is pinned, so that nothing of its own follows the
