@@ -169,9 +169,9 @@ int config_load_string(struct config *c, const char *name, const char *buf,
  * SOCKMETER (off/0/false/no disables, on/1/true/yes enables), SOCKMETER_LOG,
  * SOCKMETER_FORMAT, SOCKMETER_INTERVAL, SOCKMETER_TOP,
  * SOCKMETER_CLOSE_RECORDS, SOCKMETER_SYSLOG, SOCKMETER_TCP_INFO,
- * SOCKMETER_NAMES, SOCKMETER_LOG_MAX_SIZE, SOCKMETER_LOG_KEEP.  A bad
- * value is
- * reported once and ignored.  Returns the number of problems.
+ * SOCKMETER_NAMES, SOCKMETER_LOG_MAX_SIZE, SOCKMETER_LOG_KEEP,
+ * SOCKMETER_MAX_FDS, SOCKMETER_STATE.  A bad value is reported once and
+ * ignored.  Returns the number of problems.
  * Context: start-up only.
  */
 int config_apply_env(struct config *c, config_getenv_fn getenv_fn,
