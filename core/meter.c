@@ -847,6 +847,7 @@ static void sink_ready(struct meter *m)
 {
 	char pdir[sizeof(m->sink.path)], *slash;
 	bool said;
+	int err;
 
 	if (!m->sink_stale)
 		return;
@@ -857,6 +858,7 @@ static void sink_ready(struct meter *m)
 	 * would say it a hundred times.  The child says nothing until its
 	 * own log has worked once (settle: a success ends the run). */
 	said = m->sink.warned && m->sink.failing && !m->sink.to_stderr;
+	err = m->sink.last_err;
 	snprintf(pdir, sizeof(pdir), "%s", m->sink.path);
 	slash = strrchr(pdir, '/');
 	if (slash)
@@ -867,8 +869,9 @@ static void sink_ready(struct meter *m)
 	slash = strrchr(m->sink.path, '/');
 	if (said && slash && (size_t)(slash - m->sink.path) == strlen(pdir) &&
 	    strncmp(m->sink.path, pdir, strlen(pdir)) == 0) {
-		m->sink.warned = true; /* (not failing: no write of its own
-					* has failed yet) */
+		m->sink.warned = true;
+		m->sink.failing = true;
+		m->sink.last_err = err;
 	}
 }
 
