@@ -845,34 +845,12 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 /* A forked child sets its log up at its first write. */
 static void sink_ready(struct meter *m)
 {
-	char pdir[sizeof(m->sink.path)], *slash;
-	bool said;
-	int err;
-
 	if (!m->sink_stale)
 		return;
 	m->sink_stale = false;
-	/* The parent said its log failed, and it still fails: a child whose
-	 * log is in the same directory (the same file, or its own by %p)
-	 * meets the same fault, and a pre-fork server's hundred workers
-	 * would say it a hundred times.  The child says nothing until its
-	 * own log has worked once (settle: a success ends the run). */
-	said = m->sink.warned && m->sink.failing && !m->sink.to_stderr;
-	err = m->sink.last_err;
-	snprintf(pdir, sizeof(pdir), "%s", m->sink.path);
-	slash = strrchr(pdir, '/');
-	if (slash)
-		*slash = '\0';
 	sink_init(&m->sink, m->cfg.log_path, m->pid, m->prog,
 		  m->start.real_ns / 1000000000ull, m->report, m->ctx);
 	sink_set_rotation(&m->sink, m->cfg.log_max_size, m->cfg.log_keep);
-	slash = strrchr(m->sink.path, '/');
-	if (said && slash && (size_t)(slash - m->sink.path) == strlen(pdir) &&
-	    strncmp(m->sink.path, pdir, strlen(pdir)) == 0) {
-		m->sink.warned = true;
-		m->sink.failing = true;
-		m->sink.last_err = err;
-	}
 }
 
 int meter_pin_log(struct meter *m, bool on)
