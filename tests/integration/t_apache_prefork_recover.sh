@@ -6,8 +6,9 @@
 # so the worker's state file is made before the drop too, in root's
 # directory ($T/state/%u), and marked at the drop (mode 0400): www-data
 # could write its header since, so root's recovery writes a killed
-# worker's record beside it (PID-START.recovered.log), never into a path
-# the header names (a compromised worker could name /etc/crontab).  A
+# worker's record into the log the worker named before the drop (kept in
+# the file's extended attribute), never into a path the header names (a
+# compromised worker could name /etc/crontab).  A
 # worker that ends cleanly cannot remove its file from root's 0700
 # directory: it marks it final, and root's next recovery removes it
 # without a second record.  (Made after the drop, in www-data's
@@ -18,7 +19,7 @@
 #    internal dummy connections;
 #  - one worker, killed (SIGKILL) after it served: `sockmeter recover` as
 #    root writes its exit record, marked killed, with exactly its bytes,
-#    into the .recovered.log beside its state file;
+#    into the worker's own log (not beside its state file);
 #  - after apache2 -k stop and that recovery no state file is left, and
 #    no other record was recovered.
 . "$(dirname "$0")/lib.sh"
@@ -69,9 +70,13 @@ wait_for 15 eval '! kill -0 '"$daemon"' 2>/dev/null' || fail "apache2 did not st
 wait_for 10 eval '[ -z "$(pgrep -P '"$daemon"')" ]'
 "$SM_TOP/build/sockmeter-recover" -q "$T/state/0" 2>"$T/recover.err" ||
 	fail "recover: $(cat "$T/recover.err")"
+# Into the worker's own log, the path it named as root (kept in its state
+# file's extended attribute), never beside the state file any more.
 rec=$(find "$T/state/0" -name "$victim-*.recovered.log")
-[ -n "$rec" ] || fail "no recovered log of worker $victim: $(ls "$T/state/0")"
-cp "$rec" "$T/log/recovered.log"
+[ -z "$rec" ] || fail "worker $victim's record went beside its state file: $rec"
+grep -q '"end":"killed"' "$T/log/apache2.$victim.log" ||
+	fail "no recovered record in worker $victim's log: $(cat "$T/recover.err")"
+: >"$T/log/recovered.log"
 left=$(find "$T/state" -name '*.state*' | sed "s|$T/||")
 [ -z "$left" ] || fail "state files left after the stop and a recovery: $(echo $left | head -c 300)"
 [ "$(grep -c ApacheBench "$T/access.log")" = "$N" ] ||
