@@ -102,6 +102,19 @@ $(BUILD)/progs/uring_xfer: tests/progs/uring_xfer.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -luring
 
+# deepbind loads deeplib's library (twice built: bound now, with its GOT
+# read-only, and lazily) by path, and by bare name through its RUNPATH.
+DEEP_LIBS := $(BUILD)/progs/deep/libsmdeep.so $(BUILD)/progs/deep/libsmdeep_lazy.so
+$(BUILD)/progs/deep/libsmdeep.so: tests/progs/deeplib/smdeep.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -Wl,-z,now -Wl,-z,relro $< -o $@
+$(BUILD)/progs/deep/libsmdeep_lazy.so: tests/progs/deeplib/smdeep.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -Wl,-z,lazy -Wl,-z,norelro $< -o $@
+$(BUILD)/progs/deepbind: tests/progs/deepbind.c $(DEEP_LIBS)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -ldl '-Wl,-rpath,$$ORIGIN/deep'
+
 progs: $(PROG_BIN)
 
 unit: $(UNIT_BIN)

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "funcs_creds.h"
+#include "funcs_dl.h"
 #include "funcs_exit.h"
 #include "funcs_fds.h"
 #include "funcs_names.h"
@@ -54,7 +55,8 @@
 	SM_FUNCS_CREDS(X)                                                      \
 	SM_FUNCS_STDIO(X)                                                      \
 	SM_FUNCS_NAMES(X)                                                      \
-	SM_FUNCS_SIGNALS(X)
+	SM_FUNCS_SIGNALS(X)                                                    \
+	SM_FUNCS_DL(X)
 
 /* The data and lifecycle calls of wrappers.c. */
 #define SM_FUNCS_DATA(X)                                                       \
