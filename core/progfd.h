@@ -3,7 +3,7 @@
  * program's fds from there.
  *
  * Every fd the library opens (the log, the Prometheus file and its
- * temporary) lives in an fd table of its own, never in the program's: a
+ * temporary, the state file while it is made) lives in an fd table of its own, never in the program's: a
  * number the program could be handed (POSIX's lowest free fd), close
  * (close_range, a close-all loop) or find taken (dup2) is never ours.
  *  - The ticker thread gives itself a private, empty fd table when it

@@ -475,52 +475,88 @@ static uint64_t own_pid_ns(void)
 								 : 1;
 }
 
-/* Create the file and map it whole; 0 or -errno (reported). */
-static int create_file(struct state *st, const char *dir, long pid,
-		       uint64_t size, config_report_fn report, void *ctx)
+/* What create_file hands to the file work (create_job) and gets back. */
+struct create_job {
+	struct state *st; /* st->path and st->proc_start are written */
+	const char *dir;
+	long pid;	/* getpid() */
+	long view_pid;	/* the pid as /proc numbers it */
+	uint64_t view;	/* the pid namespace tag, or 0 */
+	uint64_t size;
+	void *map;	/* out: the whole file, mapped shared */
+	int stage;	/* out: where it failed (1 create, 2 size or map) */
+};
+
+/*
+ * The file work of create_file, in progfd_run's child where the caller is
+ * not the ticker: the open of a fork child (a worker's first tracked fd,
+ * while its other threads may be opening theirs) took a number in the
+ * program's table, and a program at its RLIMIT_NOFILE got no file at all.
+ * The mapping is shared memory, the caller's once this returns.  /proc/self
+ * is the child there: the start time is read by the program's pid.
+ * Returns 0 or -errno (-EMFILE before anything was written: progfd_run
+ * makes room and runs it again).
+ */
+static int create_job(void *arg)
 {
+	struct create_job *j = arg;
+	struct state *st = j->st;
 	int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	struct rlimit fsz;
-	uint64_t view;
-	long view_pid;
+	char stat_path[64];
 	long fd;
 	void *p;
 	int err;
 
-	/* The start time from /proc/self: /proc may number processes in
-	 * another namespace than getpid() (unshare -fp without a /proc of
-	 * its own, where /proc/1 is the host's init). */
-	st->proc_start = stat_start("/proc/self/stat");
-	view = state_pid_view(&view_pid);
-	if (view == STATE_VIEW_BLIND) {
-		/* Nobody outside can check it: only a recovery in its own
-		 * namespace, with a /proc of its own, judges it. */
-		view = own_pid_ns();
-		view_pid = pid;
-	}
-	if (view)
+	snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", j->view_pid);
+	st->proc_start = stat_start(stat_path);
+	if (j->view)
 		snprintf(st->path, sizeof(st->path),
-			 "%s/%ld-%" PRIu64 "%s%" PRIu64 "%s", dir, view_pid,
-			 st->proc_start, STATE_NS_TAG, view, STATE_SUFFIX);
+			 "%s/%ld-%" PRIu64 "%s%" PRIu64 "%s", j->dir,
+			 j->view_pid, st->proc_start, STATE_NS_TAG, j->view,
+			 STATE_SUFFIX);
 	else
 		snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s",
-			 dir, view_pid, st->proc_start, STATE_SUFFIX);
+			 j->dir, j->view_pid, st->proc_start, STATE_SUFFIX);
+	j->stage = 1;
 	fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
 	if (fd < 0 && errno == EEXIST &&
-	    clear_predecessor(st->path, pid, st->proc_start))
+	    clear_predecessor(st->path, j->pid, st->proc_start))
 		fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
-	if (fd < 0) {
+	if (fd < 0)
+		return -errno;
+	j->stage = 2;
+	if (syscall(SYS_ftruncate, fd, (off_t)j->size) != 0) {
 		err = errno;
-		say(report, ctx, dir, "cannot create a state file", err);
-		return -err;
+		goto fail;
 	}
+	p = (void *)syscall(SYS_mmap, NULL, j->size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = errno;
+		goto fail;
+	}
+	syscall(SYS_close, fd);
+	j->map = p;
+	return 0;
+fail:
+	syscall(SYS_close, fd);
+	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	return -err;
+}
+
+/* Create the file and map it whole; 0 or -errno (reported). */
+static int create_file(struct state *st, const char *dir, long pid,
+		       uint64_t size, config_report_fn report, void *ctx)
+{
+	struct create_job j = {st, dir, pid, 0, 0, size, NULL, 0};
+	struct rlimit fsz;
+	int r;
+
 	/* Beyond the file size limit, ftruncate would raise SIGXFSZ. */
 	if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 &&
 	    fsz.rlim_cur != RLIM_INFINITY && fsz.rlim_cur < size) {
 		char what[160];
 
-		syscall(SYS_close, fd);
-		syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
 		/* A limit of 0: the log's own first write says it.  Any other
 		 * (ulimit -f 10000) lets the log grow, and nothing else would
 		 * say that a kill loses the numbers. */
@@ -534,28 +570,32 @@ static int create_file(struct state *st, const char *dir, long pid,
 		}
 		return -EFBIG;
 	}
-	if (syscall(SYS_ftruncate, fd, (off_t)size) != 0) {
-		err = errno;
-		goto fail;
+	/* The start time from /proc: /proc may number processes in another
+	 * namespace than getpid() (unshare -fp without a /proc of its own,
+	 * where /proc/1 is the host's init).  Asked here, where /proc/self
+	 * is this process. */
+	j.view = state_pid_view(&j.view_pid);
+	if (j.view == STATE_VIEW_BLIND) {
+		/* Nobody outside can check it: only a recovery in its own
+		 * namespace, with a /proc of its own, judges it. */
+		j.view = own_pid_ns();
+		j.view_pid = pid;
 	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (p == MAP_FAILED) {
-		err = errno;
-		goto fail;
+	r = progfd_run(create_job, &j);
+	if (r != 0) {
+		say(report, ctx, dir,
+		    j.stage == 2 ? "cannot size or map a state file"
+				 : "cannot create a state file",
+		    -r);
+		return r;
 	}
-	syscall(SYS_close, fd);
 	/* What is left of the mapping once the head and the chunks have
 	 * moved out is of no use to a fork child: not copied into it (each
 	 * piece that moves out is marked to be copied again, move_out). */
-	st->file_dontfork = madvise(p, size, MADV_DONTFORK) == 0;
-	st->file = p;
+	st->file_dontfork = madvise(j.map, size, MADV_DONTFORK) == 0;
+	st->file = j.map;
 	st->size = size;
 	return 0;
-fail:
-	syscall(SYS_close, fd);
-	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
-	say(report, ctx, dir, "cannot size or map a state file", err);
-	return -err;
 }
 
 static void fill_header(struct state *st, const struct config *cfg,
