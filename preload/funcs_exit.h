@@ -1,6 +1,6 @@
 /*
  * funcs_exit.h - the real functions of one group of wrapped calls: _exit,
- * _Exit, the exec family, posix_spawn, system and popen (wrappers and
+ * _Exit, pthread_exit and thrd_exit, the exec family, posix_spawn, system and popen (wrappers and
  * stubs in
  * wrap_exit.c), and clone (wrap_vfork.c).  execl,
  * execlp and execle are wrapped too, but forward to execv, execvp and
@@ -14,6 +14,8 @@
 	X(exit, void, (int))                                                   \
 	X(_exit, void, (int))                                                  \
 	X(_Exit, void, (int))                                                  \
+	X(pthread_exit, void, (void *))                                        \
+	X(thrd_exit, void, (int))                                              \
 	X(execve, int, (const char *, char *const[], char *const[]))           \
 	X(execv, int, (const char *, char *const[]))                           \
 	X(execvp, int, (const char *, char *const[]))                          \

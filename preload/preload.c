@@ -315,18 +315,18 @@ static bool may_not_ask_ticker(void)
  * thread ended long ago is not woken 50 times a second for it). */
 static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
 
-/* Run by glibc when the main thread ends through pthread_exit: the
- * ticker starts looking often. */
-static void main_thread_ends(void *arg)
+/* The thread the process started with (a fork child's: the thread that
+ * forked), whose pthread_exit leaves the others running. */
+static pthread_t main_thread;
+
+void sm_thread_exits(void)
 {
-	(void)arg;
+	if (!pthread_equal(pthread_self(), main_thread))
+		return;
+	/* The ticker starts looking often. */
 	__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
 	wake_ticker();
 }
-
-/* A key whose value only the main thread sets: glibc runs its destructor
- * when the main thread ends through pthread_exit (not at exit()). */
-static pthread_key_t main_key;
 
 static bool lock_bounded(pthread_mutex_t *lock, long ms);
 static void sm_exit_handler(void);
@@ -471,7 +471,7 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 	int status;
 
 	if (fast && alone_next_ns > mono_ns + alone_fast_ns)
-		alone_next_ns = mono_ns; /* woken by main_thread_ends */
+		alone_next_ns = mono_ns; /* woken by sm_thread_exits */
 	if (mono_ns >= alone_next_ns) {
 		status = alone_status();
 		if (status >= 0)
@@ -921,6 +921,8 @@ static void fork_child(void)
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
+	if (!pthread_equal(main_thread, pthread_self()))
+		main_thread = pthread_self();
 	/* It has no children yet: a child that shares the parent's memory
 	 * is not its own; and it is no vfork child, whatever its thread's
 	 * mark said in the parent. */
@@ -1282,8 +1284,7 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	at_quick_exit(sm_quick_exit_handler);
 	atexit(sm_exit_handler);
 	/* The constructor runs on the main thread. */
-	if (pthread_key_create(&main_key, main_thread_ends) == 0)
-		pthread_setspecific(main_key, &main_key);
+	main_thread = pthread_self();
 out:
 	errno = saved;
 }

@@ -350,6 +350,13 @@ void sm_exec_env_init(void);
  */
 void sm_final_record(bool exec);
 
+/*
+ * sm_thread_exits - the calling thread is in pthread_exit or thrd_exit:
+ * when it is the main thread, the ticker starts looking for the moment it
+ * is the last thread left.  Context: any thread.
+ */
+void sm_thread_exits(void);
+
 /* sm_exit_begins - a thread calls exit() while another thread's exit is
  * under way: make the exit record now, or wait (2 s at most) for the
  * thread making it.  Context: exit's caller. */

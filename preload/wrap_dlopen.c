@@ -25,7 +25,9 @@
  * one is said once, since its library goes unmetered.
  *
  * x86-64 and AArch64 (the relocation types are per architecture); other
- * architectures load deep-bound libraries as before, unmetered.
+ * architectures load deep-bound libraries as before, unmetered, and say so.
+ *
+ * dlmopen into a namespace of its own cannot be helped (see there): said.
  */
 #include "preload.h"
 #include "warn.h"
@@ -39,6 +41,7 @@
 #include <unistd.h>
 
 typedef void *(*dlopen_fn)(const char *, int);
+typedef void *(*dlmopen_fn)(Lmid_t, const char *, int);
 
 /* Before the binding (a constructor that runs before ours): bind, then
  * forward.  The wrapper itself binds first, so this only serves a call
@@ -47,6 +50,13 @@ void *unbound_dlopen(const char *file, int mode)
 {
 	if (sm_bind() && sm_real.dlopen != unbound_dlopen)
 		return sm_real.dlopen(file, mode);
+	return NULL;
+}
+
+void *unbound_dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	if (sm_bind() && sm_real.dlmopen != unbound_dlmopen)
+		return sm_real.dlmopen(lmid, file, mode);
 	return NULL;
 }
 
@@ -60,16 +70,16 @@ void *unbound_dlopen(const char *file, int mode)
 #define SM_R_ABS R_AARCH64_ABS64
 #endif
 
-static void say_once(const char *what, const char *file)
+/* One warning per process and kind (deep: 0, namespace: 1). */
+static void say_once(int kind, const char *what, const char *file)
 {
-	static int said;
+	static int said[2];
 	char msg[512];
 
-	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+	if (__atomic_exchange_n(&said[kind], 1, __ATOMIC_RELAXED))
 		return;
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: %s: %.200s, loaded with RTLD_DEEPBIND, %s: its "
-		 "calls are not metered",
+	snprintf(msg, sizeof(msg), "sockmeter: %s: %.200s, loaded %s: its "
+				   "calls are not metered",
 		 sm_meter.prog, file ? file : "(null)", what);
 	sm_warn(msg);
 }
@@ -105,11 +115,15 @@ static bool deep_patchable(const char *file, const void *ret)
 	if (!file || !sm_meter.tab.cap)
 		return false;
 	if (strchr(file, '$')) {
-		say_once("named relative to its caller", file);
+		say_once(0, "with RTLD_DEEPBIND, named relative to its caller",
+			 file);
 		return false;
 	}
 	if (!strchr(file, '/') && caller_has_own_path(ret)) {
-		say_once("by a caller with a library path of its own", file);
+		say_once(0,
+			 "with RTLD_DEEPBIND by a caller with a library path "
+			 "of its own",
+			 file);
 		return false;
 	}
 	return true;
@@ -403,7 +417,8 @@ static bool patch_object(const struct deep_obj *o, void *handle)
 /* The deep dlopen itself: the objects it added to the list (the list
  * grows at its end) get their slots.  Context: any thread. */
 __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
-						   const char *file, int mode)
+						   const char *file, int mode,
+						   Lmid_t lmid)
 {
 	struct deep_walk w;
 	size_t before = 0;
@@ -412,7 +427,7 @@ __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
 	int saved;
 
 	dl_iterate_phdr(count_cb, &before);
-	h = real(file, mode);
+	h = real ? real(file, mode) : sm_real.dlmopen(lmid, file, mode);
 	if (!h)
 		return NULL;
 	saved = errno;
@@ -432,7 +447,10 @@ __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
 		w.skip += DEEP_BATCH;
 	}
 	if (!ok)
-		say_once("whose read-only pages could not be written", file);
+		say_once(0,
+			 "with RTLD_DEEPBIND, and its read-only pages could "
+			 "not be written",
+			 file);
 	errno = saved;
 	return h;
 }
@@ -471,10 +489,42 @@ void *dlopen(const char *file, int mode)
 #ifdef SM_R_JUMP_SLOT
 	if (SM_UNLIKELY(mode & RTLD_DEEPBIND) &&
 	    deep_patchable(file, __builtin_return_address(0)))
-		return deep_dlopen(real, file, mode);
+		return deep_dlopen(real, file, mode, LM_ID_BASE);
 #else
 	if (SM_UNLIKELY(mode & RTLD_DEEPBIND) && file && sm_meter.tab.cap)
-		say_once("on an architecture where that is not done", file);
+		say_once(0,
+			 "with RTLD_DEEPBIND on an architecture where that "
+			 "is not undone",
+			 file);
 #endif
 	SM_MUSTTAIL return real(file, mode);
+}
+
+/*
+ * dlmopen: a namespace other than the base one has no preloaded library
+ * (glibc loads LD_PRELOAD into the base namespace only) and a libc of its
+ * own, whose errno our wrappers would not set: what is loaded there is not
+ * metered, and that is said once.  Into the base namespace with
+ * RTLD_DEEPBIND, as dlopen.  Else a tail call, like dlopen's.
+ */
+SM_EXPORT
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O2", "optimize-sibling-calls")))
+#endif
+void *dlmopen(Lmid_t lmid, const char *file, int mode)
+{
+	dlmopen_fn real = __atomic_load_n(&sm_real.dlmopen, __ATOMIC_ACQUIRE);
+
+	if (SM_UNLIKELY(real == unbound_dlmopen)) {
+		sm_bind();
+		real = __atomic_load_n(&sm_real.dlmopen, __ATOMIC_ACQUIRE);
+	}
+	if (SM_UNLIKELY(lmid != LM_ID_BASE) && file && sm_meter.tab.cap)
+		say_once(1, "with dlmopen into a namespace of its own", file);
+#ifdef SM_R_JUMP_SLOT
+	else if (SM_UNLIKELY(mode & RTLD_DEEPBIND) && lmid == LM_ID_BASE &&
+		 deep_patchable(file, __builtin_return_address(0)))
+		return deep_dlopen(NULL, file, mode, lmid);
+#endif
+	SM_MUSTTAIL return real(lmid, file, mode);
 }

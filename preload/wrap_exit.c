@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <threads.h>
 #include <unistd.h>
 
 /* glibc declares these only for some feature sets. */
@@ -35,6 +36,22 @@ void unbound_exit(int status)
 	if (BOUND(exit))
 		sm_real.exit(status);
 	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+void unbound_pthread_exit(void *ret)
+{
+	if (BOUND(pthread_exit))
+		sm_real.pthread_exit(ret);
+	syscall(SYS_exit, 0);
+	__builtin_unreachable();
+}
+
+void unbound_thrd_exit(int ret)
+{
+	if (BOUND(thrd_exit))
+		sm_real.thrd_exit(ret);
+	syscall(SYS_exit, 0);
 	__builtin_unreachable();
 }
 
@@ -148,6 +165,28 @@ SM_EXPORT void exit(int status)
 	sm_exit_begins();
 	sm_real.exit(status);
 	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* --- pthread_exit, thrd_exit --------------------------------------------- */
+
+/* The main thread ending while others run: the ticker starts looking for
+ * the moment it is the last thread (preload.c, sm_thread_exits).  Was a
+ * pthread key's destructor, whose value on the main thread a copy of libc
+ * in another namespace (dlmopen) took for one of its own keys': OpenSSL
+ * loaded there freed it at exit, and the program aborted. */
+SM_EXPORT void pthread_exit(void *ret)
+{
+	sm_thread_exits();
+	sm_real.pthread_exit(ret);
+	__builtin_unreachable();
+}
+
+/* C11's: glibc's goes to its internal pthread_exit, past the one above. */
+SM_EXPORT void thrd_exit(int ret)
+{
+	sm_thread_exits();
+	sm_real.thrd_exit(ret);
 	__builtin_unreachable();
 }
 

@@ -37,7 +37,7 @@ for lib in libsmdeep libsmdeep_lazy; do
 		bare)
 			# Unmetered, and said so: one line, naming the library.
 			expect_eq "$c: lines on stderr" "$(sm_lines "$T/$c.err")" 1
-			grep -q "$lib.so, loaded with RTLD_DEEPBIND, by a caller with a library path of its own: its calls are not metered" "$T/$c.err" ||
+			grep -q "$lib.so, loaded with RTLD_DEEPBIND by a caller with a library path of its own: its calls are not metered" "$T/$c.err" ||
 				fail "$c: $(cat "$T/$c.err")"
 			# (a log, if any, without the connection: else the
 			# warning would be wrong)

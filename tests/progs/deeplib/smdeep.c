@@ -3,11 +3,13 @@
  * (t_deepbind): one TCP exchange through each kind of slot the dynamic
  * linker fills (a PLT call to send, recv's address from the GOT, write's
  * address in a read-only data word), and a function of its own named like
- * one sockmeter wraps (dup), which must stay its own.
+ * one sockmeter wraps (dup), which must stay its own.  Also loaded into a
+ * namespace of its own by tests/progs/dlmopener.c (t_dlmopen).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -74,4 +76,17 @@ long smdeep_xfer(int port, long n, long *in)
 fail:
 	close(fd);
 	return -1;
+}
+
+/* A new pthread key must read NULL on every thread (POSIX): 0 when it
+ * does, 1 when this thread already holds a value for it, -1 on error.
+ * Loaded by dlmopen, its libc is another copy, whose keys share the
+ * threads' slots with the main libc's. */
+int smdeep_fresh_key(void)
+{
+	pthread_key_t k;
+
+	if (pthread_key_create(&k, NULL) != 0)
+		return -1;
+	return pthread_getspecific(k) != NULL;
 }
