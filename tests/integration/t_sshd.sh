@@ -54,6 +54,22 @@ sm ssh -i "$T/userkey" -p "$port" -o BatchMode=yes -o StrictHostKeyChecking=no \
 expect_eq "bytes the command printed" "$(wc -c <"$T/out")" "$N"
 kill "$server"
 bg_wait "$server" 10 >/dev/null || true
+# The per-connection sshd ends by itself once the client has gone, maybe
+# after ssh returned: its exit record is written then (under load, after
+# the recovery below, which leaves a live process's file alone and so
+# missed its bytes).  Wait until no state file's process is alive.
+state_owners_alive() {
+	local f p
+	for f in "$T"/state/*.state; do
+		[ -e "$f" ] || continue
+		p=${f##*/}
+		p=${p%%-*}
+		kill -0 "$p" 2>/dev/null && return 0
+	done
+	return 1
+}
+wait_for 10 eval '! state_owners_alive' ||
+	fail "sshd's processes still running 10 s after the session: $(ls "$T/state")"
 
 launcher=$SM_TOP/scripts/sockmeter
 # (Another sshd process's own recovery scan may have written it first.)
