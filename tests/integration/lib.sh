@@ -239,7 +239,8 @@ socat_send() {
 }
 
 # apache_start MPM USER LOGFORMAT [DIRECTIVES] - real apache2 (Debian's
-# enabled modules, the MPM module MPM: event, prefork), started as a
+# enabled modules but mod_php, which refuses a threaded MPM, and the MPM
+# module MPM: event, prefork), started as a
 # preloaded daemon (apache2 -k start) on a free port, serving $T/www as
 # USER, its access log $T/access.log in LOGFORMAT, DIRECTIVES (lines) in
 # its config; tries 3 ports.  Sets port and daemon (the pid), and a trap
@@ -252,7 +253,7 @@ apache_start() {
 ServerRoot /etc/apache2
 LoadModule mpm_${mpm}_module /usr/lib/apache2/modules/mod_mpm_${mpm}.so
 $(ls /etc/apache2/mods-enabled/*.load /etc/apache2/mods-enabled/*.conf 2>/dev/null |
-	grep -v 'mpm_' | sed 's/^/Include /')
+	grep -v -e 'mpm_' -e '/php[0-9.]*\.\(load\|conf\)$' | sed 's/^/Include /')
 Listen 127.0.0.1:$port
 PidFile $T/apache.pid
 ErrorLog $T/error.log
