@@ -262,6 +262,36 @@ static bool own_defines(const char *name)
 	}
 }
 
+/* What our wrapper of name forwards to: sm_real's entry (bound), or for
+ * a wrapper that forwards through another function (printf), the next
+ * definition.  No dlsym that can fail: its error would be the one the
+ * program's next dlerror() returned, after a dlopen that succeeded. */
+static const struct real_name {
+	const char *name;
+	const void *entry; /* &sm_real.NAME */
+	const void *unbound;
+} real_names[] = {
+#define X(n, ret, args) {#n, &sm_real.n, (const void *)unbound_##n},
+	SM_REAL_FUNCS(X)
+#undef X
+};
+
+static void *real_next(const char *name)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < sizeof(real_names) / sizeof(real_names[0]); i++) {
+		if (strcmp(real_names[i].name, name) != 0)
+			continue;
+		memcpy(&p, real_names[i].entry, sizeof(p));
+		if (p == real_names[i].unbound && sm_bind())
+			memcpy(&p, real_names[i].entry, sizeof(p));
+		return p == real_names[i].unbound ? NULL : p;
+	}
+	return dlsym(RTLD_NEXT, name);
+}
+
 static ElfW(Addr) dyn_ptr(ElfW(Addr) v, ElfW(Addr) addr)
 {
 	/* glibc relocates .dynamic's pointers in place where the section
@@ -324,7 +354,7 @@ static int patch_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		/* What our wrapper forwards to, and what the deep scope
 		 * gave this slot (a lazy JUMP_SLOT holds its PLT stub: the
 		 * name as the deep scope finds it then). */
-		next = dlsym(RTLD_NEXT, name);
+		next = real_next(name);
 		if (!next || next == wrapper)
 			continue;
 		now = __atomic_load_n(slot, __ATOMIC_RELAXED);

@@ -8,8 +8,8 @@
  * (RTLD_LAZY | RTLD_DEEPBIND), bare (LIB's file name alone, found through
  * this program's RUNPATH, deep-bound), plain-bare (the same without
  * RTLD_DEEPBIND).  Then one exchange of BYTES each way with an echo
- * server at PORT through the library; prints out=N, in=M and dup=D,
- * a line each.
+ * server at PORT through the library; prints dlerror= (what dlerror()
+ * said after the load), out=N, in=M and dup=D, a line each.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -46,6 +46,13 @@ int main(int argc, char **argv)
 	if (!h) {
 		fprintf(stderr, "deepbind: %s\n", dlerror());
 		return 1;
+	}
+	/* The loader's error state is the program's: what dlerror() says
+	 * after a dlopen that succeeded is the same with the preload. */
+	{
+		const char *e = dlerror();
+
+		printf("dlerror=%s\n", e ? e : "none");
 	}
 	*(void **)&xfer = dlsym(h, "smdeep_xfer");
 	*(void **)&own_dup = dlsym(h, "smdeep_own_dup");
