@@ -111,9 +111,16 @@ $(BUILD)/progs/deep/libsmdeep.so: tests/progs/deeplib/smdeep.c
 $(BUILD)/progs/deep/libsmdeep_lazy.so: tests/progs/deeplib/smdeep.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -Wl,-z,lazy -Wl,-z,norelro $< -o $@
+# A text relocation (x86-64 assembly): deepbind's textrel case.
+ifeq ($(shell uname -m),x86_64)
+DEEP_LIBS += $(BUILD)/progs/deep/libsmtextrel.so
+endif
+$(BUILD)/progs/deep/libsmtextrel.so: tests/progs/deeplib/textrel.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -Wl,-z,notext $< -o $@
 $(BUILD)/progs/deepbind: tests/progs/deepbind.c $(DEEP_LIBS)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -ldl '-Wl,-rpath,$$ORIGIN/deep'
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror $< -o $@ -ldl -pthread '-Wl,-rpath,$$ORIGIN/deep'
 
 progs: $(PROG_BIN)
 

@@ -923,6 +923,7 @@ static void fork_child(void)
 		main_ended = 0;
 	if (!pthread_equal(main_thread, pthread_self()))
 		main_thread = pthread_self();
+	sm_dlopen_forked();
 	/* It has no children yet: a child that shares the parent's memory
 	 * is not its own; and it is no vfork child, whatever its thread's
 	 * mark said in the parent. */

@@ -7,20 +7,24 @@
  * loads every extension this way (ext/curl with its libcurl, ext/sockets,
  * ext/pgsql with libpq...), in php-cli and php-fpm alike.
  *
- * So after such a dlopen, each object it loaded has its relocations read
- * (JUMP_SLOT, GLOB_DAT, and absolute words with no addend), and every slot
- * that names a function this library wraps, and that the deep binding
- * filled with exactly the function our wrapper forwards to, gets the
- * wrapper instead: what the global scope would have bound it to.  Nothing
- * else changes: a symbol the library defines itself, or finds in one of
- * its own dependencies other than libc, keeps its binding (deep binding is
- * there for that); a read-only (RELRO) page is made writable for the
- * store and read-only again.
+ * So after such a dlopen, each object of its group (the library and its
+ * dependencies, held loaded by the handle: deep_dlopen) has its
+ * relocations read (JUMP_SLOT, GLOB_DAT, and absolute words with no
+ * addend), and every slot that names a function this library wraps, and
+ * that the deep binding filled with exactly the function our wrapper
+ * forwards to, gets the wrapper instead: what the global scope would have
+ * bound it to.  Nothing else changes: a symbol the library defines itself,
+ * or finds in one of its own dependencies other than libc, keeps its
+ * binding (deep binding is there for that); a read-only (RELRO) page is
+ * made writable for the store and read-only again, under a lock, since two
+ * threads may load the same library; a slot outside the writable segments
+ * (a text relocation) is left alone, and said.
  *
- * The caller of dlopen matters to the loader: its RPATH/RUNPATH for a bare
- * name, its directory for $ORIGIN in the name.  A plain dlopen (and a deep
- * one whose caller's identity could change what is loaded: a bare name
- * from a caller with its own library path, a name with a '$') is a tail
+ * The caller of dlopen matters to the loader: its RPATH/RUNPATH (and the
+ * RPATH of the objects that loaded it) for a bare name, its directory for
+ * $ORIGIN in the name.  A plain dlopen (and a deep one whose caller's
+ * identity could change what is loaded: a bare name from a caller whose
+ * search path differs from this library's, a name with a '$') is a tail
  * call to libc's, which then sees the program's own caller.  Such a deep
  * one is said once, since its library goes unmetered.
  *
@@ -38,6 +42,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 typedef void *(*dlopen_fn)(const char *, int);
@@ -84,24 +90,90 @@ static void say_once(int kind, const char *what, const char *file)
 	sm_warn(msg);
 }
 
+/* The two search path buffers' (caller_has_own_path), and the stores'
+ * (patch_object): spin locks, never held across a fork's handlers, but
+ * a fork by another thread may find one taken: the child frees them
+ * (sm_dlopen_forked). */
+static int path_lock, store_lock;
+
+void sm_dlopen_forked(void)
+{
+	/* Written only when set: a fork child's every page touched is a
+	 * copy. */
+	if (path_lock)
+		path_lock = 0;
+	if (store_lock)
+		store_lock = 0;
+}
+
 #ifdef SM_R_JUMP_SLOT
 
-/* Whether the object at ret (dlopen's caller) has a library path of its
- * own (DT_RPATH or DT_RUNPATH), which the loader searches for a bare name
- * from that caller and not from this library; true when unknown. */
+/* The directories the loader searches for a bare name from the object
+ * lm (its RPATHs and its loaders', LD_LIBRARY_PATH, its RUNPATH, the
+ * system's), as dlinfo(RTLD_DI_SERINFO) gives them, into buf. */
+static Dl_serinfo *search_path(void *lm, char *buf, size_t len)
+{
+	Dl_serinfo size, *si = (Dl_serinfo *)(void *)buf;
+
+	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) || size.dls_size > len)
+		return NULL;
+	si->dls_size = size.dls_size;
+	si->dls_cnt = size.dls_cnt;
+	return dlinfo(lm, RTLD_DI_SERINFO, si) ? NULL : si;
+}
+
+/* Drops a directory listed before: the count left. */
+static unsigned dedup(Dl_serinfo *si)
+{
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < si->dls_cnt; i++) {
+		for (j = 0; j < n; j++)
+			if (!strcmp(si->dls_serpath[j].dls_name,
+				    si->dls_serpath[i].dls_name))
+				break;
+		if (j == n)
+			si->dls_serpath[n++] = si->dls_serpath[i];
+	}
+	return n;
+}
+
+/* Whether a bare name from the object at ret (dlopen's caller) could be
+ * found elsewhere than from this library: their search paths differ (a
+ * DT_RPATH is inherited from the objects that loaded the caller, not only
+ * its own); true when unknown. */
 static bool caller_has_own_path(const void *ret)
 {
-	struct link_map *lm = NULL;
-	const ElfW(Dyn) *d;
+	static _Alignas(Dl_serinfo) char a[4096], b[4096];
+	struct link_map *lm = NULL, *own = NULL;
+	Dl_serinfo *x, *y;
 	Dl_info info;
+	bool differ = true;
+	unsigned i;
 
 	if (!dladdr1(ret, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
-	    !lm->l_ld)
+	    !dladdr1((const void *)caller_has_own_path, &info, (void **)&own,
+		     RTLD_DL_LINKMAP) || !own)
 		return true;
-	for (d = lm->l_ld; d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
-			return true;
-	return false;
+	if (lm == own)
+		return false;
+	while (__atomic_exchange_n(&path_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	x = search_path(lm, a, sizeof(a));
+	y = search_path(own, b, sizeof(b));
+	if (x && y) {
+		/* A directory searched twice is searched once (the
+		 * executable's DT_RPATH, in ours twice: as our loader's and
+		 * as the executable's). */
+		unsigned j = 0, nx = dedup(x), ny = dedup(y);
+
+		differ = nx != ny;
+		for (i = 0; i < nx && !differ; i++, j++)
+			differ = strcmp(x->dls_serpath[i].dls_name,
+					y->dls_serpath[j].dls_name) != 0;
+	}
+	__atomic_store_n(&path_lock, 0, __ATOMIC_RELEASE);
+	return differ;
 }
 
 /*
@@ -129,42 +201,26 @@ static bool deep_patchable(const char *file, const void *ret)
 	return true;
 }
 
-/* One object loaded by the deep dlopen, copied out of dl_iterate_phdr
- * (whose lock must not be held while dlsym runs). */
+/* One object of the deep group, held loaded by the dlopen's handle: its
+ * program headers, found by its address and name (both unique among the
+ * loaded objects while it stays loaded). */
 struct deep_obj {
 	ElfW(Addr) addr;
+	const char *name;
 	const ElfW(Phdr) * phdr;
 	ElfW(Half) phnum;
 };
 
-#define DEEP_BATCH 64
-struct deep_walk {
-	size_t skip, seen, n;
-	struct deep_obj obj[DEEP_BATCH];
-};
-
-static int count_cb(struct dl_phdr_info *info, size_t size, void *data)
+static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	(void)info;
-	(void)size;
-	++*(size_t *)data;
-	return 0;
-}
-
-static int collect_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct deep_walk *w = data;
+	struct deep_obj *o = data;
 
 	(void)size;
-	if (w->seen++ < w->skip)
+	if (info->dlpi_addr != o->addr || info->dlpi_name != o->name)
 		return 0;
-	if (w->n == DEEP_BATCH)
-		return 1;
-	w->obj[w->n].addr = info->dlpi_addr;
-	w->obj[w->n].phdr = info->dlpi_phdr;
-	w->obj[w->n].phnum = info->dlpi_phnum;
-	w->n++;
-	return 0;
+	o->phdr = info->dlpi_phdr;
+	o->phnum = info->dlpi_phnum;
+	return 1;
 }
 
 /* This library's own span of addresses, to tell our definitions. */
@@ -319,13 +375,45 @@ static bool slot_writable(struct relro *r, uintptr_t slot)
 	return true;
 }
 
-/* The slots of one relocation table of the object loaded at addr; the
- * count of slots given a wrapper, -1 if one could not be written. */
-static int patch_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
-		       const ElfW(Sym) * symtab, const char *strtab,
-		       size_t strsz, void *handle, struct relro *relro)
+/* A slot to be given its wrapper, if it still holds what it held. */
+struct cand {
+	void **slot;
+	void *was, *wrapper;
+};
+
+struct cands {
+	size_t n, cap;
+	struct cand *c;
+	bool lost; /* one could not be kept (no memory, a read-only page) */
+};
+
+/* The writable PT_LOAD segments of an object: a slot outside them (a text
+ * relocation, DT_TEXTREL) is in a page glibc made read-only again. */
+#define MAX_W 8
+struct wsegs {
+	unsigned n;
+	uintptr_t lo[MAX_W], hi[MAX_W];
+};
+
+static bool in_wseg(const struct wsegs *w, uintptr_t p)
 {
-	int patched = 0;
+	unsigned i;
+
+	for (i = 0; i < w->n; i++)
+		if (p >= w->lo[i] && p + sizeof(void *) <= w->hi[i])
+			return true;
+	return false;
+}
+
+/* The slots of one relocation table of the object loaded at addr that
+ * get a wrapper, added to c.  Loader calls (dlsym, dladdr) only: no lock
+ * of ours is held, since a constructor's deep dlopen holds the loader's
+ * while it waits for ours. */
+static void scan_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
+		       const ElfW(Sym) * symtab, const char *strtab,
+		       size_t strsz, void *handle, const struct wsegs *ws,
+		       struct cands *c)
+{
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -347,13 +435,9 @@ static int patch_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		name = strtab + sym->st_name;
 		if (!own_defines(name))
 			continue;
-		/* What the global scope binds the name to: one of ours? */
 		wrapper = dlsym(RTLD_DEFAULT, name);
 		if (!ours(wrapper))
 			continue;
-		/* What our wrapper forwards to, and what the deep scope
-		 * gave this slot (a lazy JUMP_SLOT holds its PLT stub: the
-		 * name as the deep scope finds it then). */
 		next = real_next(name);
 		if (!next || next == wrapper)
 			continue;
@@ -363,13 +447,32 @@ static int patch_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		if (now != next &&
 		    (type != SM_R_JUMP_SLOT || dlsym(handle, name) != next))
 			continue;
-		if (!slot_writable(relro, (uintptr_t)slot))
-			return -1;
-		__atomic_store_n(slot, wrapper, __ATOMIC_RELAXED);
-		patched++;
+		if (!in_wseg(ws, (uintptr_t)slot)) {
+			c->lost = true;
+			continue;
+		}
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? 2 * c->cap : 64;
+			struct cand *p = realloc(c->c, cap * sizeof(*p));
+
+			if (!p) {
+				c->lost = true;
+				return;
+			}
+			c->c = p;
+			c->cap = cap;
+		}
+		c->c[c->n].slot = slot;
+		c->c[c->n].was = now;
+		c->c[c->n].wrapper = wrapper;
+		c->n++;
 	}
-	return patched;
 }
+
+/* store_lock serializes the stores and the read-only pages' opening and
+ * closing: two deep dlopens may both take an object for one of theirs.
+ * Held for no loader call (a constructor's deep dlopen holds the loader's
+ * lock while it waits for ours). */
 
 /* Give one loaded object's slots the wrappers; false if a read-only page
  * could not be opened. */
@@ -383,12 +486,21 @@ static bool patch_object(const struct deep_obj *o, void *handle)
 	long pltrel = DT_RELA;
 	long page = sysconf(_SC_PAGESIZE);
 	struct relro relro = {0, 0, false, false};
+	struct wsegs ws = {0, {0}, {0}};
+	struct cands c = {0, 0, NULL, false};
 	bool ok = true;
 	ElfW(Half) i;
+	size_t k;
 
 	for (i = 0; i < o->phnum; i++) {
 		const ElfW(Phdr) *p = &o->phdr[i];
 
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_W) &&
+		    ws.n < MAX_W) {
+			ws.lo[ws.n] = o->addr + p->p_vaddr;
+			ws.hi[ws.n] = o->addr + p->p_vaddr + p->p_memsz;
+			ws.n++;
+		}
 		if (p->p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(o->addr + p->p_vaddr);
 		if (p->p_type == PT_GNU_RELRO && page > 0) {
@@ -431,54 +543,156 @@ static bool patch_object(const struct deep_obj *o, void *handle)
 	}
 	if (!symtab || !strtab)
 		return true;
-	if (rela &&
-	    patch_table(rela, relasz / sizeof(*rela), o->addr, symtab, strtab,
-			strsz, handle, &relro) < 0)
+	if (rela)
+		scan_table(rela, relasz / sizeof(*rela), o->addr, symtab,
+			   strtab, strsz, handle, &ws, &c);
+	if (jmprel && pltrel == DT_RELA)
+		scan_table(jmprel, pltsz / sizeof(*jmprel), o->addr, symtab,
+			   strtab, strsz, handle, &ws, &c);
+	if (c.lost)
 		ok = false;
-	if (ok && jmprel && pltrel == DT_RELA &&
-	    patch_table(jmprel, pltsz / sizeof(*jmprel), o->addr, symtab,
-			strtab, strsz, handle, &relro) < 0)
-		ok = false;
+	if (!c.n)
+		goto out;
+	while (__atomic_exchange_n(&store_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (k = 0; k < c.n; k++) {
+		if (__atomic_load_n(c.c[k].slot, __ATOMIC_RELAXED) != c.c[k].was)
+			continue;
+		if (!slot_writable(&relro, (uintptr_t)c.c[k].slot)) {
+			ok = false;
+			continue;
+		}
+		__atomic_store_n(c.c[k].slot, c.c[k].wrapper, __ATOMIC_RELAXED);
+	}
 	if (relro.open)
 		mprotect((void *)relro.lo, relro.hi - relro.lo, PROT_READ);
+	__atomic_store_n(&store_lock, 0, __ATOMIC_RELEASE);
+out:
+	free(c.c);
 	return ok;
 }
 
-/* The deep dlopen itself: the objects it added to the list (the list
- * grows at its end) get their slots.  Context: any thread. */
+/*
+ * The objects a deep dlopen bound deep: the one it returned and its
+ * dependencies, all of them (DT_NEEDED, transitively), each found by its
+ * soname with a NOLOAD dlopen.  The handle holds all of them loaded, so no
+ * other thread's dlclose can unmap one while its slots are read, and which
+ * of them this very call loaded does not matter: one loaded before by an
+ * ordinary dlopen has its slots bound to the wrappers already (or, lazy,
+ * binds them there), one loaded deep before was given them then.  Found
+ * from the object list instead, a library unloaded and loaded again at the
+ * same address by other threads between two looks was taken for an old
+ * one and left unmetered.
+ */
+#define DEEP_MAX 256
+struct deep_group {
+	size_t n;
+	struct link_map *lm[DEEP_MAX];
+	void *pin[DEEP_MAX]; /* the NOLOAD handles, closed after */
+};
+
+static bool group_has(const struct deep_group *g, const struct link_map *lm)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->lm[i] == lm)
+			return true;
+	return false;
+}
+
+static void group_walk(struct deep_group *g, dlopen_fn pin_open)
+{
+	size_t at;
+
+	for (at = 0; at < g->n; at++) {
+		const struct link_map *lm = g->lm[at];
+		const ElfW(Dyn) *d;
+		const char *strtab = NULL;
+
+		if (!lm->l_ld)
+			continue;
+		for (d = lm->l_ld; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_STRTAB)
+				strtab = (const char *)dyn_ptr(d->d_un.d_ptr,
+							       lm->l_addr);
+		if (!strtab)
+			continue;
+		for (d = lm->l_ld; d->d_tag != DT_NULL && g->n < DEEP_MAX;
+		     d++) {
+			struct link_map *dep = NULL;
+			void *pin;
+
+			if (d->d_tag != DT_NEEDED)
+				continue;
+			pin = pin_open(strtab + d->d_un.d_val,
+				       RTLD_LAZY | RTLD_NOLOAD);
+			if (!pin)
+				continue;
+			if (dlinfo(pin, RTLD_DI_LINKMAP, &dep) || !dep ||
+			    group_has(g, dep)) {
+				dlclose(pin);
+				continue;
+			}
+			g->pin[g->n] = pin;
+			g->lm[g->n++] = dep;
+		}
+	}
+}
+
+/* The deep dlopen itself: the objects of its group get their slots.
+ * Context: any thread. */
 __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
 						   const char *file, int mode,
 						   Lmid_t lmid)
 {
-	struct deep_walk w;
-	size_t before = 0;
+	struct deep_group *g;
+	dlopen_fn pin_open = __atomic_load_n(&sm_real.dlopen, __ATOMIC_ACQUIRE);
+	const void *libc_base = NULL;
+	struct link_map *top = NULL;
 	bool ok = true;
+	Dl_info info;
+	size_t i;
 	void *h;
 	int saved;
 
-	dl_iterate_phdr(count_cb, &before);
 	h = real ? real(file, mode) : sm_real.dlmopen(lmid, file, mode);
 	if (!h)
 		return NULL;
 	saved = errno;
-	memset(&w, 0, sizeof(w));
-	w.skip = before;
-	for (;;) {
-		size_t i;
-
-		w.seen = 0;
-		w.n = 0;
-		dl_iterate_phdr(collect_cb, &w);
-		for (i = 0; i < w.n; i++)
-			if (!patch_object(&w.obj[i], h))
-				ok = false;
-		if (w.n < DEEP_BATCH)
-			break;
-		w.skip += DEEP_BATCH;
+	g = malloc(sizeof(*g));
+	if (!g || dlinfo(h, RTLD_DI_LINKMAP, &top) || !top) {
+		free(g);
+		say_once(0, "with RTLD_DEEPBIND, and its objects could not be "
+			    "listed", file);
+		errno = saved;
+		return h;
 	}
+	g->n = 1;
+	g->lm[0] = top;
+	g->pin[0] = NULL; /* held by h */
+	group_walk(g, pin_open);
+	if (g->n == DEEP_MAX)
+		ok = false;
+	/* libc is never given anything (its slots are not ours to bind):
+	 * not even read. */
+	if (dladdr((const void *)sm_real.close, &info))
+		libc_base = info.dli_fbase;
+	for (i = 0; i < g->n; i++) {
+		struct deep_obj o = {g->lm[i]->l_addr, g->lm[i]->l_name, NULL, 0};
+
+		if (o.addr && (const void *)o.addr != libc_base) {
+			dl_iterate_phdr(find_cb, &o);
+			if (o.phdr && !patch_object(&o, h))
+				ok = false;
+		}
+		if (g->pin[i])
+			dlclose(g->pin[i]);
+	}
+	free(g);
 	if (!ok)
 		say_once(0,
-			 "with RTLD_DEEPBIND, and its read-only pages could "
+			 "with RTLD_DEEPBIND, and some of its slots could "
 			 "not be written",
 			 file);
 	errno = saved;
@@ -500,8 +714,20 @@ __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
 #ifndef SM_MUSTTAIL
 #define SM_MUSTTAIL
 #endif
+/* ThreadSanitizer's function exit hook comes after the call: no tail call
+ * (a TSan build's every dlopen would have this library for its caller). */
+#if defined(__SANITIZE_THREAD__)
+#define SM_NO_TSAN __attribute__((no_sanitize_thread))
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SM_NO_TSAN __attribute__((no_sanitize("thread")))
+#endif
+#endif
+#ifndef SM_NO_TSAN
+#define SM_NO_TSAN
+#endif
 
-SM_EXPORT
+SM_EXPORT SM_NO_TSAN
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("O2", "optimize-sibling-calls")))
 #endif
@@ -537,7 +763,7 @@ void *dlopen(const char *file, int mode)
  * metered, and that is said once.  Into the base namespace with
  * RTLD_DEEPBIND, as dlopen.  Else a tail call, like dlopen's.
  */
-SM_EXPORT
+SM_EXPORT SM_NO_TSAN
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("O2", "optimize-sibling-calls")))
 #endif

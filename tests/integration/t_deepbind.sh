@@ -55,4 +55,31 @@ for lib in libsmdeep libsmdeep_lazy; do
 done
 # The library's own dup stayed its own where it was deep-bound.
 expect_eq "own dup of a deep-bound library" "$(field dup "$T/deep.libsmdeep.out")" 4242
+
+# Loads and unloads in other threads meanwhile (deep and not, the same
+# libraries): every byte sent through a deep-bound copy is counted (a
+# library unloaded and loaded again at the same address was taken for an
+# old one and left unmetered; an object another thread unloaded was read
+# after it was gone: crashes).
+SOCKMETER_LOG=$T/race.log SOCKMETER_FORMAT=json \
+	sm "$PROGS/deepbind" race "$PROGS/deep" 1500 >"$T/race.out" 2>"$T/race.err" ||
+	fail "race: status $?: $(head -n 3 "$T/race.err")"
+[ -s "$T/race.err" ] && fail "race: stderr: $(head -n 3 "$T/race.err")"
+expect_eq "race: loads that failed" "$(field fails "$T/race.out")" 0
+expect_eq "race: bytes sent" "$(field sent "$T/race.out")" 3000
+expect_eq "race: bytes_out of the pair in the log" \
+	"$(q "$T/race.log" "max(f['bytes_out'] for f in E['fds'] + CL if f['kind'] == 'unix')")" 3000
+
+# A text relocation (send's address in the library's code, a page that is
+# not writable): that slot is left alone and said, not written (SIGSEGV).
+if [ -e "$PROGS/deep/libsmtextrel.so" ]; then
+	SOCKMETER_LOG=$T/textrel.log \
+		sm "$PROGS/deepbind" textrel "$PROGS/deep/libsmtextrel.so" \
+		>"$T/textrel.out" 2>"$T/textrel.err" ||
+		fail "textrel: status $?: $(head -n 3 "$T/textrel.err")"
+	expect_eq "textrel: sent" "$(field sent "$T/textrel.out")" 100
+	expect_eq "textrel: lines on stderr" "$(sm_lines "$T/textrel.err")" 1
+	grep -q "libsmtextrel.so, loaded with RTLD_DEEPBIND, and some of its slots could not be written" "$T/textrel.err" ||
+		fail "textrel: $(cat "$T/textrel.err")"
+fi
 exit 0

@@ -90,3 +90,9 @@ int smdeep_fresh_key(void)
 		return -1;
 	return pthread_getspecific(k) != NULL;
 }
+
+/* One byte on fd with send: 1, or -1 (deepbind race). */
+long smdeep_send1(int fd)
+{
+	return send(fd, "r", 1, 0);
+}
