@@ -66,7 +66,7 @@ void *unbound_dlmopen(Lmid_t lmid, const char *file, int mode)
 	return NULL;
 }
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(__LP64__)
 #define SM_R_JUMP_SLOT R_X86_64_JUMP_SLOT
 #define SM_R_GLOB_DAT R_X86_64_GLOB_DAT
 #define SM_R_ABS R_X86_64_64
