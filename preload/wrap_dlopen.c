@@ -274,8 +274,9 @@ none:
 	__atomic_store_n(&own.state, 2, __ATOMIC_RELEASE);
 }
 
-/* Whether this library may define name (false: surely not). */
-static bool own_defines(const char *name)
+/* Whether this library defines name: its index in our symbol table, -1
+ * when surely not, -2 when it cannot be told (no GNU hash table). */
+static long own_index(const char *name)
 {
 	const unsigned bits = sizeof(ElfW(Addr)) * 8;
 	const ElfW(Addr) *bloom;
@@ -287,7 +288,7 @@ static bool own_defines(const char *name)
 	if (!__atomic_load_n(&own.state, __ATOMIC_ACQUIRE))
 		own_find();
 	if (__atomic_load_n(&own.state, __ATOMIC_ACQUIRE) != 1)
-		return true;
+		return -2;
 	for (c = (const unsigned char *)name; *c; c++)
 		h = h * 33 + *c;
 	nbuckets = own.ht[0];
@@ -295,7 +296,7 @@ static bool own_defines(const char *name)
 	bloom_size = own.ht[2];
 	shift = own.ht[3];
 	if (!nbuckets || !bloom_size)
-		return true;
+		return -2;
 	bloom = (const ElfW(Addr) *)(const void *)&own.ht[4];
 	buckets = (const uint32_t *)(const void *)&bloom[bloom_size];
 	chain = &buckets[nbuckets];
@@ -303,18 +304,19 @@ static bool own_defines(const char *name)
 	mask = ((ElfW(Addr))1 << (h % bits)) |
 	       ((ElfW(Addr))1 << ((h >> shift) % bits));
 	if ((word & mask) != mask)
-		return false;
+		return -1;
 	ix = buckets[h % nbuckets];
 	if (ix < symoffset)
-		return false;
+		return -1;
 	for (;; ix++) {
 		uint32_t h2 = chain[ix - symoffset];
 
 		if ((h | 1) == (h2 | 1) &&
 		    strcmp(name, own.strtab + own.symtab[ix].st_name) == 0)
-			return own.symtab[ix].st_shndx != SHN_UNDEF;
+			return own.symtab[ix].st_shndx != SHN_UNDEF ? (long)ix
+								      : -1;
 		if (h2 & 1)
-			return false;
+			return -1;
 	}
 }
 
@@ -346,6 +348,46 @@ static void *real_next(const char *name)
 		return p == real_names[i].unbound ? NULL : p;
 	}
 	return dlsym(RTLD_NEXT, name);
+}
+
+/*
+ * What a slot naming one of our symbols gets, and what it must hold to
+ * get it: our wrapper when the global scope binds the name to it, and
+ * what the wrapper forwards to.  Worked out once per name (two lookups in
+ * every loaded object: milliseconds for libcurl's twenty dependencies
+ * otherwise), by our symbol index; the global scope's first definitions
+ * (the program's, the preloads') do not change as libraries load.
+ */
+#define OWN_CACHE 1024
+static struct own_pair {
+	void *wrapper, *next;
+	uint8_t state; /* 0 not known yet, 1 known */
+} own_cache[OWN_CACHE];
+
+/* The pair for name (its index ix, or -2); false when a slot naming it is
+ * left alone. */
+static bool own_pair(const char *name, long ix, void **wrapper, void **next)
+{
+	struct own_pair *c = ix >= 0 && ix < OWN_CACHE ? &own_cache[ix] : NULL;
+	void *w, *n;
+
+	if (c && __atomic_load_n(&c->state, __ATOMIC_ACQUIRE)) {
+		*wrapper = c->wrapper;
+		*next = c->next;
+		return *wrapper != NULL;
+	}
+	w = dlsym(RTLD_DEFAULT, name);
+	n = ours(w) ? real_next(name) : NULL;
+	if (!n || n == w)
+		w = n = NULL;
+	if (c) {
+		c->wrapper = w;
+		c->next = n;
+		__atomic_store_n(&c->state, 1, __ATOMIC_RELEASE);
+	}
+	*wrapper = w;
+	*next = n;
+	return w != NULL;
 }
 
 static ElfW(Addr) dyn_ptr(ElfW(Addr) v, ElfW(Addr) addr)
@@ -423,6 +465,7 @@ static void scan_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		const ElfW(Sym) *sym;
 		const char *name;
 		void *wrapper, *next, *now;
+		long ix;
 
 		if (type != SM_R_JUMP_SLOT && type != SM_R_GLOB_DAT &&
 		    !(type == SM_R_ABS && rel[i].r_addend == 0))
@@ -433,13 +476,8 @@ static void scan_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		if (sym->st_shndx != SHN_UNDEF || sym->st_name >= strsz)
 			continue;
 		name = strtab + sym->st_name;
-		if (!own_defines(name))
-			continue;
-		wrapper = dlsym(RTLD_DEFAULT, name);
-		if (!ours(wrapper))
-			continue;
-		next = real_next(name);
-		if (!next || next == wrapper)
+		ix = own_index(name);
+		if (ix == -1 || !own_pair(name, ix, &wrapper, &next))
 			continue;
 		now = __atomic_load_n(slot, __ATOMIC_RELAXED);
 		if (now == wrapper)
