@@ -65,6 +65,9 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
 enum { PIN_NOW = 1, PIN_LATER = 2 }; /* tk.pin_req: sink_pin's on, or not */
 
 struct ticker_shared {
+	/* wrap_dlopen.c's spin locks (sm_dl_locks): free in a fork child,
+	 * whose copy of this page is zeroes, at no cost to its fork. */
+	int dl_locks[2];
 	pthread_mutex_t tick_lock;
 	pthread_mutex_t write_lock;
 	struct sbuf out;
@@ -318,6 +321,11 @@ static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
 /* The thread the process started with (a fork child's: the thread that
  * forked), whose pthread_exit leaves the others running. */
 static pthread_t main_thread;
+
+int *sm_dl_locks(void)
+{
+	return tk.dl_locks;
+}
 
 void sm_thread_exits(void)
 {
@@ -923,7 +931,6 @@ static void fork_child(void)
 		main_ended = 0;
 	if (!pthread_equal(main_thread, pthread_self()))
 		main_thread = pthread_self();
-	sm_dlopen_forked();
 	/* It has no children yet: a child that shares the parent's memory
 	 * is not its own; and it is no vfork child, whatever its thread's
 	 * mark said in the parent. */

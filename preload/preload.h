@@ -357,9 +357,10 @@ void sm_final_record(bool exec);
  */
 void sm_thread_exits(void);
 
-/* sm_dlopen_forked - wrap_dlopen.c's locks, free in a fork child.
- * Context: fork child handler. */
-void sm_dlopen_forked(void);
+/* sm_dl_locks - wrap_dlopen.c's two spin locks, in a page a fork child
+ * gets as zeroes (a fork by another thread may find one taken).
+ * Context: any thread. */
+int *sm_dl_locks(void);
 
 /* sm_exit_begins - a thread calls exit() while another thread's exit is
  * under way: make the exit record now, or wait (2 s at most) for the

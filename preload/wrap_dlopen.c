@@ -90,21 +90,12 @@ static void say_once(int kind, const char *what, const char *file)
 	sm_warn(msg);
 }
 
-/* The two search path buffers' (caller_has_own_path), and the stores'
- * (patch_object): spin locks, never held across a fork's handlers, but
- * a fork by another thread may find one taken: the child frees them
- * (sm_dlopen_forked). */
-static int path_lock, store_lock;
-
-void sm_dlopen_forked(void)
-{
-	/* Written only when set: a fork child's every page touched is a
-	 * copy. */
-	if (path_lock)
-		path_lock = 0;
-	if (store_lock)
-		store_lock = 0;
-}
+/* The two search path buffers' lock (caller_has_own_path) and the
+ * stores' (patch_object): spin locks in the ticker's shared page, which a
+ * fork child gets as zeroes (a fork by another thread may find one
+ * taken). */
+#define path_lock (sm_dl_locks()[0])
+#define store_lock (sm_dl_locks()[1])
 
 #ifdef SM_R_JUMP_SLOT
 
