@@ -199,6 +199,20 @@ start_http() {
 	fail "http.server did not start"
 }
 
+# start_echo - a TCP echo server (socat, not preloaded, a process per
+# connection) on 127.0.0.1 and a free port; sets ECHO_PORT.
+start_echo() {
+	local try
+	command -v socat >/dev/null || fail "socat is not installed"
+	for try in 1 2 3; do
+		ECHO_PORT=$(free_port)
+		bg_start socat "TCP-LISTEN:$ECHO_PORT,bind=127.0.0.1,reuseaddr,fork" EXEC:cat
+		wait_listen "$ECHO_PORT" "$BG_PID" 10 && return 0
+		kill "$BG_PID" 2>/dev/null
+	done
+	fail "the echo server did not start"
+}
+
 # socat_send KIND SRC DEST RECV_ENV SEND_ENV - move file SRC over a fresh
 # TCP (KIND=tcp) or unix (KIND=unix) connection into DEST with two socat
 # processes, each run under `env RECV_ENV` / `env SEND_ENV` (e.g.

@@ -12,13 +12,8 @@
 
 need_prog deepbind
 command -v socat >/dev/null || fail "socat is not installed"
-for try in 1 2 3; do
-	port=$(free_port)
-	bg_start socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" EXEC:cat
-	wait_listen "$port" "$BG_PID" 10 && break
-	port=
-done
-[ -n "$port" ] || fail "the echo server did not start"
+start_echo
+port=$ECHO_PORT
 
 n=$((300000 + 1234))
 for lib in libsmdeep libsmdeep_lazy; do

@@ -42,13 +42,8 @@ start_http "$T/www"
 run curl curl "http://127.0.0.1:$HTTP_PORT/f.bin"
 expect_eq "curl in the namespace" "$(field rc "$T/curl.out")" 0
 
-for try in 1 2 3; do
-	port=$(free_port)
-	bg_start socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" EXEC:cat
-	wait_listen "$port" "$BG_PID" 10 && break
-	port=
-done
-[ -n "$port" ] || fail "the echo server did not start"
+start_echo
+port=$ECHO_PORT
 run xfer xfer "$lib" "$port" 54321
 expect_eq "bytes sent from the namespace" "$(field out "$T/xfer.out")" 54321
 expect_eq "bytes received in the namespace" "$(field in "$T/xfer.out")" 54321

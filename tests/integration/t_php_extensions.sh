@@ -14,13 +14,8 @@ grep -qx curl <<<"$mods" || fail "php has no curl extension (php-curl)"
 php -r 'exit(extension_loaded("sockets") && !function_exists("socket_create") ? 1 : 0);' ||
 	fail "php's sockets functions are missing"
 
-for try in 1 2 3; do
-	port=$(free_port)
-	bg_start socat "TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr,fork" EXEC:cat
-	wait_listen "$port" "$BG_PID" 10 && break
-	port=
-done
-[ -n "$port" ] || fail "the echo server did not start"
+start_echo
+port=$ECHO_PORT
 mkdir -p "$T/www"
 size=$((700000 + 4321))
 make_file "$T/www/data.bin" "$size"
