@@ -65,9 +65,9 @@ static __thread int in_bind __attribute__((tls_model("initial-exec")));
 enum { PIN_NOW = 1, PIN_LATER = 2 }; /* tk.pin_req: sink_pin's on, or not */
 
 struct ticker_shared {
-	/* wrap_dlopen.c's spin locks (sm_dl_locks): free in a fork child,
+	/* wrap_dlopen.c's spin lock (sm_dl_lock): free in a fork child,
 	 * whose copy of this page is zeroes, at no cost to its fork. */
-	int dl_locks[2];
+	int dl_lock;
 	pthread_mutex_t tick_lock;
 	pthread_mutex_t write_lock;
 	struct sbuf out;
@@ -322,9 +322,9 @@ static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
  * forked), whose pthread_exit leaves the others running. */
 static pthread_t main_thread;
 
-int *sm_dl_locks(void)
+int *sm_dl_lock(void)
 {
-	return tk.dl_locks;
+	return &tk.dl_lock;
 }
 
 void sm_thread_exits(void)

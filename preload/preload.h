@@ -357,10 +357,10 @@ void sm_final_record(bool exec);
  */
 void sm_thread_exits(void);
 
-/* sm_dl_locks - wrap_dlopen.c's two spin locks, in a page a fork child
- * gets as zeroes (a fork by another thread may find one taken).
+/* sm_dl_lock - wrap_dlopen.c's spin lock, in a page a fork child gets
+ * as zeroes (a fork by another thread may find it taken).
  * Context: any thread. */
-int *sm_dl_locks(void);
+int *sm_dl_lock(void);
 
 /* sm_exit_begins - a thread calls exit() while another thread's exit is
  * under way: make the exit record now, or wait (2 s at most) for the

@@ -39,11 +39,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sched.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 typedef void *(*dlopen_fn)(const char *, int);
@@ -90,27 +90,31 @@ static void say_once(int kind, const char *what, const char *file)
 	sm_warn(msg);
 }
 
-/* The two search path buffers' lock (caller_has_own_path) and the
- * stores' (patch_object): spin locks in the ticker's shared page, which a
- * fork child gets as zeroes (a fork by another thread may find one
+/* The stores' spin lock (patch_object), in the ticker's shared page,
+ * which a fork child gets as zeroes (a fork by another thread may find it
  * taken). */
-#define path_lock (sm_dl_locks()[0])
-#define store_lock (sm_dl_locks()[1])
+#define store_lock (*sm_dl_lock())
 
 #ifdef SM_R_JUMP_SLOT
 
 /* The directories the loader searches for a bare name from the object
  * lm (its RPATHs and its loaders', LD_LIBRARY_PATH, its RUNPATH, the
- * system's), as dlinfo(RTLD_DI_SERINFO) gives them, into buf. */
-static Dl_serinfo *search_path(void *lm, char *buf, size_t len)
+ * system's), as dlinfo(RTLD_DI_SERINFO) gives them: malloc'ed (no lock of
+ * ours is held across the loader's calls), or NULL. */
+static Dl_serinfo *search_path(void *lm)
 {
-	Dl_serinfo size, *si = (Dl_serinfo *)(void *)buf;
+	Dl_serinfo size, *si;
 
-	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) || size.dls_size > len)
+	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &size) ||
+	    size.dls_size < sizeof(size) || !(si = malloc(size.dls_size)))
 		return NULL;
 	si->dls_size = size.dls_size;
 	si->dls_cnt = size.dls_cnt;
-	return dlinfo(lm, RTLD_DI_SERINFO, si) ? NULL : si;
+	if (dlinfo(lm, RTLD_DI_SERINFO, si)) {
+		free(si);
+		return NULL;
+	}
+	return si;
 }
 
 /* Drops a directory listed before: the count left. */
@@ -135,7 +139,6 @@ static unsigned dedup(Dl_serinfo *si)
  * its own); true when unknown. */
 static bool caller_has_own_path(const void *ret)
 {
-	static _Alignas(Dl_serinfo) char a[4096], b[4096];
 	struct link_map *lm = NULL, *own = NULL;
 	Dl_serinfo *x, *y;
 	Dl_info info;
@@ -148,22 +151,21 @@ static bool caller_has_own_path(const void *ret)
 		return true;
 	if (lm == own)
 		return false;
-	while (__atomic_exchange_n(&path_lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-	x = search_path(lm, a, sizeof(a));
-	y = search_path(own, b, sizeof(b));
+	x = search_path(lm);
+	y = search_path(own);
 	if (x && y) {
 		/* A directory searched twice is searched once (the
 		 * executable's DT_RPATH, in ours twice: as our loader's and
 		 * as the executable's). */
-		unsigned j = 0, nx = dedup(x), ny = dedup(y);
+		unsigned nx = dedup(x), ny = dedup(y);
 
 		differ = nx != ny;
-		for (i = 0; i < nx && !differ; i++, j++)
+		for (i = 0; i < nx && !differ; i++)
 			differ = strcmp(x->dls_serpath[i].dls_name,
-					y->dls_serpath[j].dls_name) != 0;
+					y->dls_serpath[i].dls_name) != 0;
 	}
-	__atomic_store_n(&path_lock, 0, __ATOMIC_RELEASE);
+	free(x);
+	free(y);
 	return differ;
 }
 
