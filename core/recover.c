@@ -73,8 +73,8 @@ static long sys_open(const char *path, int flags)
  */
 static long open_regular(const char *path, int flags)
 {
-	char via[40];
-	struct stat sb;
+	char via[48];
+	struct stat sb, got;
 	long pfd, fd;
 
 	pfd = syscall(SYS_openat, AT_FDCWD, path,
@@ -86,8 +86,28 @@ static long open_regular(const char *path, int flags)
 		errno = S_ISLNK(sb.st_mode) ? ELOOP : EINVAL;
 		return -1;
 	}
-	snprintf(via, sizeof(via), "/proc/self/fd/%ld", pfd);
+	/* The calling thread's own table: /proc/self/fd is the main
+	 * thread's, the program's, where the ticker (whose table is its
+	 * own: progfd.h) that runs an automatic recovery found another file
+	 * under the same number, or none: a log that existed was never
+	 * appended to, and a program's regular file on that number (its
+	 * stdout redirected to a file) would have been.  /proc/self where
+	 * there is no thread-self (before Linux 3.17): no private tables
+	 * either. */
+	snprintf(via, sizeof(via), "/proc/thread-self/fd/%ld", pfd);
 	fd = sys_open(via, flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
+	if (fd < 0 && errno == ENOENT &&
+	    syscall(SYS_faccessat, AT_FDCWD, "/proc/thread-self", F_OK) != 0) {
+		snprintf(via, sizeof(via), "/proc/self/fd/%ld", pfd);
+		fd = sys_open(via, flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
+	}
+	/* And it is the file looked at, or nothing. */
+	if (fd >= 0 && (fstat((int)fd, &got) != 0 || got.st_dev != sb.st_dev ||
+			got.st_ino != sb.st_ino)) {
+		syscall(SYS_close, fd);
+		errno = ESTALE;
+		fd = -1;
+	}
 	syscall(SYS_close, pfd);
 	return fd;
 }
