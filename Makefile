@@ -104,13 +104,17 @@ $(BUILD)/progs/uring_xfer: tests/progs/uring_xfer.c
 
 # deepbind loads deeplib's library (twice built: bound now, with its GOT
 # read-only, and lazily) by path, and by bare name through its RUNPATH.
-DEEP_LIBS := $(BUILD)/progs/deep/libsmdeep.so $(BUILD)/progs/deep/libsmdeep_lazy.so
+DEEP_LIBS := $(BUILD)/progs/deep/libsmdeep.so $(BUILD)/progs/deep/libsmdeep_lazy.so \
+	     $(BUILD)/progs/deep/libsmaudit.so
 $(BUILD)/progs/deep/libsmdeep.so: tests/progs/deeplib/smdeep.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -Wl,-z,now -Wl,-z,relro $< -o $@
 $(BUILD)/progs/deep/libsmdeep_lazy.so: tests/progs/deeplib/smdeep.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared -Wl,-z,lazy -Wl,-z,norelro $< -o $@
+$(BUILD)/progs/deep/libsmaudit.so: tests/progs/deeplib/audit.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared $< -o $@
 # A text relocation (x86-64 assembly): deepbind's textrel case.
 ifeq ($(shell uname -m),x86_64)
 DEEP_LIBS += $(BUILD)/progs/deep/libsmtextrel.so

@@ -410,6 +410,33 @@ static bool slot_writable(struct relro *r, uintptr_t slot)
 	return true;
 }
 
+/* Whether an auditor (LD_AUDIT, or the program's DT_AUDIT) may be
+ * watching the loader's PLT trampolines: the environment the program
+ * started with, looked at once. */
+static bool audited(void)
+{
+	static int known; /* 0 unknown, 1 no, 2 yes */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		const char *a = getenv("LD_AUDIT");
+		struct link_map *main_map = NULL;
+		const ElfW(Dyn) *d;
+
+		k = a && *a ? 2 : 1;
+		main_map = _r_debug.r_map;
+		for (d = main_map ? main_map->l_ld : NULL; d && d->d_tag != DT_NULL;
+		     d++)
+			if (d->d_tag == DT_AUDIT || d->d_tag == DT_DEPAUDIT)
+				k = 2;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 2;
+}
+
+/* A lazy slot was left to an auditor (said once by deep_dlopen). */
+static int audit_left;
+
 /* A slot to be given its wrapper, if it still holds what it held. */
 struct cand {
 	void **slot;
@@ -475,9 +502,17 @@ static void scan_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		now = __atomic_load_n(slot, __ATOMIC_RELAXED);
 		if (now == wrapper)
 			continue;
+		/* A lazy slot under an auditor (LD_AUDIT) is left to the
+		 * loader's trampoline, whose la_pltenter and la_symbind may
+		 * see or redirect the call: bound here, they never ran. */
 		if (now != next &&
-		    (type != SM_R_JUMP_SLOT || dlsym(handle, name) != next))
+		    (type != SM_R_JUMP_SLOT || audited() ||
+		     dlsym(handle, name) != next)) {
+			if (now != next && type == SM_R_JUMP_SLOT && audited())
+				__atomic_store_n(&audit_left, 1,
+						 __ATOMIC_RELAXED);
 			continue;
+		}
 		if (!in_wseg(ws, (uintptr_t)slot)) {
 			c->lost = true;
 			continue;
@@ -725,6 +760,11 @@ __attribute__((noinline)) static void *deep_dlopen(dlopen_fn real,
 		say_once(0,
 			 "with RTLD_DEEPBIND, and some of its slots could "
 			 "not be written",
+			 file);
+	else if (__atomic_load_n(&audit_left, __ATOMIC_RELAXED))
+		say_once(0,
+			 "with RTLD_DEEPBIND and lazy binding under an auditor "
+			 "(LD_AUDIT), whose trampolines its unbound calls keep",
 			 file);
 	errno = saved;
 	return h;

@@ -65,6 +65,22 @@ expect_eq "race: bytes sent" "$(field sent "$T/race.out")" 3000
 expect_eq "race: bytes_out of the pair in the log" \
 	"$(q "$T/race.log" "max(f['bytes_out'] for f in E['fds'] + CL if f['kind'] == 'unix')")" 3000
 
+# Under an auditor (LD_AUDIT), a lazily bound deep library's calls bind
+# through the loader's trampolines, which tell the auditor (la_symbind):
+# left to them, as many bindings seen as without the preload, and said.
+au=$PROGS/deep/libsmaudit.so
+LD_AUDIT=$au plain "$PROGS/deepbind" deep-lazy "$PROGS/deep/libsmdeep_lazy.so" "$port" 1000 \
+	>"$T/audit.plain" 2>"$T/audit.plain.err" || fail "audit fails without the preload: $(cat "$T/audit.plain.err")"
+SOCKMETER_LOG=$T/audit.log LD_AUDIT=$au \
+	sm "$PROGS/deepbind" deep-lazy "$PROGS/deep/libsmdeep_lazy.so" "$port" 1000 \
+	>"$T/audit.out" 2>"$T/audit.err" || fail "audit fails under the preload: $(cat "$T/audit.err")"
+want=$(field audit_binds "$T/audit.plain.err")
+[ "$want" -ge 1 ] || fail "the auditor saw no binding even without the preload"
+expect_eq "bindings the auditor saw" "$(field audit_binds "$T/audit.err")" "$want"
+cmp -s "$T/audit.plain" "$T/audit.out" || fail "audit: output differs: $(tr '\n' ' ' <"$T/audit.out")"
+grep -q "loaded with RTLD_DEEPBIND and lazy binding under an auditor (LD_AUDIT)" "$T/audit.err" ||
+	fail "audit: not said: $(cat "$T/audit.err")"
+
 # A text relocation (send's address in the library's code, a page that is
 # not writable): that slot is left alone and said, not written (SIGSEGV).
 if [ -e "$PROGS/deep/libsmtextrel.so" ]; then
