@@ -55,11 +55,14 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # pthread_cancel's unwinding walks through the stdio wrappers' frames to
-# the cleanup they register (preload/wrap_stdio.c): unwind tables, the
-# default on x86_64, asked for everywhere.  Not -fexceptions: that would
-# make libgcc_s a dependency of the library.
-$(BUILD)/obj/preload/wrap_stdio.o: ALL_CFLAGS += -fasynchronous-unwind-tables
-$(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o: \
+# the cleanup they register (preload/wrap_stdio.c), and pthread_exit's
+# through its wrapper's (preload/wrap_exit.c): unwind tables, the default
+# on x86_64, asked for everywhere.  Not -fexceptions: that would make
+# libgcc_s a dependency of the library.
+$(BUILD)/obj/preload/wrap_stdio.o $(BUILD)/obj/preload/wrap_exit.o: \
+	ALL_CFLAGS += -fasynchronous-unwind-tables
+$(BUILD)/asan/obj/preload/wrap_stdio.o $(BUILD)/tsan/obj/preload/wrap_stdio.o \
+$(BUILD)/asan/obj/preload/wrap_exit.o $(BUILD)/tsan/obj/preload/wrap_exit.o: \
 	SAN_CFLAGS += -fasynchronous-unwind-tables
 
 # Only the interposed calls are exported; inih is linked in privately so a
