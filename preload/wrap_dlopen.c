@@ -227,6 +227,13 @@ static bool ours(const void *p)
 	return p && dladdr(p, &b) && b.dli_fbase == base;
 }
 
+static ElfW(Addr) dyn_ptr(ElfW(Addr) v, ElfW(Addr) addr)
+{
+	/* glibc relocates .dynamic's pointers in place where the section
+	 * is writable (x86-64, AArch64): tell an offset from an address. */
+	return v < addr ? v + addr : v;
+}
+
 /* This library's GNU hash table: a name it does not define is told in a
  * few instructions (a PHP start-up has some 10,000 slots to look at:
  * with three dlsym calls for each, it took 50 ms longer).  Found once;
@@ -249,9 +256,8 @@ static void own_find(void)
 	    !lm)
 		goto none;
 	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
-		ElfW(Addr) v = d->d_un.d_ptr;
+		ElfW(Addr) v = dyn_ptr(d->d_un.d_ptr, lm->l_addr);
 
-		v = v < lm->l_addr ? v + lm->l_addr : v;
 		if (d->d_tag == DT_GNU_HASH)
 			own.ht = (const uint32_t *)v;
 		else if (d->d_tag == DT_SYMTAB)
@@ -383,13 +389,6 @@ static bool own_pair(const char *name, long ix, void **wrapper, void **next)
 	return w != NULL;
 }
 
-static ElfW(Addr) dyn_ptr(ElfW(Addr) v, ElfW(Addr) addr)
-{
-	/* glibc relocates .dynamic's pointers in place where the section
-	 * is writable (x86-64, AArch64): tell an offset from an address. */
-	return v < addr ? v + addr : v;
-}
-
 struct relro {
 	uintptr_t lo, hi; /* the pages glibc made read-only */
 	bool open;	  /* made writable by us, to be closed */
@@ -502,16 +501,20 @@ static void scan_table(const ElfW(Rela) * rel, size_t n, ElfW(Addr) addr,
 		now = __atomic_load_n(slot, __ATOMIC_RELAXED);
 		if (now == wrapper)
 			continue;
-		/* A lazy slot under an auditor (LD_AUDIT) is left to the
-		 * loader's trampoline, whose la_pltenter and la_symbind may
-		 * see or redirect the call: bound here, they never ran. */
-		if (now != next &&
-		    (type != SM_R_JUMP_SLOT || audited() ||
-		     dlsym(handle, name) != next)) {
-			if (now != next && type == SM_R_JUMP_SLOT && audited())
+		/* Not filled with next: only a lazy slot (its PLT stub) may
+		 * still be bound to it, unless an auditor (LD_AUDIT) watches
+		 * the loader's trampoline, whose la_pltenter and la_symbind
+		 * may see or redirect the call: bound here, they never ran. */
+		if (now != next) {
+			if (type != SM_R_JUMP_SLOT)
+				continue;
+			if (audited()) {
 				__atomic_store_n(&audit_left, 1,
 						 __ATOMIC_RELAXED);
-			continue;
+				continue;
+			}
+			if (dlsym(handle, name) != next)
+				continue;
 		}
 		if (!in_wseg(ws, (uintptr_t)slot)) {
 			c->lost = true;

@@ -55,9 +55,9 @@ expect_eq "bytes the command printed" "$(wc -c <"$T/out")" "$N"
 kill "$server"
 bg_wait "$server" 10 >/dev/null || true
 # The per-connection sshd ends by itself once the client has gone, maybe
-# after ssh returned: its exit record is written then (under load, after
-# the recovery below, which leaves a live process's file alone and so
-# missed its bytes).  Wait until no state file's process is alive.
+# after ssh returned: its exit record is written then, and the recovery
+# below leaves a live process's file alone.  Wait until no state file's
+# process is alive.
 state_owners_alive() {
 	local f p
 	for f in "$T"/state/*.state; do
