@@ -86,6 +86,9 @@ struct ticker_shared {
 	uint64_t forked_ns; /* sm_meter.forked_at: see struct meter */
 	bool fork_locked; /* fork_prepare got tick_lock (the parent's) */
 	bool fds_classified; /* before a uid change (sm_creds_changing) */
+	/* Threads classifying fds before a limit on tasks (atomic: see
+	 * sm_tasks_limiting). */
+	uint32_t limiting;
 	/* A per-thread credential call to repeat on the ticker (see
 	 * sm_creds_mirror): CRED_* state, the call, and a futex word that
 	 * grows when one is served. */
@@ -2273,6 +2276,19 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
  * is read with process_vm_readv, as the kernel reads it: a bad pointer is
  * the call's EFAULT, not a fault of ours.
  */
+/* Until no other thread classifies fds for a limit on tasks (at most a
+ * second), or one started the ticker. */
+static void wait_limiting(void)
+{
+	struct timespec pause = {0, 50000};
+	int i;
+
+	for (i = 0; i < 20000 && __atomic_load_n(&tk.limiting, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE);
+	     i++)
+		nanosleep(&pause, NULL);
+}
+
 void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 {
 	if (resource != RLIMIT_NPROC || !lim)
@@ -2296,12 +2312,19 @@ void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 	    cur >= SM_NPROC_SMALL)
 		goto out;
 	if (!__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&tk.limiting, 1, __ATOMIC_ACQ_REL);
 		classify_open_fds();
 		if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 			ensure_ticker();
+		__atomic_sub_fetch(&tk.limiting, 1, __ATOMIC_ACQ_REL);
 	}
 	/* Another thread may be starting it (haproxy's two threads each set
-	 * the limit): the limit must not land before its thread exists. */
+	 * the limit): the limit must not land before its thread exists.
+	 * Nor before the other thread is done classifying: the fd that
+	 * wants the ticker may be the one it is classifying (this thread
+	 * found it taken, and no ticker wanted yet: nproc2, 2 of 9 runs
+	 * without a ticker). */
+	wait_limiting();
 	wait_ticker_running();
 out:
 	errno = saved;
