@@ -189,7 +189,10 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 
 	if (!c->on || sm_quiet())
 		return 0;
-	for (fd = 0; fd < high && fd < c->cap; fd++) {
+	if (high > c->cap)
+		high = c->cap;
+	for (fd = fdtab_next_used(t, 0, high); fd < high;
+	     fd = fdtab_next_used(t, fd + 1, high)) {
 		struct fdcheck_id *id = &c->ids[fd];
 		struct fd_snapshot snap;
 		struct progfd_addrs addrs;

@@ -57,6 +57,11 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 	return 0;
 }
 
+static size_t used_bytes(uint32_t cap)
+{
+	return ((size_t)cap + 63) / 64 * sizeof(uint64_t);
+}
+
 int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 {
 	void *p;
@@ -74,7 +79,25 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 	}
 	t->unix_paths = p;
 	t->cap = cap;
+	/* The map of used numbers: a fork child starts with none (see
+	 * struct fdtab).  Without it (no memory, no wiping on fork: before
+	 * Linux 4.14) every number is walked, as before there was one. */
+	p = mmap(NULL, used_bytes(cap), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED && madvise(p, used_bytes(cap), MADV_WIPEONFORK) != 0) {
+		munmap(p, used_bytes(cap));
+		p = MAP_FAILED;
+	}
+	t->used = p == MAP_FAILED ? NULL : p;
 	return 0;
+}
+
+void fdtab_use_all(struct fdtab *t)
+{
+	if (t->used)
+		munmap(t->used, used_bytes(t->cap));
+	t->used = NULL;
+	t->high = t->cap;
 }
 
 void fdtab_destroy(struct fdtab *t)
@@ -84,13 +107,27 @@ void fdtab_destroy(struct fdtab *t)
 	if (t->unix_paths)
 		munmap(t->unix_paths,
 		       (size_t)t->cap * sizeof(struct fd_unix_paths));
+	if (t->used)
+		munmap(t->used, used_bytes(t->cap));
 	memset(t, 0, sizeof(*t));
 }
 
+/* Before the first store into slot fd: its number goes on the map of used
+ * ones (read first: the word is shared with 63 other numbers, and a fork
+ * child's first write to the page is a fault) and below high. */
 static void raise_high(struct fdtab *t, int fd)
 {
 	uint32_t want = (uint32_t)fd + 1;
-	uint32_t cur = LOAD(&t->high);
+	uint32_t cur;
+
+	if (t->used) {
+		uint64_t *w = &t->used[(uint32_t)fd / 64];
+		uint64_t bit = 1ull << ((uint32_t)fd % 64);
+
+		if (!(LOAD(w) & bit))
+			__atomic_fetch_or(w, bit, __ATOMIC_ACQ_REL);
+	}
+	cur = LOAD(&t->high);
 
 	while (cur < want &&
 	       !__atomic_compare_exchange_n(&t->high, &cur, want, true,

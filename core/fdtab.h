@@ -164,6 +164,18 @@ struct fdtab {
 	struct fd_unix_paths *unix_paths; /* side array, same index */
 	uint32_t cap;  /* slots mapped; fds >= cap are not metered */
 	uint32_t high; /* 1 + highest fd ever classified; atomic */
+	/*
+	 * A bit per fd number, set (before any store) wherever high is
+	 * raised, and never cleared: a slot whose bit is clear holds
+	 * nothing, so the walks (ticks, exit records, close_range) look
+	 * only at numbers that ever held something, not at every one below
+	 * high.  Wiped on fork, as the slots are in a fork child (zeroes
+	 * there, or forgotten one by one: fdtab_forget_all): a child of a
+	 * process holding 15,000 fds walks only its own.  NULL: every
+	 * number below high (a recovery's dead process, a table made by
+	 * hand).  Atomic words.
+	 */
+	uint64_t *used;
 	/* Called by fdtab_open and fdtab_classify before they write a slot
 	 * (NULL: none): the durable state backs the slot's page there, so
 	 * the hot path never touches a page no file system backs.
@@ -367,6 +379,40 @@ static inline struct fd_slot *fdtab_slot(const struct fdtab *t, int fd)
 		return 0;
 	return &t->slots[fd];
 }
+
+/*
+ * fdtab_next_used - the first fd number from from (inclusive) to end
+ * (exclusive) whose slot may hold anything (struct fdtab's used); end
+ * when there is none.  Walk with
+ *   for (fd = fdtab_next_used(t, 0, high); fd < high;
+ *        fd = fdtab_next_used(t, fd + 1, high))
+ * Context: any thread and signal handler.
+ */
+static inline uint32_t fdtab_next_used(const struct fdtab *t, uint32_t from,
+				       uint32_t end)
+{
+	if (!t->used)
+		return from < end ? from : end;
+	while (from < end) {
+		uint64_t w = __atomic_load_n(&t->used[from / 64],
+					     __ATOMIC_ACQUIRE) >>
+			     (from % 64);
+
+		if (w) {
+			from += (uint32_t)__builtin_ctzll(w);
+			return from < end ? from : end;
+		}
+		from = (from | 63u) + 1;
+	}
+	return end;
+}
+
+/*
+ * fdtab_use_all - every number below cap is looked at by the walks (a
+ * recovery reading a dead process's slots, which left no map of them).
+ * Context: start-up, recovery.
+ */
+void fdtab_use_all(struct fdtab *t);
 
 static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
 {

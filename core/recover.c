@@ -478,7 +478,8 @@ static int write_records(struct image *img, const char *fallback,
 		m.sink.to_stderr = false;
 		m.sink.report = NULL;
 	}
-	m.tab.high = m.tab.cap;
+	/* Its slots left no map of the numbers used: all are read. */
+	fdtab_use_all(&m.tab);
 	/* Its connections were last active before it died, not at this
 	 * recovery: no later than its ticker's latest tick (or its start). */
 	m.alive_until_ns = mem.ticker->alive_real_ns > start.real_ns

@@ -9,11 +9,13 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct fdtab tab;
 
@@ -620,6 +622,90 @@ START_TEST(test_fdtab_high_grows_for_every_classified_fd_never_unknown)
 }
 END_TEST
 
+/* The fds a walk visits, in order, into out (at most max); how many. */
+static int walk_used(uint32_t from, uint32_t end, uint32_t *out, int max)
+{
+	uint32_t fd;
+	int n = 0;
+
+	for (fd = fdtab_next_used(&tab, from, end); fd < end;
+	     fd = fdtab_next_used(&tab, fd + 1, end))
+		if (n < max)
+			out[n++] = fd;
+		else
+			n++;
+	return n;
+}
+
+START_TEST(test_fdtab_walk_visits_exactly_the_numbers_that_ever_held_something)
+{
+	struct fd_snapshot snap;
+	uint32_t got[16];
+	int n;
+
+	ck_assert_ptr_nonnull(tab.used);
+	ck_assert_int_eq(walk_used(0, 1024, got, 16), 0);
+	/* Unknown over unknown writes nothing: not used. */
+	fdtab_open(&tab, 5, KIND_UNKNOWN, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 63, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 64, KIND_UDP, 1, NULL, NULL, &snap);
+	fdtab_classify(&tab, 700, KIND_UNTRACKED, NULL, NULL);
+	fdtab_open(&tab, 1023, KIND_TCP, 1, NULL, NULL, &snap);
+	/* Retired: still visited (a stray may land there). */
+	fdtab_retire(&tab, 64, &snap);
+	n = walk_used(0, tab.high, got, 16);
+	ck_assert_int_eq(n, 4);
+	ck_assert_uint_eq(got[0], 63);
+	ck_assert_uint_eq(got[1], 64);
+	ck_assert_uint_eq(got[2], 700);
+	ck_assert_uint_eq(got[3], 1023);
+	/* Bounds: from is inclusive, end exclusive, within one word too. */
+	ck_assert_int_eq(walk_used(64, 700, got, 16), 1);
+	ck_assert_uint_eq(got[0], 64);
+	ck_assert_int_eq(walk_used(65, 700, got, 16), 0);
+	ck_assert_int_eq(walk_used(700, 701, got, 16), 1);
+	ck_assert_uint_eq(fdtab_next_used(&tab, 1024, 1024), 1024);
+	ck_assert_uint_eq(fdtab_next_used(&tab, 0, 10), 10);
+	/* No map (a dead process's slots): every number. */
+	fdtab_use_all(&tab);
+	ck_assert_ptr_null(tab.used);
+	ck_assert_uint_eq(tab.high, 1024);
+	ck_assert_int_eq(walk_used(0, 1024, got, 16), 1024);
+	ck_assert_uint_eq(fdtab_next_used(&tab, 7, 1024), 7);
+}
+END_TEST
+
+START_TEST(test_fdtab_map_of_used_numbers_is_empty_in_a_fork_child)
+{
+	struct fd_snapshot snap;
+	uint32_t got[4];
+	int status;
+	pid_t pid;
+
+	fdtab_open(&tab, 3, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 900, KIND_TCP, 1, NULL, NULL, &snap);
+	ck_assert_int_eq(walk_used(0, tab.high, got, 4), 2);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* high stays (the slots are forgotten or zeroes there); the
+		 * map starts over, and fills with the child's own fds. */
+		int ok = tab.high == 901 && walk_used(0, tab.high, got, 4) == 0;
+
+		fdtab_open(&tab, 7, KIND_UDP, 1, NULL, NULL, &snap);
+		ok = ok && walk_used(0, tab.high, got, 4) == 1 && got[0] == 7;
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	/* The parent's map is its own. */
+	ck_assert_int_eq(walk_used(0, tab.high, got, 4), 2);
+	ck_assert_uint_eq(got[0], 3);
+	ck_assert_uint_eq(got[1], 900);
+}
+END_TEST
+
 START_TEST(test_fd_counters_add_adds_every_field)
 {
 	struct fd_counters a, b;
@@ -672,6 +758,8 @@ static TCase *tc_lifecycle(void)
 	tcase_add_test(tc, test_fdtab_forget_all_returns_every_slot_to_unknown_with_zero_counters);
 	tcase_add_test(tc, test_fdtab_forget_all_forgets_untracked_slot_above_highest_tracked_fd);
 	tcase_add_test(tc, test_fdtab_high_grows_for_every_classified_fd_never_unknown);
+	tcase_add_test(tc, test_fdtab_walk_visits_exactly_the_numbers_that_ever_held_something);
+	tcase_add_test(tc, test_fdtab_map_of_used_numbers_is_empty_in_a_fork_child);
 	tcase_add_test(tc, test_fd_counters_add_adds_every_field);
 	tcase_add_test(tc, test_fd_kind_name_names_every_tracked_kind);
 	return tc;
