@@ -77,19 +77,52 @@ struct run {
 	int (*fn)(void *);
 	void *arg;
 	int result;
+	bool shared; /* the child was made with CLONE_FILES */
+	bool no_table; /* ... and could not leave the program's table */
 };
+
+/*
+ * A child made sharing the program's fd table leaves it for an empty one:
+ * close_range over every number with CLOSE_RANGE_UNSHARE copies none of
+ * the program's fds (Linux 5.9 on, as progfd_detach), where a child made
+ * without CLONE_FILES gets a copy of the whole table, a reference taken
+ * and dropped on every open file: with 15,000 fds open, most of what a
+ * fork child's first socket and its exit record cost; and for as long as
+ * the child lived, a socket or pipe the program closed stayed open in it.
+ * One of fds 0 to 2 still there after it means the call did nothing (a
+ * filter that fakes success): then a copy of the whole table (unshare),
+ * or no table of its own at all.
+ */
+static bool leave_table(void)
+{
+	int fd;
+
+	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
+		for (fd = 0; fd < 3; fd++)
+			if (syscall(SYS_fcntl, fd, F_GETFD) >= 0)
+				break;
+		if (fd == 3)
+			return true;
+	}
+	return syscall(SYS_unshare, CLONE_FILES) == 0;
+}
 
 static int child_main(void *p)
 {
 	struct run *r = p;
 	struct rlimit lim;
 
+	if (r->shared && !leave_table()) {
+		r->no_table = true;
+		return 0;
+	}
 	r->result = r->fn(r->arg);
 	if (r->result == -EMFILE) {
 		/*
-		 * The child's table is a copy of the program's, bound by its
-		 * RLIMIT_NOFILE: a program at its limit left no number for
-		 * our file (fn failed before it wrote anything).  The copies
+		 * In the fallback the child's table is a copy of the
+		 * program's, bound by its RLIMIT_NOFILE: a program at its
+		 * limit left no number for our file (fn failed before it
+		 * wrote anything).  The copies
 		 * are the child's alone (closing them changes nothing for
 		 * the program, whose fds stay open; the child's exit would
 		 * close them anyway), so make room and go again: the soft
@@ -107,9 +140,29 @@ static int child_main(void *p)
 	return 0;
 }
 
-int progfd_run(int (*fn)(void *), void *arg)
+/* Make the child (sharing the fd table first when shared) and wait for
+ * it; its pid, or <= 0 when none could be made. */
+static int run_child(struct run *r, void *stack, bool shared)
 {
-	struct run r = { fn, arg, -EAGAIN };
+	int pid;
+
+	r->shared = shared;
+	r->no_table = false;
+	/* No exit signal: the program's SIGCHLD handler and its wait(-1)
+	 * never see this child; __WALL below reaps it. */
+	pid = clone(child_main, (char *)stack + CHILD_STACK,
+		    CLONE_VM | CLONE_VFORK | (shared ? CLONE_FILES : 0), r);
+	if (pid > 0) {
+		while (syscall(SYS_wait4, pid, NULL, __WALL, NULL) < 0 &&
+		       errno == EINTR)
+			;
+	}
+	return pid;
+}
+
+static int run(int (*fn)(void *), void *arg, bool copy)
+{
+	struct run r = { fn, arg, -EAGAIN, false, false };
 	sigset_t all, old;
 	void *stack;
 	int pid, saved = errno;
@@ -123,21 +176,28 @@ int progfd_run(int (*fn)(void *), void *arg)
 	/* No handler of the program may run in the child. */
 	sigfillset(&all);
 	raw_sigmask(SIG_SETMASK, &all, &old);
-	/* No exit signal: the program's SIGCHLD handler and its wait(-1)
-	 * never see this child; __WALL below reaps it. */
-	pid = clone(child_main, (char *)stack + CHILD_STACK,
-		    CLONE_VM | CLONE_VFORK, &r);
-	if (pid > 0) {
-		while (syscall(SYS_wait4, pid, NULL, __WALL, NULL) < 0 &&
-		       errno == EINTR)
-			;
-	}
+	pid = run_child(&r, stack, !copy);
+	/* It could not leave the program's table, or a filter refused
+	 * CLONE_FILES: a child with a copy of the table, as clone makes
+	 * one without CLONE_FILES. */
+	if (!copy && (pid <= 0 || r.no_table))
+		pid = run_child(&r, stack, false);
 	raw_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, CHILD_STACK);
 	errno = saved;
 	if (pid <= 0)
 		return fn(arg);
 	return r.result;
+}
+
+int progfd_run(int (*fn)(void *), void *arg)
+{
+	return run(fn, arg, false);
+}
+
+int progfd_run_copy(int (*fn)(void *), void *arg)
+{
+	return run(fn, arg, true);
 }
 
 uint32_t progfd_lent;

@@ -14,7 +14,8 @@
  *    before its ticker runs, the unit tests) does its file work in a
  *    short-lived child that shares the memory but not the fd table
  *    (clone(CLONE_VM | CLONE_VFORK), as posix_spawn does), and waits for it
- *    (progfd_run).
+ *    (progfd_run); that child leaves the program's table for an empty
+ *    one, as the ticker does, without copying it.
  * From a private table the program's fds are reached through a pidfd
  * (pidfd_getfd; /proc/PID/fd/N without one).
  *
@@ -55,6 +56,15 @@ bool progfd_detached(void);
  * Context: any thread (not a signal handler of a thread in a vfork).
  */
 int progfd_run(int (*fn)(void *), void *arg);
+
+/*
+ * progfd_run_copy - progfd_run, where fn sees a copy of the program's
+ * whole fd table (to list it: /proc/self/fd in the child).  progfd_run's
+ * child has an empty table, which is much cheaper to make in a process
+ * with thousands of fds open.
+ * Context: as progfd_run.
+ */
+int progfd_run_copy(int (*fn)(void *), void *arg);
 
 /*
  * progfd_stat - stat the file behind the program's fd.  Returns 0, -EBADF

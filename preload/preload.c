@@ -1920,7 +1920,7 @@ static void classify_open_fds(void)
 	if (l == MAP_FAILED)
 		return;
 	l->n = 0;
-	if (progfd_run(list_fds, l) != 0) {
+	if (progfd_run_copy(list_fds, l) != 0) {
 		n = sm_meter.tab.cap < 1024 ? (int)sm_meter.tab.cap : 1024;
 		for (l->n = 0; l->n < n; l->n++)
 			l->fd[l->n] = l->n;
