@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/kcmp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +63,10 @@ int progfd_detach(void)
 		return 0;
 	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0)
 		return -errno;
+	/* A filter that fakes success left this thread in the program's
+	 * table: the kernel says so (kcmp compares two threads' tables). */
+	if (syscall(SYS_kcmp, syscall(SYS_gettid), pid, KCMP_FILES, 0, 0) == 0)
+		return -EPERM;
 	me.on = true;
 	me.pid = pid;
 	me.pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
@@ -79,7 +84,18 @@ struct run {
 	int result;
 	bool shared; /* the child was made with CLONE_FILES */
 	bool no_table; /* ... and could not leave the program's table */
+	bool copy; /* the child's table is a copy of the program's, its own */
 };
+
+/* 1 when this process's fd table is its own, 0 when it shares its
+ * parent's, -1 when the kernel cannot say (no kcmp, a filter). */
+static int own_table(void)
+{
+	long r = syscall(SYS_kcmp, syscall(SYS_getpid), syscall(SYS_getppid),
+			 KCMP_FILES, 0, 0);
+
+	return r < 0 ? -1 : r != 0;
+}
 
 /*
  * A child made sharing the program's fd table leaves it for an empty one:
@@ -89,22 +105,43 @@ struct run {
  * and dropped on every open file: with 15,000 fds open, most of what a
  * fork child's first socket and its exit record cost; and for as long as
  * the child lived, a socket or pipe the program closed stayed open in it.
- * One of fds 0 to 2 still there after it means the call did nothing (a
- * filter that fakes success): then a copy of the whole table (unshare),
- * or no table of its own at all.
+ * Whether the table is its own now is asked of the kernel (kcmp: 0 when
+ * the two processes share one); where kcmp cannot say, one of fds 0 to 2
+ * still open means the call did nothing (a filter that fakes success).
+ * Else a copy of the whole table (unshare), or no table of its own.
  */
-static bool leave_table(void)
+static bool leave_table(struct run *r)
 {
-	int fd;
+	int own, fd;
 
 	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
-		for (fd = 0; fd < 3; fd++)
+		own = own_table();
+		for (fd = 0; own < 0 && fd < 3; fd++)
 			if (syscall(SYS_fcntl, fd, F_GETFD) >= 0)
-				break;
-		if (fd == 3)
+				own = 0;
+		if (own != 0)
 			return true;
 	}
-	return syscall(SYS_unshare, CLONE_FILES) == 0;
+	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+		return false;
+	own = own_table();
+	/* A copy the kernel confirmed is the child's to make room in. */
+	r->copy = own > 0;
+	return own != 0;
+}
+
+/* Close copies above stderr in the child's own copy of the table: all
+ * of them, or where close_range is refused (before Linux 5.9, a filter),
+ * the first few found, which is room enough for a job's files. */
+static void make_room(void)
+{
+	int fd, closed = 0;
+
+	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+		return;
+	for (fd = 3; fd < 4096 && closed < 4; fd++)
+		if (syscall(SYS_close, fd) == 0)
+			closed++;
 }
 
 static int child_main(void *p)
@@ -112,7 +149,8 @@ static int child_main(void *p)
 	struct run *r = p;
 	struct rlimit lim;
 
-	if (r->shared && !leave_table()) {
+	r->copy = !r->shared;
+	if (r->shared && !leave_table(r)) {
 		r->no_table = true;
 		return 0;
 	}
@@ -134,7 +172,12 @@ static int child_main(void *p)
 			lim.rlim_cur = lim.rlim_max;
 			syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL);
 		}
-		syscall(SYS_close_range, 3u, ~0u, 0u);
+		/* Only in a copy known to be the child's own (clone's, or
+		 * unshare's as kcmp confirms it): a table this child left
+		 * the program's for is empty, and closing must never reach
+		 * the program's table, whatever a filter said. */
+		if (r->copy)
+			make_room();
 		r->result = r->fn(r->arg);
 	}
 	return 0;
@@ -162,7 +205,7 @@ static int run_child(struct run *r, void *stack, bool shared)
 
 static int run(int (*fn)(void *), void *arg, bool copy)
 {
-	struct run r = { fn, arg, -EAGAIN, false, false };
+	struct run r = { fn, arg, -EAGAIN, false, false, false };
 	sigset_t all, old;
 	void *stack;
 	int pid, saved = errno;

@@ -1,8 +1,9 @@
 # A process that exits with every fd number its limit allows in use still
 # gets its exit record: the record is written from a short-lived child
-# whose fd table is a copy of the program's (core/progfd.c), which had no
-# number left for the log; it now makes room in its own copy.  Before, no
-# log at all, and a warning "Too many open files".  tests/progs/fdlimit:
+# with an fd table of its own (core/progfd.c: empty since 2026-12-04;
+# before, a copy of the program's, with no number left for the log, where
+# it made room).  Before that, no log at all, and a warning "Too many open
+# files".  The copies' case is t_progfd_fallback's.  tests/progs/fdlimit:
 # soft limit 64, socketpairs of 3 bytes each way until EMFILE.
 . "$(dirname "$0")/lib.sh"
 SOCKMETER_LOG=$T/fl.log sm "$PROGS/fdlimit" >"$T/out" 2>"$T/err" ||
