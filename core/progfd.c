@@ -203,6 +203,14 @@ static int run_child(struct run *r, void *stack, bool shared)
 	return pid;
 }
 
+/* Set once at start-up: no child made sharing the fd table. */
+static bool no_shared_child;
+
+void progfd_no_shared_child(void)
+{
+	no_shared_child = true;
+}
+
 static int run(int (*fn)(void *), void *arg, bool copy)
 {
 	struct run r = { fn, arg, -EAGAIN, false, false, false };
@@ -219,11 +227,11 @@ static int run(int (*fn)(void *), void *arg, bool copy)
 	/* No handler of the program may run in the child. */
 	sigfillset(&all);
 	raw_sigmask(SIG_SETMASK, &all, &old);
-	pid = run_child(&r, stack, !copy);
+	pid = run_child(&r, stack, !copy && !no_shared_child);
 	/* It could not leave the program's table, or a filter refused
 	 * CLONE_FILES: a child with a copy of the table, as clone makes
 	 * one without CLONE_FILES. */
-	if (!copy && (pid <= 0 || r.no_table))
+	if (!copy && !no_shared_child && (pid <= 0 || r.no_table))
 		pid = run_child(&r, stack, false);
 	raw_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, CHILD_STACK);

@@ -67,6 +67,14 @@ int progfd_run(int (*fn)(void *), void *arg);
 int progfd_run_copy(int (*fn)(void *), void *arg);
 
 /*
+ * progfd_no_shared_child - from now on progfd_run's child is made with a
+ * copy of the table, as progfd_run_copy's (under valgrind, which ends the
+ * program at a clone with CLONE_FILES that is not a thread's).
+ * Context: start-up only.
+ */
+void progfd_no_shared_child(void);
+
+/*
  * progfd_stat - stat the file behind the program's fd.  Returns 0, -EBADF
  * when the program has no such fd open, or another negative errno when it
  * cannot be told (no /proc, the main thread exited...).

@@ -1264,12 +1264,18 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	 * same for a second copy of the library. */
 	if (getauxval(AT_SECURE) || second_copy())
 		goto out;
-	if (!valgrind_wanted() && under_valgrind()) {
-		report_stderr(NULL, "sockmeter: running under valgrind, which "
-				    "cannot run what sockmeter needs (a clone "
-				    "sharing memory, pidfd_open): nothing is "
-				    "metered");
-		goto out;
+	if (under_valgrind()) {
+		if (!valgrind_wanted()) {
+			report_stderr(NULL,
+				      "sockmeter: running under valgrind, "
+				      "which cannot run what sockmeter needs "
+				      "(a clone sharing memory, pidfd_open): "
+				      "nothing is metered");
+			goto out;
+		}
+		/* Metered anyway: valgrind ends the program at a clone that
+		 * shares the fd table (CLONE_FILES without a thread). */
+		progfd_no_shared_child();
 	}
 	{
 		struct held_warnings held = { .len = 0 };
