@@ -1241,6 +1241,7 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	struct config cfg;
 	const char *prog = program_invocation_short_name;
 	int saved = errno, r;
+	bool vg_meter;
 
 	if (initialized++)
 		return;
@@ -1264,8 +1265,11 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	 * same for a second copy of the library. */
 	if (getauxval(AT_SECURE) || second_copy())
 		goto out;
+	/* The variable is read (and a bad value said) whether valgrind
+	 * runs or not. */
+	vg_meter = valgrind_wanted();
 	if (under_valgrind()) {
-		if (!valgrind_wanted()) {
+		if (!vg_meter) {
 			report_stderr(NULL,
 				      "sockmeter: running under valgrind, "
 				      "which cannot run what sockmeter needs "
