@@ -84,7 +84,8 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 	 * Linux 4.14) every number is walked, as before there was one. */
 	p = mmap(NULL, used_bytes(cap), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p != MAP_FAILED && madvise(p, used_bytes(cap), MADV_WIPEONFORK) != 0) {
+	if (p != MAP_FAILED &&
+	    madvise(p, used_bytes(cap), MADV_WIPEONFORK) != 0) {
 		munmap(p, used_bytes(cap));
 		p = MAP_FAILED;
 	}

@@ -160,12 +160,11 @@ static int child_main(void *p)
 		 * In the fallback the child's table is a copy of the
 		 * program's, bound by its RLIMIT_NOFILE: a program at its
 		 * limit left no number for our file (fn failed before it
-		 * wrote anything).  The copies
-		 * are the child's alone (closing them changes nothing for
-		 * the program, whose fds stay open; the child's exit would
-		 * close them anyway), so make room and go again: the soft
-		 * limit raised to the hard one (the child's own), every copy
-		 * above stderr closed.
+		 * wrote anything).  The copies are the child's alone
+		 * (closing them changes nothing for the program, whose fds
+		 * stay open; the child's exit would close them anyway), so
+		 * make room and go again: the soft limit raised to the hard
+		 * one (the child's own), copies above stderr closed.
 		 */
 		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) == 0 &&
 		    lim.rlim_cur < lim.rlim_max) {

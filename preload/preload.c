@@ -966,16 +966,6 @@ static void fork_child(void)
  */
 static bool raw_write_locked;
 
-/*
- * A ticker just created may not have run yet: its descriptor on libc's
- * list of threads then still says "being created" (glibc's setxid_futex,
- * cleared by the new thread's first instructions), and a raw clone's
- * child keeps that list as it was, with no thread to clear it: its first
- * setuid, setgid or setgroups waits for ever (vsftpd's login child, made
- * by a raw clone right after the session's first read had started our
- * ticker: t_raw_clone).  So the clone waits for the ticker to run,
- * at most a second.
- */
 /* True until a second after *deadline was set (0: set it now): a wait
  * bounded in time, not in a count of sleeps, which last longer than asked
  * (timer slack: 2.4 s for 20,000 sleeps of 50 us measured here). */
@@ -992,6 +982,16 @@ static bool within_a_second(uint64_t *deadline)
 	return ns < *deadline;
 }
 
+/*
+ * A ticker just created may not have run yet: its descriptor on libc's
+ * list of threads then still says "being created" (glibc's setxid_futex,
+ * cleared by the new thread's first instructions), and a raw clone's
+ * child keeps that list as it was, with no thread to clear it: its first
+ * setuid, setgid or setgroups waits for ever (vsftpd's login child, made
+ * by a raw clone right after the session's first read had started our
+ * ticker: t_raw_clone).  So the clone waits for the ticker to run,
+ * at most a second.
+ */
 static void wait_ticker_running(void)
 {
 	struct timespec pause = {0, 50000};
@@ -2293,6 +2293,19 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 	sm_quiet_raise(SM_QUIET_PROGRAM);
 }
 
+/* Until no other thread classifies fds for a limit on tasks (at most a
+ * second), or one started the ticker. */
+static void wait_limiting(void)
+{
+	struct timespec pause = {0, 50000};
+	uint64_t deadline = 0;
+
+	while (__atomic_load_n(&tk.limiting, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+	       within_a_second(&deadline))
+		nanosleep(&pause, NULL);
+}
+
 /*
  * A limit on tasks about to go on (setrlimit and prlimit of RLIMIT_NPROC,
  * named or through syscall()).  A user other than root at such a limit
@@ -2307,19 +2320,6 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
  * is read with process_vm_readv, as the kernel reads it: a bad pointer is
  * the call's EFAULT, not a fault of ours.
  */
-/* Until no other thread classifies fds for a limit on tasks (at most a
- * second), or one started the ticker. */
-static void wait_limiting(void)
-{
-	struct timespec pause = {0, 50000};
-	uint64_t deadline = 0;
-
-	while (__atomic_load_n(&tk.limiting, __ATOMIC_ACQUIRE) &&
-	       !__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
-	       within_a_second(&deadline))
-		nanosleep(&pause, NULL);
-}
-
 void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 {
 	if (resource != RLIMIT_NPROC || !lim)
