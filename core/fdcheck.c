@@ -191,8 +191,7 @@ uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,
 		return 0;
 	if (high > c->cap)
 		high = c->cap;
-	for (fd = fdtab_next_used(t, 0, high); fd < high;
-	     fd = fdtab_next_used(t, fd + 1, high)) {
+	fdtab_for_each_used(t, fd, 0, high) {
 		struct fdcheck_id *id = &c->ids[fd];
 		struct fd_snapshot snap;
 		struct progfd_addrs addrs;

@@ -383,9 +383,7 @@ static inline struct fd_slot *fdtab_slot(const struct fdtab *t, int fd)
 /*
  * fdtab_next_used - the first fd number from from (inclusive) to end
  * (exclusive) whose slot may hold anything (struct fdtab's used); end
- * when there is none.  Walk with
- *   for (fd = fdtab_next_used(t, 0, high); fd < high;
- *        fd = fdtab_next_used(t, fd + 1, high))
+ * when there is none.  Walks use fdtab_for_each_used.
  * Context: any thread and signal handler.
  */
 static inline uint32_t fdtab_next_used(const struct fdtab *t, uint32_t from,
@@ -406,6 +404,12 @@ static inline uint32_t fdtab_next_used(const struct fdtab *t, uint32_t from,
 	}
 	return end;
 }
+
+/* For each fd (a uint32_t) from from to end (exclusive) whose slot may
+ * hold anything. */
+#define fdtab_for_each_used(t, fd, from, end)                                 \
+	for ((fd) = fdtab_next_used((t), (from), (end)); (fd) < (end);        \
+	     (fd) = fdtab_next_used((t), (fd) + 1, (end)))
 
 /*
  * fdtab_use_all - every number below cap is looked at by the walks (a

@@ -154,10 +154,10 @@ static void free_windows(struct meter *m)
 
 	if (high > m->tab.cap)
 		high = m->tab.cap;
-	for (fd = fdtab_next_used(&m->tab, 0, high); m->fds && fd < high;
-	     fd = fdtab_next_used(&m->tab, fd + 1, high))
-		if (m->fds[fd].win)
-			m->fds[fd].win = NULL;
+	if (m->fds)
+		fdtab_for_each_used(&m->tab, fd, 0, high)
+			if (m->fds[fd].win)
+				m->fds[fd].win = NULL;
 	ownmem_free(&m->wins);
 }
 
@@ -508,8 +508,7 @@ static void reap(struct meter *m, struct meter_time now)
 	uint32_t fd, high = LOAD(&m->tab.high);
 	struct fd_snapshot s;
 
-	for (fd = fdtab_next_used(&m->tab, 0, high); fd < high;
-	     fd = fdtab_next_used(&m->tab, fd + 1, high))
+	fdtab_for_each_used(&m->tab, fd, 0, high)
 		if (fdtab_reap(&m->tab, (int)fd, &s))
 			closeq_push(&m->q, &s, now.real_ns);
 }
@@ -526,8 +525,7 @@ static void sweep_strays(struct meter *m)
 	uint32_t fd, high = LOAD(&m->tab.high);
 	struct fd_counters c;
 
-	for (fd = fdtab_next_used(&m->tab, 0, high); fd < high;
-	     fd = fdtab_next_used(&m->tab, fd + 1, high)) {
+	fdtab_for_each_used(&m->tab, fd, 0, high) {
 		if (!fdtab_sweep(&m->tab, (int)fd, &c))
 			continue;
 		finish_counters(m, &c);
@@ -711,8 +709,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 
 	m->last_bucket = bucket;
 	m->top.n = 0;
-	for (fd = fdtab_next_used(&m->tab, 0, high); fd < high;
-	     fd = fdtab_next_used(&m->tab, fd + 1, high)) {
+	fdtab_for_each_used(&m->tab, fd, 0, high) {
 		struct meter_fdstate *st = &m->fds[fd];
 		uint64_t moved;
 

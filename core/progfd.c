@@ -55,6 +55,15 @@ static __thread struct {
 	long pid;   /* the process whose fds the program's are */
 } me __attribute__((tls_model("initial-exec")));
 
+/* 1 when tasks a and b (threads or processes) share one fd table, 0
+ * when not, -1 when the kernel cannot say (no kcmp, a filter). */
+static int shares_table(long a, long b)
+{
+	long r = syscall(SYS_kcmp, a, b, KCMP_FILES, 0, 0);
+
+	return r < 0 ? -1 : r == 0;
+}
+
 int progfd_detach(void)
 {
 	long pid = syscall(SYS_getpid);
@@ -64,8 +73,8 @@ int progfd_detach(void)
 	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0)
 		return -errno;
 	/* A filter that fakes success left this thread in the program's
-	 * table: the kernel says so (kcmp compares two threads' tables). */
-	if (syscall(SYS_kcmp, syscall(SYS_gettid), pid, KCMP_FILES, 0, 0) == 0)
+	 * table: the kernel says so. */
+	if (shares_table(syscall(SYS_gettid), pid) == 1)
 		return -EPERM;
 	me.on = true;
 	me.pid = pid;
@@ -88,13 +97,12 @@ struct run {
 };
 
 /* 1 when this process's fd table is its own, 0 when it shares its
- * parent's, -1 when the kernel cannot say (no kcmp, a filter). */
+ * parent's, -1 when the kernel cannot say. */
 static int own_table(void)
 {
-	long r = syscall(SYS_kcmp, syscall(SYS_getpid), syscall(SYS_getppid),
-			 KCMP_FILES, 0, 0);
+	int shared = shares_table(syscall(SYS_getpid), syscall(SYS_getppid));
 
-	return r < 0 ? -1 : r != 0;
+	return shared < 0 ? -1 : !shared;
 }
 
 /*
@@ -213,6 +221,7 @@ void progfd_no_shared_child(void)
 static int run(int (*fn)(void *), void *arg, bool copy)
 {
 	struct run r = { fn, arg, -EAGAIN, false, false, false };
+	bool shared = !copy && !no_shared_child;
 	sigset_t all, old;
 	void *stack;
 	int pid, saved = errno;
@@ -226,11 +235,11 @@ static int run(int (*fn)(void *), void *arg, bool copy)
 	/* No handler of the program may run in the child. */
 	sigfillset(&all);
 	raw_sigmask(SIG_SETMASK, &all, &old);
-	pid = run_child(&r, stack, !copy && !no_shared_child);
+	pid = run_child(&r, stack, shared);
 	/* It could not leave the program's table, or a filter refused
 	 * CLONE_FILES: a child with a copy of the table, as clone makes
 	 * one without CLONE_FILES. */
-	if (!copy && !no_shared_child && (pid <= 0 || r.no_table))
+	if (shared && (pid <= 0 || r.no_table))
 		pid = run_child(&r, stack, false);
 	raw_sigmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, CHILD_STACK);

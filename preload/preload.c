@@ -1740,8 +1740,7 @@ void sm_closing_range(unsigned first, unsigned last)
 	 * reads its own few slots, not every page of the parent's. */
 	if (last < high)
 		high = last + 1;
-	for (fd = fdtab_next_used(&sm_meter.tab, first, high); fd < high;
-	     fd = fdtab_next_used(&sm_meter.tab, fd + 1, high)) {
+	fdtab_for_each_used(&sm_meter.tab, fd, first, high) {
 		struct fd_slot *s = fdtab_slot(&sm_meter.tab, (int)fd);
 
 		if (s && fd_kind_tracked(fdtab_kind(s)) &&

@@ -628,8 +628,7 @@ static int walk_used(uint32_t from, uint32_t end, uint32_t *out, int max)
 	uint32_t fd;
 	int n = 0;
 
-	for (fd = fdtab_next_used(&tab, from, end); fd < end;
-	     fd = fdtab_next_used(&tab, fd + 1, end))
+	fdtab_for_each_used(&tab, fd, from, end)
 		if (n < max)
 			out[n++] = fd;
 		else
