@@ -339,6 +339,43 @@ void sm_thread_exits(void)
 	wake_ticker();
 }
 
+/*
+ * The status of a last thread that ended with the raw exit system call
+ * made through libc's syscall() (-1: none seen).  Linux (6.x here) gives
+ * a process whose threads all ended with exit, not exit_group, the status
+ * of the last one to end, not the main thread's: a main that called
+ * pthread_exit and a worker that then made syscall(SYS_exit, 9) end with
+ * 9.  The ticker, the last thread then, reads only the main thread's
+ * status from /proc (0 there), so it takes this one when there is one.
+ * A raw exit is the last program thread's when glibc's thread count
+ * (which the ticker is out of, and which raw exits never lower) holds no
+ * thread but it and those that raw-exited before it.  Raw exits made
+ * other ways (inline assembly) are not seen: the main thread's status,
+ * as before.
+ */
+static int32_t last_raw_exit = -1;
+static uint32_t raw_exits; /* raw exits seen (syscall(SYS_exit)) */
+static unsigned int *glibc_nthreads;
+
+void sm_raw_thread_exit(long status)
+{
+	unsigned int *n = glibc_nthreads;
+	uint32_t before;
+
+	/* A vfork child (or a clone on our memory) ends itself only. */
+	if (sm_foreign_process())
+		return;
+	before = __atomic_fetch_add(&raw_exits, 1, __ATOMIC_ACQ_REL);
+	if (!n || __atomic_load_n(n, __ATOMIC_ACQUIRE) > before + 1)
+		return;
+	__atomic_store_n(&last_raw_exit, (int32_t)(status & 0xff),
+			 __ATOMIC_RELEASE);
+	/* The ticker looks often from now (as after main's pthread_exit),
+	 * not once a second. */
+	__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
+	wake_ticker();
+}
+
 static bool lock_bounded(pthread_mutex_t *lock, long ms);
 static void sm_exit_handler(void);
 static void fini_record(void);
@@ -485,6 +522,10 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 		alone_next_ns = mono_ns; /* woken by sm_thread_exits */
 	if (mono_ns >= alone_next_ns) {
 		status = alone_status();
+		if (status >= 0 && !(status & ALONE_SIGNALLED) &&
+		    __atomic_load_n(&last_raw_exit, __ATOMIC_ACQUIRE) >= 0)
+			status = __atomic_load_n(&last_raw_exit,
+						 __ATOMIC_ACQUIRE);
 		if (status >= 0)
 			end_as_last_thread(status);
 		if (status == -2) /* a raw exit of the main thread */
@@ -720,11 +761,9 @@ static void *ticker_stack(void)
  * at one.  The symbol is glibc's (GLIBC_PRIVATE, read by libthread_db);
  * without it, check_alone remains the only way.
  */
-static unsigned int *glibc_nthreads; /* found in the constructor: dlsym
-					* takes the loader's lock, which a
-					* dlopen holds while constructors run
-					* (one that starts a thread that
-					* starts the ticker waited for good) */
+/* glibc_nthreads (above) is found in the constructor: dlsym takes the
+ * loader's lock, which a dlopen holds while constructors run (one that
+ * starts a thread that starts the ticker waited for good). */
 
 static void uncount_ticker(void)
 {
@@ -932,6 +971,11 @@ static void fork_child(void)
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
+	/* Its thread count starts again at one (see last_raw_exit). */
+	if (raw_exits)
+		raw_exits = 0;
+	if (last_raw_exit != -1)
+		last_raw_exit = -1;
 	if (!pthread_equal(main_thread, pthread_self()))
 		main_thread = pthread_self();
 	/* It has no children yet: a child that shares the parent's memory

@@ -357,6 +357,15 @@ void sm_final_record(bool exec);
  */
 void sm_thread_exits(void);
 
+/*
+ * sm_raw_thread_exit - the calling thread is about to end with
+ * syscall(SYS_exit, status): when it is the last program thread, status
+ * is the process's, and the ticker looks for the moment it is alone
+ * (preload.c, last_raw_exit).  Context: any program thread, before the
+ * real call.
+ */
+void sm_raw_thread_exit(long status);
+
 /* sm_dl_lock - wrap_dlopen.c's spin lock, in a page a fork child gets
  * as zeroes (a fork by another thread may find it taken).
  * Context: any thread. */

@@ -53,7 +53,7 @@
 	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
-	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w)                  \
+	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w) X(SYS_exit, w)  \
 	X(SYS_pread64, w) X(SYS_pwrite64, w) X(SYS_preadv, w)                  \
 	X(SYS_pwritev, w) X(SYS_preadv2, w) X(SYS_pwritev2, w)                 \
 	X(SYS_sendfile, w) X(SYS_splice, w) X(SYS_tee, w) X(SYS_vmsplice, w)   \
@@ -291,6 +291,12 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	default:
 		break;
+	}
+	if (n == SYS_exit) {
+		/* A thread's end; its status is the process's if it is the
+		 * last (the ticker ends the process then). */
+		sm_raw_thread_exit(a1);
+		return sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	}
 	if (n == SYS_exit_group) {
 		/* The process ends here, as at _exit: its exit record. */

@@ -89,6 +89,19 @@ run "raw exit 0" raw 0
 expect_eq "status" "$st" 0
 check_log "raw 0" 500
 
+# main calls pthread_exit, the worker then ends with syscall(SYS_exit, 9):
+# the kernel gives the process the last thread's status (Linux 6.x; the
+# main thread's on older ones), which the ticker, left last, used to
+# replace with the main thread's 0.  Whatever this kernel gives without
+# the preload is the truth.
+timeout 10 "$PROGS/lastthread" workerraw 300 10 9 >/dev/null
+plain_st=$?
+echo "plain workerraw: status $plain_st"
+run "worker's raw exit 9" workerraw 300 3000 9
+expect_eq "workerraw: status as without the preload" "$st" "$plain_st"
+check_log "workerraw 9" 3500
+[ "$ms" -lt 5000 ] || fail "workerraw 9: ended after $ms ms"
+
 # Without the preload the same endings take no time and give the same
 # status (the test's own check of its program).
 timeout 10 "$PROGS/lastthread" pthread 0 10 >/dev/null

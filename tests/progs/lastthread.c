@@ -14,6 +14,11 @@
  *                                 ends it, its atexit handler runs and
  *                                 its buffered output is flushed.  The
  *                                 parent prints "child_status=S".
+ *   lastthread workerraw MS BYTES STATUS
+ *                                 as pthread, but the worker ends with the
+ *                                 exit system call (syscall(SYS_exit,
+ *                                 STATUS)): Linux 6.x gives the process
+ *                                 the last thread's status, STATUS.
  *   lastthread raw STATUS         main sends 500 bytes and ends with the
  *                                 exit system call (not exit_group), the
  *                                 only thread: the process ends with
@@ -37,6 +42,7 @@
 
 static int sp[2];
 static long wait_ms, bytes;
+static int worker_status = -1; /* workerraw: the worker's raw exit */
 
 static void move(long n)
 {
@@ -110,6 +116,8 @@ static void *worker(void *arg)
 	nanosleep(&ts, NULL);
 	move(bytes);
 	printf("sent=%ld\n", 500 + bytes);
+	if (worker_status >= 0)
+		syscall(SYS_exit, worker_status);
 	exit_shows();
 	return NULL;
 }
@@ -132,6 +140,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	move(500);
+	if (strcmp(argv[1], "workerraw") == 0 && argc == 5) {
+		worker_status = atoi(argv[4]);
+		argv[1] = "pthread";
+		argc = 4;
+	}
 	if (strcmp(argv[1], "pthread") == 0 && argc == 4) {
 		wait_ms = atol(argv[2]);
 		bytes = atol(argv[3]);
