@@ -256,9 +256,9 @@ uint64_t closeq_dropped_records(const struct closeq *q)
 	return __atomic_load_n(&q->sh->dropped, __ATOMIC_RELAXED);
 }
 
-void closeq_note_dropped(struct closeq *q)
+void closeq_note_dropped(struct closeq *q, uint64_t n)
 {
-	__atomic_fetch_add(&q->sh->dropped, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&q->sh->dropped, n, __ATOMIC_RELAXED);
 }
 
 SM_FORK_PATH

@@ -149,11 +149,11 @@ uint64_t closeq_closed(const struct closeq *q);
 uint64_t closeq_dropped_records(const struct closeq *q);
 
 /*
- * closeq_note_dropped - count one more lost record (the ticker could not
- * keep one it had taken); its numbers are already in the totals.
- * Context: ticker only.
+ * closeq_note_dropped - count n more lost records (the ticker could not
+ * keep ones it had taken, or the log refused the write that held them);
+ * their numbers are already in the totals.  Context: ticker only.
  */
-void closeq_note_dropped(struct closeq *q);
+void closeq_note_dropped(struct closeq *q, uint64_t n);
 
 /*
  * closeq_after_fork - in a fresh child: empty, every count zero.  The ring
