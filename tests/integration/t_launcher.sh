@@ -99,4 +99,25 @@ for show in ([], ["-s"]):
         assert rc == -sig, "%s: %s: launcher status %d" % (what, sig.name, rc)
 PYEOF
 "$PY" "$T/sig.py" "$launcher" "$T" 2>"$T/sig.err" || fail "signals: $(tail -n 2 "$T/sig.err")"
+
+# -s shows the numbers of a program killed by a signal: they are in its
+# state file, recovered into its log before it is shown (the launcher
+# said "no log ... nothing metered" before; a helper's crashed program had
+# moved 160,000 bytes).  Python moves 70,000 bytes through a socketpair
+# and kills itself with SIGKILL.
+mkdir -p "$T/kstate"
+SOCKMETER_STATE=$T/kstate "$launcher" -s -f json -o "$T/k.%p.log" -- \
+	"$PY" -c 'import os, socket
+a, b = socket.socketpair()
+n = 0
+while n < 70000:
+    n += a.send(b"x" * min(4096, 70000 - n))
+    b.recv(65536)
+os.kill(os.getpid(), 9)' >/dev/null 2>"$T/k.err"
+expect_eq "killed under -s: launcher status" "$?" 137
+grep -q '^sockmeter: no log' "$T/k.err" && fail "killed under -s: $(cat "$T/k.err")"
+klog=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/k.err")
+[ -f "$klog" ] || fail "killed under -s: no log named: $(cat "$T/k.err")"
+expect_eq "killed under -s: recovered exit record" \
+	"$(q "$klog" "[E.get('end'), T['bytes_out']]")" '["killed", 70000]'
 exit 0
