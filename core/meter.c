@@ -605,6 +605,7 @@ void meter_build(struct meter *m, enum summary_type type,
 	memset(r, 0, sizeof(*r));
 	r->type = type;
 	r->end = type == SUMMARY_EXIT ? m->end : NULL;
+	r->incomplete = type == SUMMARY_EXIT && m->incomplete;
 	r->ts_ns = now.real_ns;
 	r->pid = m->pid;
 	r->prog = m->prog;

@@ -116,6 +116,7 @@ struct meter {
 	struct state_ticker *durable;
 	struct state_ticker *durable_own; /* when none was given */
 	const char *end; /* exit records' "end" (a recovery's "killed") */
+	bool incomplete; /* a recovery's: its state file missed some numbers */
 	struct fdcheck check;       /* the ticker's own */
 
 	/* the ticker's own */

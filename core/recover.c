@@ -491,6 +491,9 @@ static int write_records(struct image *img, const char *fallback,
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	m.end = img->hdr.status == STATE_UNWRITTEN ? "exit-recovered"
 						   : "killed";
+	/* Some of its numbers never reached the file (its file system was
+	 * full): the record says so. */
+	m.incomplete = mem.ticker->incomplete != 0;
 	root = geteuid() == 0 && !to_stderr;
 	if (!root && cfg.format != FORMAT_PROMETHEUS)
 		end_torn_line(img->hdr.log_path);

@@ -908,6 +908,12 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 						__ATOMIC_ACQUIRE)) {
 			cur = back_chunk(st, r, c) ? CHUNK_FILE
 						   : CHUNK_PRIVATE;
+			if (cur == CHUNK_PRIVATE) {
+				/* In the file, for recovery; and to be said
+				 * (not here: maybe a signal handler). */
+				STORE(&st->ticker->incomplete, 1u);
+				STORE(&st->incomplete, 1u);
+			}
 			STORE(&r->chunk_state[c], cur);
 		}
 		restore_signals(&old);
@@ -1061,6 +1067,7 @@ void state_after_fork(struct state *st, const struct config *cfg,
 
 	st->parent_durable = had_file;
 	st->refused = 0;
+	st->incomplete = 0;
 
 	/* The layout is the regions' (their offsets): not made again here,
 	 * where its constants are a page of .rodata to fault in. */
@@ -1154,6 +1161,12 @@ bool state_refused_take(struct state *st)
 {
 	return LOAD(&st->refused) &&
 	       __atomic_exchange_n(&st->refused, 0u, __ATOMIC_ACQ_REL);
+}
+
+bool state_incomplete_take(struct state *st)
+{
+	return LOAD(&st->incomplete) &&
+	       __atomic_exchange_n(&st->incomplete, 0u, __ATOMIC_ACQ_REL);
 }
 
 void state_discard(struct state *st)

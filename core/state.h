@@ -83,7 +83,10 @@ struct state_closed {
  */
 struct state_ticker {
 	uint32_t active;    /* 0 or 1; atomic */
-	uint32_t pad;
+	/* 1 once a chunk of slots or ring could not be backed by the file
+	 * (its file system full): some numbers are in private memory only,
+	 * and a recovered exit record says it is incomplete.  Atomic. */
+	uint32_t incomplete;
 	double ns_per_tick; /* latency clock calibration */
 	/* The wall clock at the ticker's latest tick: a recovery's bound on
 	 * when the process was last seen alive (0: it never ticked). */
@@ -191,6 +194,9 @@ struct state {
 	 * the fork), to be said once (state_refused_take). */
 	bool parent_durable;
 	uint32_t refused;
+	/* (atomic) A chunk could not be backed (ticker->incomplete), to be
+	 * said once (state_incomplete_take). */
+	uint32_t incomplete;
 	const struct config *cfg;
 	const char *prog;
 	long pid;
@@ -297,6 +303,15 @@ void state_remove(struct state *st);
  * Context: the ticker, or the thread writing the final record.
  */
 bool state_refused_take(struct state *st);
+
+/*
+ * state_incomplete_take - true once when a chunk of this process's state
+ * could not be backed by its file (no room left in its file system): the
+ * numbers of some fds are then in private memory only, lost to a kill,
+ * and a recovered exit record says "incomplete".  The caller says so.
+ * Context: the ticker, or the thread writing the final record.
+ */
+bool state_incomplete_take(struct state *st);
 
 /*
  * state_discard - undo state_open: the file removed, and every mapping it

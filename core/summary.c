@@ -668,6 +668,8 @@ static void format_json(const struct summary *r, const struct config *c,
 		sbuf_adds(b, ",\"end\":");
 		json_str(b, r->end);
 	}
+	if (r->incomplete && r->type == SUMMARY_EXIT)
+		sbuf_adds(b, ",\"incomplete\":true");
 	json_ts(b, "ts", r->ts_ns);
 	sbuf_adds(b, ",\"pid\":");
 	sbuf_add_i64(b, r->pid);
@@ -1025,10 +1027,10 @@ static void format_text(const struct summary *r, const struct config *c,
 		text_close(r, c, b, when);
 		return;
 	}
-	sbuf_addf(b, "%s sockmeter %s%s%s pid=%ld prog=%s fds_open=%" PRIu64
+	sbuf_addf(b, "%s sockmeter %s%s%s%s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
 		  when, type_names[r->type], end ? " end=" : "", end ? end : "",
-		  r->pid,
+		  end && r->incomplete ? " incomplete=yes" : "", r->pid,
 		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
 	sbuf_addf(b, "  totals:");

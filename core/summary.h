@@ -60,6 +60,8 @@ struct summary {
 	const char *end; /* exit records only: how the process ended, when it
 			  * was not by itself ("killed": a recovered record);
 			  * NULL otherwise */
+	bool incomplete; /* exit records only: recovered from a state file
+			  * that could not hold every fd's numbers */
 };
 
 /* A growable output buffer.  On allocation failure it keeps what fitted

@@ -230,6 +230,24 @@ void sm_durable_say_refused(void)
 	sm_warn(msg);
 }
 
+void sm_durable_say_incomplete(void)
+{
+	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 400];
+
+	if (!state_incomplete_take(&sm_state))
+		return;
+	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
+		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: state directory %s: no room to keep the "
+		 "numbers of every fd (its file system is full): those of "
+		 "some fds are in private memory only, lost if the process "
+		 "is killed (a recovered exit record then says "
+		 "\"incomplete\")",
+		 sm_meter.prog, dir);
+	sm_warn(msg);
+}
+
 void sm_durable_mark_exposed(void)
 {
 	char msg[480]; /* small: a handler's stack may be (the path cut) */

@@ -692,6 +692,7 @@ static void *ticker_main(void *arg)
 		meter_flush(&sm_meter, &tk.out);
 		beyond_say();
 		sm_durable_say_refused();
+		sm_durable_say_incomplete();
 		if (req == 2) {
 			tk.exec_hold_ns = now_both().mono_ns;
 			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
@@ -1523,6 +1524,7 @@ static void fini_record(void)
 	if (!sm_in_handler()) {
 		beyond_say();
 		sm_durable_say_refused();
+		sm_durable_say_incomplete();
 	}
 	sbuf_free(&out);
 	raw_sigmask(SIG_SETMASK, &mask, NULL);
@@ -1925,6 +1927,7 @@ void sm_final_record(bool exec)
 	if (!sm_in_handler()) {
 		beyond_say();
 		sm_durable_say_refused();
+		sm_durable_say_incomplete();
 	}
 out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An

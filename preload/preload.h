@@ -447,6 +447,10 @@ bool sm_durable_file_wanted(void);
  * state file its parent had (state_refused_take): a warning naming the
  * directory and the uid.  Not in a signal handler (sm_warn). */
 void sm_durable_say_refused(void);
+/* sm_durable_say_incomplete - once, when a chunk of this process's state
+ * could not be backed by its file (state_incomplete_take): a warning
+ * naming the directory.  Not in a signal handler (sm_warn). */
+void sm_durable_say_incomplete(void);
 /* sm_durable_make_file - state_make_file for this process's state. */
 void sm_durable_make_file(void);
 bool sm_durable_dir_usable_by(unsigned uid);

@@ -256,6 +256,36 @@ START_TEST(test_summary_json_empty_record_has_empty_fds_array)
 }
 END_TEST
 
+/* A recovered exit record from a state file that missed some numbers says
+ * so, in both formats; other records never do. */
+START_TEST(test_summary_recovered_incomplete_exit_says_so)
+{
+	const char *s;
+	char *line;
+
+	rec.type = SUMMARY_EXIT;
+	rec.end = "killed";
+	rec.incomplete = true;
+	s = format();
+	ck_assert(strncmp(s, "{\"type\":\"exit\",\"end\":\"killed\","
+			     "\"incomplete\":true,", 44) == 0);
+	ck_assert(python_parses(s));
+	cfg.format = FORMAT_TEXT;
+	s = format();
+	line = uu_line(s, 0);
+	ck_assert_str_eq(line, "2023-11-14T22:13:30.000Z sockmeter exit "
+			       "end=killed incomplete=yes pid=4242 prog=demo "
+			       "fds_open=2 fds_closed=5");
+	free(line);
+	rec.type = SUMMARY_INTERVAL;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "incomplete"));
+	cfg.format = FORMAT_JSON;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "incomplete"));
+}
+END_TEST
+
 START_TEST(test_summary_json_close_record_has_closed_duration_and_average)
 {
 	const char *s;
@@ -368,6 +398,7 @@ static TCase *tc_json(void)
 	tcase_add_test(tc, test_summary_json_appends_to_what_the_buffer_holds);
 	tcase_add_test(tc, test_summary_json_reports_dropped_close_records_in_totals);
 	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
+	tcase_add_test(tc, test_summary_recovered_incomplete_exit_says_so);
 	tcase_add_test(tc, test_summary_json_close_record_has_closed_duration_and_average);
 	tcase_add_test(tc, test_summary_json_close_of_inherited_fd_has_no_duration);
 	tcase_add_test(tc, test_summary_json_close_record_is_lean_without_totals);
