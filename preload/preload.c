@@ -1419,10 +1419,23 @@ static void fini_wait(void)
 	}
 }
 
+/* A vfork child's exit() ran this process's exit handlers (fini_once). */
+static uint32_t exit_handlers_gone;
+
 static void fini_once(void)
 {
 	uint32_t none = 0;
 
+	/* exit() in a vfork child (or a clone on our memory) runs the
+	 * parent's exit handlers, ours among them: nothing of ours is its to
+	 * end, nor to mark as done in the parent's memory (the parent's own
+	 * exit() then found the record taken and wrote none).  glibc has
+	 * used the parent's handlers up, though (the list is shared): the
+	 * parent's exit() makes its record itself (sm_exit_begins). */
+	if (sm_meter.tab.cap && sm_foreign_process()) {
+		__atomic_store_n(&exit_handlers_gone, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (__atomic_compare_exchange_n(&tk.fini_state, &none, 1, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		fini_writer = true;
@@ -1453,11 +1466,15 @@ void sm_exit_begins(void)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
+	/* A vfork child runs on its parent's thread, TLS included. */
+	if (sm_meter.tab.cap && sm_foreign_process())
+		return;
 	if (exiting_here)
 		return;
 	exiting_here = true;
 	if (__atomic_fetch_add(&tk.exit_callers, 1, __ATOMIC_ACQ_REL) == 0 &&
-	    __atomic_load_n(&tk.fini_state, __ATOMIC_ACQUIRE) == 0)
+	    __atomic_load_n(&tk.fini_state, __ATOMIC_ACQUIRE) == 0 &&
+	    !__atomic_load_n(&exit_handlers_gone, __ATOMIC_ACQUIRE))
 		return;
 	fini_once();
 }
