@@ -840,7 +840,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		rc.nfds = 1;
 		summary_format(&rc, &m->cfg, out);
 	}
-	m->out_closes += nclosed;
+	out->closes += nclosed;
 	/* A process that never had a tracked fd (a shell, ls...) leaves no
 	 * log behind at all. */
 	if (!record || (final && r.fds_open == 0 && r.fds_closed == 0))
@@ -877,7 +877,7 @@ void meter_flush(struct meter *m, struct sbuf *out)
 	if (out->len && m->prom)
 		sink_replace(&m->sink, out->p, out->len);
 	else if (out->len && sink_write(&m->sink, out->p, out->len) < 0 &&
-		 m->out_closes)
+		 out->closes)
 		/* The close records of a batch the log refused (a full disk,
 		 * RLIMIT_FSIZE, a read-only remount; said once on stderr) are
 		 * lost: counted as dropped, in the durable state too, so that
@@ -885,8 +885,7 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * many.  A failed write leaves nothing of its batch (the file
 		 * is cut back), but for a batch rotation split: the part
 		 * written before the failed rotation counts as lost too. */
-		closeq_note_dropped(&m->q, m->out_closes);
-	m->out_closes = 0;
+		closeq_note_dropped(&m->q, out->closes);
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }
@@ -1035,7 +1034,6 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	topn_forget(&m->closing);
 	zero_if_set(&m->closed, sizeof(m->closed));
 	zero_if_set(&m->closed_count, sizeof(m->closed_count));
-	zero_if_set(&m->out_closes, sizeof(m->out_closes));
 	if (!fresh)
 		memset(m->durable, 0, sizeof(*m->durable));
 	zero_if_set(m->closed_unseen, sizeof(m->closed_unseen));

@@ -125,7 +125,6 @@ struct meter {
 	bool fds_wiped;             /* fds is zeroes in a fork child */
 	struct fd_counters closed;  /* totals of drained close records */
 	uint64_t closed_count;      /* how many were drained (fds_closed) */
-	uint64_t out_closes;        /* close records formatted, not flushed */
 	uint64_t closed_unseen[DIR_COUNT]; /* their bytes the kernel saw */
 	uint64_t last_bucket;       /* bucket of the last sample */
 	uint64_t next_record_mono;

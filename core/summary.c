@@ -31,6 +31,7 @@ void sbuf_free(struct sbuf *b)
 	b->p = NULL;
 	b->len = b->cap = 0;
 	b->failed = false;
+	b->closes = 0;
 }
 
 void sbuf_clear(struct sbuf *b, size_t keep)
@@ -53,6 +54,7 @@ void sbuf_clear(struct sbuf *b, size_t keep)
 	}
 	b->len = 0;
 	b->failed = false;
+	b->closes = 0;
 	if (b->p)
 		b->p[0] = '\0';
 }

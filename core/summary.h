@@ -70,6 +70,8 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	uint64_t closes; /* close records in it (the meter's count: see
+			  * meter_flush); zeroed with it */
 };
 
 /* sbuf_free - release b's memory, leaving it empty.  Context: ticker
