@@ -45,14 +45,14 @@ check_case() {
 # fsize: a soft limit of 48 KiB while the churn runs, lifted (prlimit) after
 # the first refusal: the exit record is written by the process itself.
 mkdir -p "$T/fsize"
-bg_start bash -c "ulimit -S -f 48; exec env LD_PRELOAD='$LIB' \
+bg_start bash -c "echo \$\$ >'$T/fsize.pid'; ulimit -S -f 48; exec env LD_PRELOAD='$LIB' \
 	SOCKMETER_LOG='$T/fsize/c.%p.log' SOCKMETER_FORMAT=json \
 	SOCKMETER_STATE='$T/fsize.state' '$PROGS/churnrate' 2000 3" \
 	>"$T/fsize.out" 2>"$T/fsize.err"
 wait_for 20 grep -q "cannot write" "$T/fsize.err" ||
 	fail "fsize: the log never refused a write: $(cat "$T/fsize.err")"
-# churnrate itself, under bg_start's timeout.
-pid=$(pgrep -P "$BG_PID" -x churnrate) || fail "fsize: churnrate not found"
+# churnrate itself (bash's pid, exec'd), under bg_start's timeout.
+pid=$(cat "$T/fsize.pid")
 prlimit --pid "$pid" --fsize=unlimited || fail "prlimit failed"
 bg_wait "$BG_PID" 30 || fail "fsize: churnrate failed: $(cat "$T/fsize.err")"
 check_case fsize "$T/fsize/c.$pid.log"
