@@ -870,6 +870,33 @@ int meter_pin_log(struct meter *m, bool on)
 	return sink_pin(&m->sink, on);
 }
 
+/* How many of out's close records lie, whole or torn, past its first done
+ * bytes: each is one line (JSON, and text's one-line close records). */
+static uint64_t closes_from(const struct sbuf *out, size_t done, bool json)
+{
+	static const char json_mark[] = "{\"type\":\"close\"";
+	static const char text_mark[] = " sockmeter close pid=";
+	const char *p = out->p, *end = out->p + out->len, *nl;
+	uint64_t n = 0;
+
+	if (done == 0)
+		return out->closes;
+	/* From the start of the line done falls in. */
+	while (done > 0 && p[done - 1] != '\n')
+		done--;
+	for (p += done; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (json ? (size_t)(nl - p) >= sizeof(json_mark) - 1 &&
+				   memcmp(p, json_mark, sizeof(json_mark) - 1) == 0
+			 : memmem(p, (size_t)(nl - p) < 64 ? (size_t)(nl - p) : 64,
+				  text_mark, sizeof(text_mark) - 1) != NULL)
+			n++;
+	}
+	return n < out->closes ? n : out->closes;
+}
+
 void meter_flush(struct meter *m, struct sbuf *out)
 {
 	if (out->len)
@@ -882,10 +909,12 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * RLIMIT_FSIZE, a read-only remount; said once on stderr) are
 		 * lost: counted as dropped, in the durable state too, so that
 		 * every record after (and a recovered exit record) says how
-		 * many.  A failed write leaves nothing of its batch (the file
-		 * is cut back), but for a batch rotation split: the part
-		 * written before the failed rotation counts as lost too. */
-		closeq_note_dropped(&m->q, out->closes);
+		 * many.  Those of a head that stayed written (a rotation's
+		 * first part, a stderr pipe that took some) are not; a record
+		 * torn there is. */
+		closeq_note_dropped(&m->q,
+				    closes_from(out, m->sink.batch_done,
+						m->cfg.format == FORMAT_JSON));
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }

@@ -232,7 +232,8 @@ static bool remake_own_dir(struct sink *s)
 	return own_dir(s, dir) == 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/* done (may be NULL): how many bytes were written, added to it. */
+static int write_all(int fd, const char *buf, size_t len, size_t *done)
 {
 	while (len > 0) {
 		long n = syscall(SYS_write, fd, buf, len);
@@ -245,6 +246,8 @@ static int write_all(int fd, const char *buf, size_t len)
 			return -EIO;
 		buf += n;
 		len -= (size_t)n;
+		if (done)
+			*done += (size_t)n;
 	}
 	return 0;
 }
@@ -282,10 +285,13 @@ static int open_replace(const char *path)
  * cannot kill the host; swallow the ones it raised.  A write that failed
  * half-way (a full disk) left part of a batch: with cut >= 0 the file is
  * cut back to that size, so the next batch cannot glue onto a torn record.
+ * done (may be NULL): the bytes that stayed written, added to it.
  * Returns 0 or a negative errno. */
-static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
+static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
+			 size_t *done)
 {
 	sigset_t block, old, before, after;
+	size_t wrote = 0;
 	int r;
 
 	sigemptyset(&block);
@@ -293,9 +299,11 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
 	sigaddset(&block, SIGXFSZ);
 	raw_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
-	r = write_all(fd, buf, len);
-	if (r < 0 && cut >= 0)
-		syscall(SYS_ftruncate, fd, cut);
+	r = write_all(fd, buf, len, &wrote);
+	if (r < 0 && cut >= 0 && syscall(SYS_ftruncate, fd, cut) == 0)
+		wrote = 0;
+	if (done)
+		*done += wrote;
 	sigpending(&after);
 	swallow(SIGPIPE, &before, &after);
 	swallow(SIGXFSZ, &before, &after);
@@ -305,13 +313,13 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut)
 
 /* Write to the program's fd 2 (through our own copy of it when our fd
  * table is private). */
-static int write_stderr(const char *buf, size_t len)
+static int write_stderr(const char *buf, size_t len, size_t *done)
 {
 	int fd = progfd_get(2), r;
 
 	if (fd < 0)
 		return fd;
-	r = guarded_write(fd, buf, len, -1);
+	r = guarded_write(fd, buf, len, -1, done);
 	progfd_put(2, fd);
 	return r;
 }
@@ -323,6 +331,7 @@ struct batch {
 	size_t len;
 	uint64_t max_size;
 	unsigned keep;
+	size_t done; /* bytes that stayed written (the child shares it) */
 };
 
 /* PATH.n for n > 0, PATH for 0. */
@@ -409,7 +418,7 @@ static size_t first_line(const char *buf, size_t len)
  */
 static int append_batch(void *p)
 {
-	const struct batch *b = p;
+	struct batch *b = p;
 	const char *buf = b->buf;
 	size_t len = b->len, n;
 	struct stat st;
@@ -421,7 +430,8 @@ static int append_batch(void *p)
 			return -errno;
 		if (!b->max_size) {
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
-			r = r ? r : guarded_write(fd, buf, len, st.st_size);
+			r = r ? r : guarded_write(fd, buf, len, st.st_size,
+						  &b->done);
 			syscall(SYS_close, fd);
 			return r;
 		}
@@ -442,7 +452,7 @@ static int append_batch(void *p)
 			    : fitting(buf, len, b->max_size - (uint64_t)st.st_size);
 		if (n == 0 && st.st_size == 0)
 			n = first_line(buf, len); /* one record over the limit */
-		r = n ? guarded_write(fd, buf, n, st.st_size) : 0;
+		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done) : 0;
 		buf += n;
 		len -= n;
 		if (r == 0 && len > 0)
@@ -464,7 +474,7 @@ static int replace_batch(void *p)
 	fd = open_replace(tmp);
 	if (fd < 0)
 		return -errno;
-	r = guarded_write(fd, b->buf, b->len, -1);
+	r = guarded_write(fd, b->buf, b->len, -1, NULL);
 	syscall(SYS_close, fd);
 	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
 			      b->path) != 0)
@@ -498,7 +508,7 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = '?';
 	line[len++] = '\n';
-	write_stderr(line, len);
+	write_stderr(line, len, NULL);
 	errno = saved;
 }
 
@@ -518,7 +528,8 @@ static int settle(struct sink *s, int r, int saved)
 }
 
 /* A batch to the file sink_pin opened: appended as a whole. */
-static int pinned_write(struct sink *s, const char *buf, size_t len)
+static int pinned_write(struct sink *s, const char *buf, size_t len,
+			size_t *done)
 {
 	int fd = s->pin - 1;
 	struct stat st;
@@ -526,12 +537,12 @@ static int pinned_write(struct sink *s, const char *buf, size_t len)
 	/* Every thread sandboxed (quiet.h): the write alone (the ticker
 	 * keeps every signal blocked). */
 	if (sm_quiet())
-		return write_all(fd, buf, len);
+		return write_all(fd, buf, len, done);
 	if (s->to_stderr)
-		return guarded_write(fd, buf, len, -1);
+		return guarded_write(fd, buf, len, -1, done);
 	if (fstat(fd, &st) != 0)
 		return -errno;
-	return guarded_write(fd, buf, len, st.st_size);
+	return guarded_write(fd, buf, len, st.st_size, done);
 }
 
 int sink_pin(struct sink *s, bool on)
@@ -567,17 +578,19 @@ int sink_pin(struct sink *s, bool on)
 
 int sink_write(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, s->max_size, s->keep };
+	struct batch b = { s->path, buf, len, s->max_size, s->keep, 0 };
 	int saved = errno;
 	int r;
 
+	s->batch_done = 0;
 	if (s->path[0] == '\0' || len == 0)
 		return 0;
 	if (s->pin_on && progfd_detached())
-		r = pinned_write(s, buf, len);
+		r = pinned_write(s, buf, len, &b.done);
 	else if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
-		r = stderr_id_same(&s->err) ? write_stderr(buf, len) : -EBADF;
+		r = stderr_id_same(&s->err) ? write_stderr(buf, len, &b.done)
+					    : -EBADF;
 	else if (sm_quiet())
 		r = -EPERM; /* no file may be opened: the state file keeps it */
 	else {
@@ -585,12 +598,13 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		if (r == -ENOENT && remake_own_dir(s))
 			r = progfd_run(append_batch, &b);
 	}
+	s->batch_done = b.done < len ? b.done : len;
 	return settle(s, r, saved);
 }
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, 0, 0 };
+	struct batch b = { s->path, buf, len, 0, 0, 0 };
 	int saved = errno;
 
 	if (s->to_stderr || s->path[0] == '\0')

@@ -65,6 +65,8 @@ struct sink {
 	struct stderr_id err;   /* fd 2 when it was set up */
 	bool failing;   /* the last write failed */
 	int last_err;   /* its errno, when failing */
+	size_t batch_done; /* bytes of the last sink_write's batch that stayed
+			    * written (all of it when it succeeded) */
 	bool warned;    /* this run of failures was reported */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
@@ -135,8 +137,11 @@ int sink_replace(struct sink *s, const char *buf, size_t len);
 /*
  * sink_write - append buf to the destination (rotating it first when
  * buf would make it pass the size limit).  Returns 0, or a negative errno
- * (the first failure of each run of failures is reported).
- * Context: ticker only (or the thread writing the exit record).
+ * (the first failure of each run of failures is reported).  s->batch_done
+ * says how much of buf stayed written: a failed write to a file is cut
+ * back (none), but for the part a rotation wrote first; one to stderr or
+ * a pipe may leave a head.  Context: ticker only (or the thread writing
+ * the exit record).
  */
 int sink_write(struct sink *s, const char *buf, size_t len);
 

@@ -234,7 +234,9 @@ void sm_durable_say_incomplete(void)
 {
 	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 400];
 
-	if (!state_incomplete_take(&sm_state))
+	/* A sandboxed ticker makes no system call it need not (quiet.h):
+	 * state_dir_expand may ask for the uid. */
+	if (sm_quiet() || !state_incomplete_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);

@@ -292,7 +292,11 @@ static void final_written(uint32_t req)
  * the main thread is gone and it is the one thread left, it writes the
  * exit record and ends the process as its last thread would have: with
  * the main thread's exit status (what glibc's exit(0) gives after
- * pthread_exit, what a raw exit gave).  What it cannot do is run the
+ * pthread_exit, what a raw exit gave), or the status of a last thread's
+ * raw exit made through syscall() (last_raw_exit).  It ends with the exit
+ * system call too, not exit_group, so the kernel reports what it would
+ * have: the last thread's status (Linux 6.x), or the main thread's (older
+ * kernels, which then ignore ours).  What it cannot do is run the
  * program's atexit handlers: the program's fds were closed with its last
  * thread (the ticker keeps a table of its own).
  */
@@ -371,9 +375,12 @@ void sm_raw_thread_exit(long status)
 	__atomic_store_n(&last_raw_exit, (int32_t)(status & 0xff),
 			 __ATOMIC_RELEASE);
 	/* The ticker looks often from now (as after main's pthread_exit),
-	 * not once a second. */
+	 * not once a second; woken at once but on a sandboxed thread (a
+	 * futex the program did not make: seccomp strict mode kills for
+	 * it, quiet.h). */
 	__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
-	wake_ticker();
+	if (!sm_quiet())
+		wake_ticker();
 }
 
 static bool lock_bounded(pthread_mutex_t *lock, long ms);
