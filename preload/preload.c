@@ -359,6 +359,9 @@ void sm_thread_exits(void)
  */
 static int32_t last_raw_exit = -1;
 static uint32_t raw_exits; /* raw exits seen (syscall(SYS_exit)) */
+/* glibc's thread count (see uncount_ticker), found in the constructor:
+ * dlsym takes the loader's lock, which a dlopen holds while constructors
+ * run (one that starts a thread that starts the ticker waited for good). */
 static unsigned int *glibc_nthreads;
 
 void sm_raw_thread_exit(long status)
@@ -769,10 +772,6 @@ static void *ticker_stack(void)
  * at one.  The symbol is glibc's (GLIBC_PRIVATE, read by libthread_db);
  * without it, check_alone remains the only way.
  */
-/* glibc_nthreads (above) is found in the constructor: dlsym takes the
- * loader's lock, which a dlopen holds while constructors run (one that
- * starts a thread that starts the ticker waited for good). */
-
 static void uncount_ticker(void)
 {
 	unsigned int *n = glibc_nthreads;
