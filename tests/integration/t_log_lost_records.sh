@@ -14,8 +14,9 @@
 need_prog churnrate
 launcher=$SM_TOP/scripts/sockmeter
 MNT=
+# Lazily: a process still running (a test that failed) may hold it.
 cleanup_lost() {
-	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+	[ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
 	sm_cleanup
 }
 trap cleanup_lost EXIT

@@ -10,8 +10,9 @@
 
 launcher=$SM_TOP/scripts/sockmeter
 MNT=
+# Lazily: a victim still running (a test that failed) holds the mount.
 cleanup_full() {
-	[ -n "$MNT" ] && umount "$MNT" 2>/dev/null
+	[ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
 	sm_cleanup
 }
 trap cleanup_full EXIT
