@@ -870,12 +870,25 @@ int meter_pin_log(struct meter *m, bool on)
 	return sink_pin(&m->sink, on);
 }
 
+/* Whether the line [p, nl) is a close record (JSON's start with its
+ * type; text's name it after the timestamp). */
+static bool close_line(const char *p, const char *nl, bool json)
+{
+	static const char json_mark[] = "{\"type\":\"close\"";
+	static const char text_mark[] = " sockmeter close pid=";
+	size_t len = (size_t)(nl - p);
+
+	if (json)
+		return len >= sizeof(json_mark) - 1 &&
+		       memcmp(p, json_mark, sizeof(json_mark) - 1) == 0;
+	return memmem(p, len < 64 ? len : 64, text_mark,
+		      sizeof(text_mark) - 1) != NULL;
+}
+
 /* How many of out's close records lie, whole or torn, past its first done
  * bytes: each is one line (JSON, and text's one-line close records). */
 static uint64_t closes_from(const struct sbuf *out, size_t done, bool json)
 {
-	static const char json_mark[] = "{\"type\":\"close\"";
-	static const char text_mark[] = " sockmeter close pid=";
 	const char *p = out->p, *end = out->p + out->len, *nl;
 	uint64_t n = 0;
 
@@ -888,10 +901,7 @@ static uint64_t closes_from(const struct sbuf *out, size_t done, bool json)
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			nl = end;
-		if (json ? (size_t)(nl - p) >= sizeof(json_mark) - 1 &&
-				   memcmp(p, json_mark, sizeof(json_mark) - 1) == 0
-			 : memmem(p, (size_t)(nl - p) < 64 ? (size_t)(nl - p) : 64,
-				  text_mark, sizeof(text_mark) - 1) != NULL)
+		if (close_line(p, nl, json))
 			n++;
 	}
 	return n < out->closes ? n : out->closes;

@@ -531,11 +531,13 @@ static uint64_t check_alone(uint64_t mono_ns, uint64_t next)
 	if (fast && alone_next_ns > mono_ns + alone_fast_ns)
 		alone_next_ns = mono_ns; /* woken by sm_thread_exits */
 	if (mono_ns >= alone_next_ns) {
+		int32_t raw;
+
 		status = alone_status();
-		if (status >= 0 && !(status & ALONE_SIGNALLED) &&
-		    __atomic_load_n(&last_raw_exit, __ATOMIC_ACQUIRE) >= 0)
-			status = __atomic_load_n(&last_raw_exit,
-						 __ATOMIC_ACQUIRE);
+		/* Read after: a raw exit stores it before the thread ends. */
+		raw = __atomic_load_n(&last_raw_exit, __ATOMIC_ACQUIRE);
+		if (status >= 0 && !(status & ALONE_SIGNALLED) && raw >= 0)
+			status = raw;
 		if (status >= 0)
 			end_as_last_thread(status);
 		if (status == -2) /* a raw exit of the main thread */
