@@ -3,7 +3,9 @@
 # values and errno with and without the preload, six arguments passed on
 # untouched; and the log has each connection's close record with exactly
 # the bytes and calls made through syscall(), a MSG_PEEK counted as
-# nothing, a close_range(CLOSE_RANGE_CLOEXEC) closing nothing.
+# nothing, a close_range(CLOSE_RANGE_CLOEXEC) closing nothing, and a TCP
+# socket closed by SYS_close_range retired before the kernel closed it (its
+# record has the kernel's view).
 . "$(dirname "$0")/lib.sh"
 
 need_prog rawcalls
@@ -34,6 +36,11 @@ c = one($(field fd_tcp_client "$T/out"), "tcp")
 a = one($(field fd_tcp_accepted "$T/out"), "tcp")
 assert c["bytes_out"] == a["bytes_in"] == $(field tcp_bytes "$T/out"), "tcp"
 assert c["peer"] == a["local"] and c["local"] == a["peer"], "tcp addresses"
+# Both ends retired while their sockets were open (SYS_close_range as
+# SYS_close): the kernel's last word is in each record.
+for end, f in (("client (SYS_close_range)", c), ("accepted (SYS_close)", a)):
+    assert "tcp" in f and f["tcp"]["bytes_acked"] + f["tcp"]["bytes_received"] >= $(field tcp_bytes "$T/out"), \
+        "%s: no kernel's view in its close record: %s" % (end, f)
 u = one($(field fd_udp "$T/out"), "udp")
 assert u["bytes_out"] == 77 and u["errors_out"]["other"] == 1, "udp: %s" % u
 # Each close was one the wrapper saw (syscall(SYS_close) and friends), not
