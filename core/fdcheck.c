@@ -6,6 +6,7 @@
 
 #include "progfd.h"
 #include "quiet.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -25,8 +26,10 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap)
 	 * what it needs: its fds are all new connections to it.  The parent
 	 * keeps its pages out of every fork's page-table copy and
 	 * copy-on-write faults (docs/performance.md#churn). */
-	if (c->ids)
+	if (c->ids) {
 		madvise(p, (size_t)cap * sizeof(*c->ids), MADV_WIPEONFORK);
+		raw_dontdump(p, (size_t)cap * sizeof(*c->ids));
+	}
 	c->on = false;
 	return c->ids ? 0 : -ENOMEM;
 }

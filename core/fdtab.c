@@ -3,6 +3,7 @@
  * The hot-path counting itself is inline in fdtab.h.
  */
 #include "fdtab.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -47,6 +48,7 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
+	raw_dontdump(p, (size_t)cap * sizeof(struct fd_slot));
 	r = fdtab_init_at(t, p, cap);
 	if (r) {
 		munmap(p, (size_t)cap * sizeof(struct fd_slot));
@@ -77,6 +79,7 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 		t->slots = NULL;
 		return -errno;
 	}
+	raw_dontdump(p, (size_t)cap * sizeof(struct fd_unix_paths));
 	t->unix_paths = p;
 	t->cap = cap;
 	/* The map of used numbers: a fork child starts with none (see
@@ -84,6 +87,8 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 	 * Linux 4.14) every number is walked, as before there was one. */
 	p = mmap(NULL, used_bytes(cap), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED)
+		raw_dontdump(p, used_bytes(cap));
 	if (p != MAP_FAILED &&
 	    madvise(p, used_bytes(cap), MADV_WIPEONFORK) != 0) {
 		munmap(p, used_bytes(cap));

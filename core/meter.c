@@ -36,7 +36,10 @@ static void *map_lazy(size_t bytes)
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	raw_dontdump(p, bytes);
+	return p;
 }
 
 static unsigned acct_bits(const struct config *c)
@@ -1055,11 +1058,13 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	 * windows are the parent's alone (ownmem.h): the child allocates its
 	 * own as it needs them. */
 	remapped = m->fds_wiped && fresh;
-	if (!remapped && LOAD(&m->tab.high) > 1024)
-		remapped = mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-					MAP_FIXED,
-				-1, 0) == (void *)m->fds;
+	if (!remapped && LOAD(&m->tab.high) > 1024 &&
+	    mmap(m->fds, fds_bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		 0) == (void *)m->fds) {
+		remapped = true;
+		raw_dontdump(m->fds, fds_bytes); /* the new mapping's mark */
+	}
 	for (fd = 0; !remapped && fd < LOAD(&m->tab.high); fd++)
 		if (m->fds[fd].known || m->fds[fd].win) {
 			m->fds[fd].known = false;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -126,6 +127,26 @@ static inline void *raw_mmap(void *addr, size_t len, int prot, int flags,
 			      fd, (long)off);
 
 	return r < 0 && r > -4096 ? NULL : (void *)r;
+}
+
+/*
+ * raw_dontdump - keep [addr, addr + len) out of the host's core dumps
+ * (MADV_DONTDUMP).  The library's tables are reservations sized by the fd
+ * limit, mostly never touched: in a core they are holes, but a core piped
+ * to a handler (systemd-coredump, apport) gets them as zeroes, hundreds of
+ * megabytes at a hard limit of a million fds, and none of it is the
+ * host's.  A mapping made again over one (MAP_FIXED) loses the mark: it
+ * is given again there.  Errors ignored (a kernel before 3.4).
+ */
+static inline void raw_dontdump(void *addr, size_t len)
+{
+#ifdef MADV_DONTDUMP
+	raw_syscall6(SYS_madvise, (long)addr, (long)len, MADV_DONTDUMP, 0, 0,
+		     0);
+#else
+	(void)addr;
+	(void)len;
+#endif
 }
 
 #endif

@@ -758,6 +758,7 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	if (!base)
 		return -ENOMEM;
 	wipe_on_fork(base, l.file_size);
+	raw_dontdump(base, l.file_size);
 	st->head = base;
 	point_head(st, base, &l);
 	st->ring = (struct closeq_entry *)(base + l.ring_off);
@@ -1104,6 +1105,9 @@ void state_after_fork(struct state *st, const struct config *cfg,
 		     -1, 0)) {
 		st->wipe_end = end;
 		st->wipe_due = true;
+		/* Out of the child's core dumps, as the parent's reservation
+		 * (the new mapping lost the mark). */
+		raw_dontdump(st->head, end);
 	}
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
