@@ -549,17 +549,46 @@ static double line_time(const char *line, const char *end)
 	return (double)timegm(&tm) + ms / 1000.0;
 }
 
+/* The "start" a JSON record's head gives, in nanoseconds (to the digits
+ * written: microseconds); 0 without one.  Parsed here, not by strtod: the
+ * automatic recovery runs in the ticker, which calls nothing that may
+ * allocate. */
+static uint64_t json_start_ns(const char *line, size_t n)
+{
+	const char *p = memmem(line, n, ",\"start\":", 9);
+	const char *end = line + n;
+	uint64_t sec = 0, frac = 0, scale = 1000000000u;
+
+	if (!p)
+		return 0;
+	for (p += 9; p < end && *p >= '0' && *p <= '9'; p++)
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	if (p < end && *p == '.')
+		for (p++; p < end && *p >= '0' && *p <= '9' && scale > 1; p++) {
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	return sec * 1000000000u + frac;
+}
+
 /*
- * Whether the log already ends with the final record of the process img
- * holds: marked STATE_ENDING, it was killed while writing that record,
- * or after.  Its own exit or exec record (no "end": not a recovered one)
- * with its pid, made after it started, among the last megabyte of the
- * log (other processes may have appended since).
+ * Whether the log at path already ends with the final record of the
+ * process img holds, among its last megabyte (other processes may have
+ * appended since), made after the process started:
+ *  - recovered false: the process's own exit or exec record (no "end").
+ *    Marked STATE_ENDING, it was killed while writing that record, or
+ *    after.
+ *  - recovered true: one a recoverer wrote for it (with "end"; in JSON
+ *    with the process's very start time).  A recoverer that died after
+ *    writing the records, before removing the file it had claimed, left
+ *    them there: the one that takes its claim over must not write them
+ *    twice.
  */
-static bool log_has_final(const struct image *img)
+static bool log_has_final_in(const struct image *img, const char *path,
+			     bool recovered)
 {
 	const size_t tail_max = 1u << 20;
-	char pj[48], pt[64], pt2[64];
+	char pj[48], pt[64], pt2[64], pid_text[48];
 	double start = (double)img->hdr.start_real_ns / 1e9 - 0.001;
 	struct stat sb;
 	const char *map, *p, *end;
@@ -569,7 +598,7 @@ static bool log_has_final(const struct image *img)
 
 	if (img->hdr.format == FORMAT_PROMETHEUS)
 		return false; /* rewritten whole: writing it again is harmless */
-	fd = open_regular(img->hdr.log_path, O_RDONLY);
+	fd = open_regular(path, O_RDONLY);
 	if (fd < 0)
 		return false;
 	if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
@@ -588,6 +617,8 @@ static bool log_has_final(const struct image *img)
 		 img->hdr.pid);
 	snprintf(pt2, sizeof(pt2), " sockmeter exec pid=%" PRId64 " ",
 		 img->hdr.pid);
+	snprintf(pid_text, sizeof(pid_text), " pid=%" PRId64 " ",
+		 img->hdr.pid);
 	end = map + len;
 	for (p = map; p < end && !found;) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -601,7 +632,22 @@ static bool log_has_final(const struct image *img)
 			    (memcmp(line, "{\"type\":\"exit\",", 15) != 0 &&
 			     memcmp(line, "{\"type\":\"exec\",", 15) != 0) ||
 			    !memmem(line, pl, pj, strlen(pj)) ||
-			    memmem(line, n, "\"end\":\"", 7))
+			    (memmem(line, n, "\"end\":\"", 7) != NULL) !=
+				    recovered)
+				continue;
+			/* A recovered record names the start (the time it was
+			 * written is the recovery's). */
+			if (recovered) {
+				uint64_t at = json_start_ns(line, pl);
+
+				found = at + 2000u > img->hdr.start_real_ns &&
+					at < img->hdr.start_real_ns + 2000u;
+				continue;
+			}
+		} else if (recovered) {
+			if ((!memmem(line, pl, " sockmeter exit end=", 20) &&
+			     !memmem(line, pl, " sockmeter exec end=", 20)) ||
+			    !memmem(line, pl, pid_text, strlen(pid_text)))
 				continue;
 		} else if (!memmem(line, pl, pt, strlen(pt)) &&
 			   !memmem(line, pl, pt2, strlen(pt2))) {
@@ -611,6 +657,19 @@ static bool log_has_final(const struct image *img)
 	}
 	munmap((void *)map, len);
 	return found;
+}
+
+static bool log_has_final(const struct image *img)
+{
+	return log_has_final_in(img, img->hdr.log_path, false);
+}
+
+/* A recoverer's records for img already written (see log_has_final_in):
+ * to its log, or, as root, beside its state file (root_append). */
+static bool recovered_before(const struct image *img, const char *fallback)
+{
+	return log_has_final_in(img, img->hdr.log_path, true) ||
+	       (geteuid() == 0 && log_has_final_in(img, fallback, true));
 }
 
 /* (A raw kill: the library exports a kill of its own.) */
@@ -899,7 +958,8 @@ static void recover_one(const char *dir, const char *name,
 	if (img.hdr.status == STATE_FINAL ||
 	    ((img.hdr.status == STATE_ENDING ||
 	      img.hdr.status == STATE_UNWRITTEN) &&
-	     log_has_final(&img))) {
+	     log_has_final(&img)) ||
+	    (owner && recovered_before(&img, fallback))) {
 		st->removed++;
 	} else if ((r = write_records(&img, fallback, o)) >= 0) {
 		st->recovered++;

@@ -8,7 +8,10 @@
 #  - killed while the ticker is mid-write: 2000 open socketpairs, an
 #    interval record of all of them every 0.1 s, SIGKILL at 8 different
 #    moments; every time the recovered exit record is exact, and a torn
-#    record the ticker was writing is ended so the next line is whole.
+#    record the ticker was writing is ended so the next line is whole;
+#  - a recoverer killed after writing a process's records, before removing
+#    the file it claimed: the recover that takes the claim over writes
+#    nothing twice.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -80,6 +83,29 @@ log=$(one_log "$T/logs/auto.*.log")
 expect_eq "auto: exit records" "$(q "$log" "len([r for r in R if r['type'] == 'exit'])")" 1
 expect_eq "auto: bytes_in" "$(q "$log" "tot('bytes_in')")" 4242
 expect_eq "state files left" "$(ls "$T/state" | grep -c 'state')" 0
+
+# --- a recoverer killed after writing, before removing its claim ----------
+# Its records are in the log; the claim (NAME.state.rec-PID, PID dead) is
+# taken over by the next recover, which must not write them again.  Made
+# here without a race: the state file as it was before the first recover,
+# put back under a dead recoverer's claim name afterwards.  JSON and text.
+dead=$(sh -c 'echo $$')
+for fmt in json text; do
+	SOCKMETER_FORMAT=$fmt victim "again-$fmt" 3333 1
+	kill -KILL "$VPID"
+	while kill -0 "$VPID" 2>/dev/null; do sleep 0.02; done
+	f=$(ls "$T/state" | grep '\.state$')
+	cp --preserve=all --sparse=always "$T/state/$f" "$T/saved.state"
+	"$launcher" recover -q "$T/state" 2>"$T/recagain" || fail "recover: $(cat "$T/recagain")"
+	mv "$T/saved.state" "$T/state/$f.rec-$dead"
+	"$launcher" recover "$T/state" 2>"$T/recagain" || fail "recover: $(cat "$T/recagain")"
+	grep -q ': 0 recovered, 1 removed' "$T/recagain" ||
+		fail "$fmt: the dead recoverer's claim: $(cat "$T/recagain")"
+	log=$(one_log "$T/logs/again-$fmt.*.log")
+	expect_eq "$fmt: exit records after a takeover" \
+		"$(grep -c 'sockmeter exit\|"type":"exit"' "$log")" 1
+	expect_eq "state files left" "$(ls "$T/state" | grep -c 'state')" 0
+done
 
 # --- killed while the ticker writes --------------------------------------
 for k in 1 2 3 4 5 6 7 8; do
