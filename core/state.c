@@ -535,6 +535,14 @@ static int create_job(void *arg)
 		err = errno;
 		goto fail;
 	}
+	{
+		struct stat sb;
+
+		if (fstat((int)fd, &sb) == 0) {
+			st->file_dev = (uint64_t)sb.st_dev;
+			st->file_ino = (uint64_t)sb.st_ino;
+		}
+	}
 	syscall(SYS_close, fd);
 	j->map = p;
 	return 0;
@@ -1083,6 +1091,12 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->size = 0;
 	st->durable = false;
 	st->dir_pin = 0; /* the parent's ticker's fd */
+	/* The parent's file and its ticker's fd: neither the child's. */
+	if (st->file_ino) {
+		st->file_ino = 0;
+		st->watch_fd = 0;
+		st->removed_said = false;
+	}
 	/* The head, private zeroes again (the parent's file no more), and
 	 * nothing of the parent's slots or queue: the meter forgets every fd
 	 * and starts the queue empty.  One mapping call over the head and
@@ -1229,6 +1243,7 @@ int state_mark_exposed(struct state *st)
 	 * the path is absolute (config.c), so the file was removed, or is
 	 * hidden from this process only (a mount namespace, a chroot the
 	 * library did not see), where a recovery outside still finds it. */
+	STORE(&st->file_ino, 0); /* removed by us: no alarm (state_removed) */
 	if (raw_syscall6(SYS_unlinkat, AT_FDCWD, (long)st->path, 0, 0, 0, 0) ==
 	    0)
 		return 0;
@@ -1253,6 +1268,40 @@ void state_pin_dir(struct state *st)
 			  O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
 	if (fd >= 0)
 		st->dir_pin = (int)fd + 1;
+}
+
+bool state_removed(struct state *st)
+{
+	uint64_t ino = LOAD(&st->file_ino);
+	struct stat sb;
+	long fd;
+
+	if (!ino || st->removed_said || !LOAD(&st->durable) || !st->hdr ||
+	    LOAD(&st->hdr->status) != STATE_LIVE || !progfd_detached())
+		return false;
+	if (!st->watch_fd) {
+		fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)st->path,
+				  O_PATH | O_NOFOLLOW | O_CLOEXEC, 0, 0, 0);
+		if (fd < 0)
+			return false; /* out of sight here: tried again */
+		if (fstat((int)fd, &sb) != 0 ||
+		    (uint64_t)sb.st_ino != ino ||
+		    (uint64_t)sb.st_dev != st->file_dev) {
+			/* Another file at the path now: ours is gone, but
+			 * not surely by removal (a rename): left unwatched. */
+			raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+			STORE(&st->file_ino, 0);
+			return false;
+		}
+		st->watch_fd = (int)fd + 1;
+	}
+	if (fstat(st->watch_fd - 1, &sb) != 0 || sb.st_nlink > 0)
+		return false;
+	/* Removed: by us, at an end that began meanwhile, is no news. */
+	if (LOAD(&st->hdr->status) != STATE_LIVE || !LOAD(&st->file_ino))
+		return false;
+	st->removed_said = true;
+	return true;
 }
 
 void state_ticker_begin(struct state_ticker *t)

@@ -170,6 +170,12 @@ struct state {
 	uint32_t cap;
 	int dir_pin;         /* state_pin_dir's fd + 1 (0: none): the ticker's */
 	uint64_t proc_start; /* this process's, as in the file's name */
+	/* The file's identity, taken when it was made (0: none, or not to
+	 * be watched), and state_removed's: its O_PATH fd + 1 in the
+	 * ticker's own table (0: none yet), whether it said so. */
+	uint64_t file_dev, file_ino;
+	int watch_fd;
+	bool removed_said;
 	char *file;          /* the whole file mapped (regions move out) */
 	size_t size;
 	struct state_header *hdr;
@@ -354,6 +360,21 @@ int state_mark_exposed(struct state *st);
  * Context: ticker only.
  */
 void state_pin_dir(struct state *st);
+
+/*
+ * state_removed - whether the file was removed while the process runs
+ * (its link count 0: systemd-logind's RemoveIPC at the user's last logout,
+ * a tmp cleaner, a person), true once.  The numbers stay in the mapping
+ * and the exit record is written as ever, but a kill would now lose what
+ * happened since the last record, and nothing else would say so.  Watched
+ * through an O_PATH fd of the file, opened at the first call and kept in
+ * the calling thread's private fd table (progfd_detached; else nothing
+ * is watched), checked against the identity the file was made with: a
+ * chroot, a mount namespace or a changed uid later never make a false
+ * alarm, and only a file really unlinked counts.  Not a file this process
+ * ends (marked final or ending) or removed itself.  Context: ticker only.
+ */
+bool state_removed(struct state *st);
 
 /*
  * The ticker's double buffer.  state_ticker_begin starts the next copy

@@ -313,6 +313,26 @@ void sm_durable_before_sandbox(void)
 		  SANDBOX_RING_AHEAD, CLOSEQ_CAP);
 }
 
+void sm_durable_watch(uint64_t mono_ns)
+{
+	static uint64_t due;
+	char msg[sizeof(sm_state.path) + CONFIG_NAME_MAX + 300];
+
+	if (mono_ns < due || !sm_state.hdr)
+		return;
+	due = mono_ns + 1000000000u;
+	if (!state_removed(&sm_state))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: its state file %s was removed while it runs "
+		 "(systemd-logind's RemoveIPC at the user's last logout, a tmp "
+		 "cleaner?): its numbers are in memory only now; its exit "
+		 "record is written as ever, but a kill would lose what "
+		 "happened since its last record",
+		 sm_meter.prog, sm_state.path);
+	sm_warn(msg);
+}
+
 void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop)
 {
 	if (!sm_meter.cfg.state_enabled || chores_due == UINT64_MAX)

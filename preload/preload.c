@@ -723,6 +723,7 @@ static void *ticker_main(void *arg)
 		 * look at /proc. */
 		if (!sm_quiet()) {
 			sm_durable_chores(now.mono_ns, &tk.final_req);
+			sm_durable_watch(now.mono_ns);
 			next = check_alone(now.mono_ns, next);
 		}
 		/* Until the next tick, or until a busy closer asks for a

@@ -468,6 +468,11 @@ void sm_durable_log_moved(void);
  * Context: ticker only, outside the ticker's lock. */
 void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop);
 
+/* sm_durable_watch - at most once a second: whether this process's state
+ * file was removed while it runs (state_removed), said once in a warning.
+ * Context: ticker only, not sandboxed (sm_quiet). */
+void sm_durable_watch(uint64_t mono_ns);
+
 /* sm_durable_ending - the final record is about to be written: the state
  * file says so (STATE_ENDING), so that a recovery after a kill in the
  * middle looks for the record in the log before writing it again.
