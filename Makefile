@@ -99,6 +99,12 @@ $(BUILD)/progs/fortified $(BUILD)/progs/fortified_stdio: $(BUILD)/progs/%: tests
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -D_FORTIFY_SOURCE=2 -Wall -Wextra -Werror $< -o $@
 
+# staticexit is linked statically: no preload reaches it.
+$(BUILD)/progs/staticexit: tests/progs/staticexit.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static $< -o $@
+
 # uring_xfer moves its bytes through io_uring (liburing).
 $(BUILD)/progs/uring_xfer: tests/progs/uring_xfer.c
 	@mkdir -p $(dir $@)

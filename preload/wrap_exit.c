@@ -11,6 +11,7 @@
 #include "../core/rawsys.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -457,6 +458,119 @@ static void settings_exec_check(const char *what, char *const env[])
 	sm_warn(msg);
 }
 
+/*
+ * A statically linked program (a Go binary built without cgo, busybox's
+ * static build, musl tools, ldconfig) loads no preload at all: an exec of
+ * one starts a program that goes unmetered whatever its environment, and
+ * nothing of ours runs there to say so (a helper's sweep: 5,000 bytes a
+ * static program wrote on an inherited socket appeared nowhere).  Said
+ * here, before the exec, once per process.  The path as the exec finds
+ * it: as given when it has a slash, else the first executable of that
+ * name on the caller's PATH (the search of execvp, execvpe and
+ * posix_spawnp, whatever environment they pass on; glibc's default path
+ * without one).
+ */
+static int static_warned; /* atomic */
+
+/* Into out: the file an exec of what runs; false when none is found. */
+static bool exec_path(const char *what, char *out, size_t cap)
+{
+	const char *path = getenv("PATH"), *dir, *end;
+
+	if (strchr(what, '/'))
+		return (size_t)snprintf(out, cap, "%s", what) < cap;
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (dir = path;; dir = end + 1) {
+		end = strchr(dir, ':');
+		if (!end)
+			end = dir + strlen(dir);
+		if ((size_t)snprintf(out, cap, "%.*s%s%s", (int)(end - dir),
+				     dir, end > dir ? "/" : "", what) < cap &&
+		    raw_syscall6(SYS_faccessat, AT_FDCWD, (long)out, X_OK, 0,
+				 0, 0) == 0)
+			return true;
+		if (!*end)
+			return false;
+	}
+}
+
+/* Is the ELF file at path linked statically (no program interpreter)?
+ * Not the dynamic loader itself run by hand (ld.so PROGRAM, which
+ * preloads as ever): a shared object named ld-*. */
+static bool is_static_elf(const char *path)
+{
+	union {
+		Elf64_Ehdr h64;
+		Elf32_Ehdr h32;
+	} h;
+	/* PT_INTERP comes before any loadable segment (the ELF spec): the
+	 * first 32 entries hold it if there is one. */
+	unsigned char ph[32 * sizeof(Elf64_Phdr)];
+	uint64_t off;
+	unsigned n, size, i, type, etype;
+	const char *base;
+	long fd, got;
+	bool interp = false, is64;
+
+	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
+			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0, 0, 0);
+	if (fd < 0)
+		return false;
+	got = raw_syscall6(SYS_pread64, fd, (long)&h, sizeof(h), 0, 0, 0);
+	if (got < (long)sizeof(Elf32_Ehdr) ||
+	    memcmp(h.h64.e_ident, ELFMAG, SELFMAG) != 0) {
+		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+		return false;
+	}
+	is64 = h.h64.e_ident[EI_CLASS] == ELFCLASS64;
+	if (is64 && got < (long)sizeof(Elf64_Ehdr)) {
+		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+		return false;
+	}
+	etype = is64 ? h.h64.e_type : h.h32.e_type;
+	off = is64 ? h.h64.e_phoff : h.h32.e_phoff;
+	n = is64 ? h.h64.e_phnum : h.h32.e_phnum;
+	size = is64 ? h.h64.e_phentsize : h.h32.e_phentsize;
+	if (n > 32)
+		n = 32;
+	if (size < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    n == 0 || (uint64_t)n * size > sizeof(ph) ||
+	    raw_syscall6(SYS_pread64, fd, (long)ph, (long)(n * size),
+			 (long)off, 0, 0) != (long)(n * size)) {
+		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+		return false;
+	}
+	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	for (i = 0; i < n && !interp; i++) {
+		memcpy(&type, ph + (size_t)i * size, sizeof(type));
+		interp = type == PT_INTERP;
+	}
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !interp && (etype == ET_EXEC ||
+			   (etype == ET_DYN && strncmp(base, "ld", 2) != 0));
+}
+
+static void static_exec_check(const char *what)
+{
+	char path[1024], msg[1300];
+
+	if (!what || !*what ||
+	    __atomic_load_n(&static_warned, __ATOMIC_RELAXED) ||
+	    !exec_path(what, path, sizeof(path)) ||
+	    !is_static_elf(path) ||
+	    __atomic_exchange_n(&static_warned, 1, __ATOMIC_RELAXED))
+		return;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: exec of %s, a statically linked program: no "
+		 "preload reaches it, so it is not metered (what it sends and "
+		 "receives, on its own sockets or on ones it inherits, is in "
+		 "no log)",
+		 path);
+	sm_warn(msg);
+}
+
 static void unmetered_exec_check(const char *what, char *const env[])
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
@@ -474,6 +588,7 @@ static void unmetered_exec_check(const char *what, char *const env[])
 		goto out;
 	if (env_loads_us(env)) {
 		settings_exec_check(what, env);
+		static_exec_check(what);
 		goto out;
 	}
 	if (__atomic_load_n(&unmetered_warned, __ATOMIC_RELAXED))
