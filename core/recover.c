@@ -745,13 +745,49 @@ static bool unfinished(const char *name, const char *path,
 
 /* The pid namespaces this view of /proc shows a process in (their
  * inodes), read once per scan when first needed; full when there were
- * more than fit (then every namespace counts as seen). */
+ * more than fit (then every namespace counts as seen); blind when some
+ * process's namespace could not be read (another user's, or one that
+ * changed its credentials: not dumpable), so that a namespace not seen
+ * may still have processes. */
 #define NS_SEEN_MAX 256
 struct ns_seen {
-	bool read, full;
+	bool read, full, blind;
 	unsigned n;
 	uint64_t ino[NS_SEEN_MAX];
 };
+
+/* Whether process pid (its /proc name) is in the pid namespace of this
+ * /proc itself, by its status's NSpid line (one pid: no namespace below;
+ * readable where ns/pid is not: another user's process, a process that
+ * changed its credentials, a container runtime's init).  False when it
+ * cannot tell. */
+static bool in_proc_ns(const char *pid)
+{
+	char path[64], buf[2048];
+	const char *l, *end;
+	long fd, n;
+	int fields = 0;
+
+	snprintf(path, sizeof(path), "/proc/%.20s/status", pid);
+	fd = sys_open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	l = strstr(buf, "\nNSpid:");
+	if (!l)
+		return false;
+	end = strchr(l + 1, '\n');
+	if (!end)
+		return false; /* cut: more than fit */
+	for (l += 7; l < end; l++)
+		if (*l >= '0' && *l <= '9' && (l[-1] == ' ' || l[-1] == '\t'))
+			fields++;
+	return fields == 1;
+}
 
 static void ns_seen_read(struct ns_seen *ns)
 {
@@ -776,8 +812,12 @@ static void ns_seen_read(struct ns_seen *ns)
 				continue;
 			snprintf(path, sizeof(path), "/proc/%.20s/ns/pid",
 				 e->name);
-			if (stat(path, &sb) != 0)
+			if (stat(path, &sb) != 0) {
+				if (errno != ENOENT && errno != ESRCH &&
+				    !in_proc_ns(e->name))
+					ns->blind = true;
 				continue;
+			}
 			for (i = 0; i < ns->n && ns->ino[i] != sb.st_ino; i++)
 				;
 			if (i < ns->n)
@@ -803,6 +843,23 @@ static bool ns_seen_has(struct ns_seen *ns, uint64_t ino)
 		if (ns->ino[i] == ino)
 			return true;
 	return ns->full;
+}
+
+/*
+ * Whether the pid namespace ino is surely gone: this /proc numbers the
+ * initial namespace (view 0: every process of every namespace is in it),
+ * every process's namespace could be read (root; or a user with no other
+ * user's process running and none that changed credentials), and no
+ * process is in it.  Then every process of it is dead, its pid 1 first,
+ * and a file of it still live was left by a kill: recovered as any dead
+ * process's (the container's pid 1 killed from outside: unshare -fp
+ * --mount-proc, a crashed bubblewrap sandbox).  Before, such a file was
+ * left alone for good.
+ */
+static bool ns_gone(struct ns_seen *ns, uint64_t view, uint64_t ino)
+{
+	return view == 0 && ino && ino != STATE_VIEW_BLIND &&
+	       !ns_seen_has(ns, ino) && !ns->blind;
 }
 
 /*
@@ -858,8 +915,11 @@ static bool final_elsewhere(const char *dir, const char *name,
 	return syscall(SYS_unlinkat, AT_FDCWD, claim, 0) == 0;
 }
 
+/* gone: the file is of another pid namespace, which is gone (ns_gone):
+ * its process is dead, though its pid cannot be looked at from here. */
 static void recover_one(const char *dir, const char *name,
-			const struct recover_opts *o, struct recover_stats *st)
+			const struct recover_opts *o, struct recover_stats *st,
+			bool gone)
 {
 	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
 	char orig[CONFIG_PATH_MAX + 340], fallback[CONFIG_PATH_MAX + 340];
@@ -922,7 +982,7 @@ static void recover_one(const char *dir, const char *name,
 				st->removed++;
 			return;
 		}
-		if (img.hdr.status != STATE_ORPHAN &&
+		if (img.hdr.status != STATE_ORPHAN && !gone &&
 		    process_alive(&img.hdr, name)) {
 			st->alive++;
 			return;
@@ -1050,13 +1110,22 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			 * be checked from here.  Passed over before the
 			 * quota, so that such files never keep the automatic
 			 * scan from this namespace's own; only one marked
-			 * final is removed (final_elsewhere), looked at up to
-			 * a quota of its own. */
+			 * final is removed (final_elsewhere), and one of a
+			 * namespace surely gone recovered (ns_gone), looked
+			 * at up to a quota of their own. */
 			if (state_name_view(e->name) != view) {
-				if ((!o->max_files ||
-				     looked_elsewhere++ < o->max_files) &&
-				    final_elsewhere(dir, e->name, &ns)) {
+				bool look = !o->max_files ||
+					    looked_elsewhere++ < o->max_files;
+
+				if (look && final_elsewhere(dir, e->name, &ns)) {
 					st->removed++;
+					continue;
+				}
+				if (look &&
+				    !(o->stop &&
+				      __atomic_load_n(o->stop, __ATOMIC_ACQUIRE)) &&
+				    ns_gone(&ns, view, state_name_view(e->name))) {
+					recover_one(dir, e->name, o, st, true);
 					continue;
 				}
 				say(o,
@@ -1072,7 +1141,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			 * exec): the ticker is wanted, the rest can wait. */
 			if (o->stop && __atomic_load_n(o->stop, __ATOMIC_ACQUIRE))
 				goto done;
-			recover_one(dir, e->name, o, st);
+			recover_one(dir, e->name, o, st, false);
 		}
 	}
 done:

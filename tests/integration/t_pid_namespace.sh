@@ -6,7 +6,8 @@
 # "killed" exit record to the live process's log and removed its state
 # file; two processes under unshare -fp (no /proc of their own, where
 # /proc/1 is the host's init) both named their file after the host's pid 1
-# and took each other's for their own.
+# and took each other's for their own.  One whose namespace is gone (its
+# pid 1 killed from outside) is recovered, as any killed process.
 . "$(dirname "$0")/lib.sh"
 
 need socat unshare
@@ -36,6 +37,33 @@ log=$(ls "$T"/c-1.log) || fail "no log of the container's pid 1"
 expect_eq "its exit records [end, bytes_in]" \
 	"$(q "$log" "[[r.get('end', 'exit'), r['totals']['bytes_in']] for r in R if r['type'] == 'exit']")" \
 	'[["exit", 200000]]'
+
+# A container's pid 1 killed from outside: its namespace is gone with it,
+# so its live state file was left by a kill, and the host's recovery
+# (root's: every process's namespace readable) writes its records.
+# Before, "a process of another pid namespace; left alone", for good.
+p4=$(free_port)
+slow_server "$p4"
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/k-%p.log timeout 30 unshare -fp --mount-proc \
+	socat -u "TCP:127.0.0.1:$p4" STDOUT >"$T/k.got" 2>"$T/k.err" &
+k=$!
+wait_for 10 test -s "$T/k.got" || fail "the killed container's socat got nothing"
+wait_for 10 test "$(stat -c %s "$T/k.got")" -ge 100000 ||
+	fail "the killed container's socat got $(stat -c %s "$T/k.got") bytes"
+# timeout -> unshare -> socat (pid 1 inside)
+u=$(cat "/proc/$k/task/$k/children")
+s=$(cat "/proc/${u%% *}/task/${u%% *}/children")
+[ -n "$s" ] || fail "no container process under unshare $u"
+ls "$T/state" | grep -q -- '-ns[0-9]*\.state$' || fail "the container made no state file"
+kill -KILL $s
+wait "$k" 2>/dev/null
+"$SM_BUILD/sockmeter-recover" "$T/state" >"$T/rec.out" 2>&1 ||
+	fail "recover failed: $(cat "$T/rec.out")"
+log=$(ls "$T"/k-1.log) || fail "no log of the killed container's pid 1"
+expect_eq "the killed container's exit records [end, bytes_in]" \
+	"$(q "$log" "[[r.get('end', 'exit'), r['totals']['bytes_in']] for r in R if r['type'] == 'exit']")" \
+	'[["killed", 100000]]'
+expect_eq "state files left" "$(ls "$T/state" | tr '\n' ' ')" ""
 
 # Two at once under unshare -fp, whose /proc is the host's.
 p2=$(free_port)
