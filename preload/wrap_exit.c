@@ -552,11 +552,14 @@ static bool is_static_elf(const char *path)
 			   (etype == ET_DYN && strncmp(base, "ld", 2) != 0));
 }
 
-static void static_exec_check(const char *what)
+/* valgrind's launcher execs its tool (static) with VALGRIND_LAUNCHER set:
+ * the tool loads the program itself, preloads included, and the library
+ * there says what it does under valgrind. */
+static void static_exec_check(const char *what, char *const env[])
 {
 	char path[1024], msg[1300];
 
-	if (!what || !*what ||
+	if (!what || !*what || env_has(env, "VALGRIND_LAUNCHER=", 18) ||
 	    __atomic_load_n(&static_warned, __ATOMIC_RELAXED) ||
 	    !exec_path(what, path, sizeof(path)) ||
 	    !is_static_elf(path) ||
@@ -588,7 +591,7 @@ static void unmetered_exec_check(const char *what, char *const env[])
 		goto out;
 	if (env_loads_us(env)) {
 		settings_exec_check(what, env);
-		static_exec_check(what);
+		static_exec_check(what, env);
 		goto out;
 	}
 	if (__atomic_load_n(&unmetered_warned, __ATOMIC_RELAXED))
