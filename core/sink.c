@@ -527,6 +527,73 @@ static int settle(struct sink *s, int r, int saved)
 	return r;
 }
 
+/* Is the root directory the one the log was pinned under? */
+static bool same_root(const struct sink *s)
+{
+	struct stat st;
+
+	return stat("/", &st) == 0 && (uint64_t)st.st_dev == s->pin_root_dev &&
+	       (uint64_t)st.st_ino == s->pin_root_ino;
+}
+
+/*
+ * The pinned file, when its path names another file now or none: rotated
+ * (logrotate's create: renamed, a new file made at the path) or removed.
+ * The file at the path is taken when this uid may open it (logrotate's
+ * `create MODE OWNER`, a directory it may write); else the records go on
+ * into the file it had while that file still has a name (said once: the
+ * rotated file gets them until rotation removes it), and are refused once
+ * it has none: written into a file nobody can see, they would be lost
+ * without a word, and the state file's recovery could not tell (a
+ * helper's nginx workers wrote their records, exit record included, into
+ * a deleted log).  Not after a chroot or a change of root, where the path
+ * no longer leads to the file.  Returns the fd to write to (st: its
+ * stat), or a negative errno.
+ */
+static int pinned_fd(struct sink *s, struct stat *st)
+{
+	int fd = s->pin - 1, nfd;
+	struct stat nst;
+	char what[SINK_PATH_CAP + 320];
+
+	if (still_named(fd, s->path, st))
+		return fd;
+	if (fstat(fd, st) != 0)
+		return -errno;
+	if (!same_root(s))
+		return fd;
+	nfd = open_append(s->path);
+	if (nfd >= 0 && still_named(nfd, s->path, &nst) &&
+	    S_ISREG(nst.st_mode)) {
+		syscall(SYS_close, fd);
+		s->pin = nfd + 1;
+		s->pin_said = false;
+		*st = nst;
+		return nfd;
+	}
+	if (nfd >= 0)
+		syscall(SYS_close, nfd);
+	if (st->st_nlink == 0) {
+		snprintf(what, sizeof(what),
+			 "removed while the process kept it open (it changed "
+			 "uid), and uid %u cannot open it again",
+			 (unsigned)geteuid());
+		say(s, what, ENOENT);
+		return -ENOENT;
+	}
+	if (!s->pin_said && s->report) {
+		snprintf(what, sizeof(what),
+			 "sockmeter: log %s: rotated while the process kept it "
+			 "open (it changed uid), and uid %u cannot open the new "
+			 "one: records go on into the rotated file, and are "
+			 "refused once that is removed",
+			 s->path, (unsigned)geteuid());
+		s->report(s->ctx, what);
+	}
+	s->pin_said = true;
+	return fd;
+}
+
 /* A batch to the file sink_pin opened: appended as a whole. */
 static int pinned_write(struct sink *s, const char *buf, size_t len,
 			size_t *done)
@@ -540,8 +607,9 @@ static int pinned_write(struct sink *s, const char *buf, size_t len,
 		return write_all(fd, buf, len, done);
 	if (s->to_stderr)
 		return guarded_write(fd, buf, len, -1, done);
-	if (fstat(fd, &st) != 0)
-		return -errno;
+	fd = pinned_fd(s, &st);
+	if (fd < 0)
+		return fd;
 	return guarded_write(fd, buf, len, st.st_size, done);
 }
 
@@ -572,6 +640,14 @@ int sink_pin(struct sink *s, bool on)
 		return settle(s, -errno, saved);
 	s->pin = fd + 1;
 	s->pin_on = on;
+	{
+		struct stat root;
+
+		if (stat("/", &root) == 0) {
+			s->pin_root_dev = (uint64_t)root.st_dev;
+			s->pin_root_ino = (uint64_t)root.st_ino;
+		}
+	}
 	errno = saved;
 	return 0;
 }

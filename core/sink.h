@@ -72,6 +72,11 @@ struct sink {
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
 	bool pin_on;       /* writes go to it (else it waits, opened) */
+	/* The root directory when it was pinned (a chroot since: the path
+	 * no longer names the file), and whether a rotation that could not
+	 * be followed was said (pinned_write). */
+	uint64_t pin_root_dev, pin_root_ino;
+	bool pin_said;
 	bool own_dir;      /* the default template's per-user directory */
 	config_report_fn report;
 	void *ctx;
@@ -150,7 +155,10 @@ int sink_write(struct sink *s, const char *buf, size_t len);
  * private fd table (progfd_detached: the ticker's), for every later
  * write of that thread: the records reach that file whatever becomes of
  * its name afterwards (a chroot, a uid that could not open it again).
- * The file is no longer rotated (rotating renames it by name).  stderr is
+ * The file is no longer rotated by size (rotating renames it by name),
+ * but one rotated or removed by another program (logrotate) is followed:
+ * the file the path names now, when this uid may open it (pinned_write).
+ * stderr is
  * kept as a copy of the program's fd 2 (while it is the one given at
  * start); Prometheus' sink_replace and a sink without a path are left as
  * they are.
