@@ -487,17 +487,21 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 	json_ts(b, "closed", f->closed_ns);
 	if (f->s.unseen)
 		sbuf_adds(b, ",\"close_seen\":false");
-	if (secs < 0)
-		return;
-	sbuf_adds(b, ",\"duration\":");
-	sbuf_add_fixed(b, lifetime_ns(f), 9, 6);
-	if (c->category[CAT_BYTES] && secs > 0) {
+	if (secs >= 0) {
+		sbuf_adds(b, ",\"duration\":");
+		sbuf_add_fixed(b, lifetime_ns(f), 9, 6);
+	}
+	if (secs >= 0 && c->category[CAT_BYTES] && secs > 0) {
 		sbuf_adds(b, ",\"avg_rate\":{\"in\":");
 		sbuf_add_double(b, (double)f->s.c.bytes[DIR_IN] / secs, 1);
 		sbuf_adds(b, ",\"out\":");
 		sbuf_add_double(b, (double)f->s.c.bytes[DIR_OUT] / secs, 1);
 		sbuf_addc(b, '}');
 	}
+	/* After duration, which readers find in its place (the tools' close
+	 * line pattern). */
+	if (f->s.shared)
+		sbuf_adds(b, ",\"shared\":true");
 }
 
 /* --- the kernel's view and the peer's name (tcp_info, names) ------------ */
@@ -1013,6 +1017,8 @@ static void text_close(const struct summary *r, const struct config *c,
 	text_kernel(b, f, c, r->ts_ns);
 	if (f->s.unseen)
 		sbuf_adds(b, " close=unseen");
+	if (f->s.shared)
+		sbuf_adds(b, " shared=yes");
 	sbuf_addc(b, '\n');
 }
 
