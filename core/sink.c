@@ -540,11 +540,13 @@ static bool same_root(const struct sink *s)
  * The pinned file, when its path names another file now or none: rotated
  * (logrotate's create: renamed, a new file made at the path) or removed.
  * The file at the path is taken when this uid may open it (logrotate's
- * `create MODE OWNER`, a directory it may write); else the records go on
- * into the file it had while that file still has a name (said once: the
- * rotated file gets them until rotation removes it), and are refused once
- * it has none: written into a file nobody can see, they would be lost
- * without a word, and the state file's recovery could not tell (a
+ * `create MODE OWNER`, a directory it may write).  Else the records go on
+ * into the file it had while that file still has a name: said once when
+ * the path names another file (rotated: the rotated file gets them until
+ * rotation removes it), not when it names none or cannot be looked at by
+ * this uid (a directory closed to it).  They are refused once the file
+ * has no name left: written into a file nobody can see, they would be
+ * lost without a word, and the state file's recovery could not tell (a
  * helper's nginx workers wrote their records, exit record included, into
  * a deleted log).  Not after a chroot or a change of root, where the path
  * no longer leads to the file.  Returns the fd to write to (st: its
@@ -555,6 +557,7 @@ static int pinned_fd(struct sink *s, struct stat *st)
 	int fd = s->pin - 1, nfd;
 	struct stat nst;
 	char what[SINK_PATH_CAP + 320];
+	bool other;
 
 	if (still_named(fd, s->path, st))
 		return fd;
@@ -562,6 +565,9 @@ static int pinned_fd(struct sink *s, struct stat *st)
 		return -errno;
 	if (!same_root(s))
 		return fd;
+	other = fstatat(AT_FDCWD, s->path, &nst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!other && errno != ENOENT && st->st_nlink > 0)
+		return fd; /* not to be looked at by this uid */
 	nfd = open_append(s->path);
 	if (nfd >= 0 && still_named(nfd, s->path, &nst) &&
 	    S_ISREG(nst.st_mode)) {
@@ -581,7 +587,7 @@ static int pinned_fd(struct sink *s, struct stat *st)
 		say(s, what, ENOENT);
 		return -ENOENT;
 	}
-	if (!s->pin_said && s->report) {
+	if (other && !s->pin_said && s->report) {
 		snprintf(what, sizeof(what),
 			 "sockmeter: log %s: rotated while the process kept it "
 			 "open (it changed uid), and uid %u cannot open the new "
@@ -589,8 +595,8 @@ static int pinned_fd(struct sink *s, struct stat *st)
 			 "refused once that is removed",
 			 s->path, (unsigned)geteuid());
 		s->report(s->ctx, what);
+		s->pin_said = true;
 	}
-	s->pin_said = true;
 	return fd;
 }
 
