@@ -1091,12 +1091,11 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->size = 0;
 	st->durable = false;
 	st->dir_pin = 0; /* the parent's ticker's fd */
-	/* The parent's file and its ticker's fd: neither the child's. */
-	if (st->file_ino) {
-		st->file_ino = 0;
-		st->watch_fd = 0;
-		st->removed_said = false;
-	}
+	/* The parent's file and its ticker's fd: neither the child's (this
+	 * page is written here anyway). */
+	st->file_ino = 0;
+	st->watch_fd = 0;
+	st->removed_said = false;
 	/* The head, private zeroes again (the parent's file no more), and
 	 * nothing of the parent's slots or queue: the meter forgets every fd
 	 * and starts the queue empty.  One mapping call over the head and
