@@ -491,7 +491,7 @@ static void json_close(struct sbuf *b, const struct summary_fd *f,
 		sbuf_adds(b, ",\"duration\":");
 		sbuf_add_fixed(b, lifetime_ns(f), 9, 6);
 	}
-	if (secs >= 0 && c->category[CAT_BYTES] && secs > 0) {
+	if (secs > 0 && c->category[CAT_BYTES]) {
 		sbuf_adds(b, ",\"avg_rate\":{\"in\":");
 		sbuf_add_double(b, (double)f->s.c.bytes[DIR_IN] / secs, 1);
 		sbuf_adds(b, ",\"out\":");

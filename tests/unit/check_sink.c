@@ -788,6 +788,90 @@ START_TEST(test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes)
 }
 END_TEST
 
+/*
+ * A pinned log that another program rotates or removes (pinned_fd): the
+ * thread pins, writes one batch, then does what the test's step says
+ * between the batches, each step on the main thread while it waits.
+ *  0: renamed to log.1, a new log made: the next batch in the new file,
+ *     nothing said;
+ *  1: renamed to log.1, a directory made at the path (a file this uid
+ *     cannot open): the batch in log.1, one warning naming the rotation;
+ *  2: removed, and its directory too (nothing can be made again): the
+ *     batch refused (-ENOENT), one warning, nothing written anywhere.
+ */
+struct rotated {
+	int pin_r, first_r, second_r;
+	pthread_barrier_t written, changed;
+};
+
+static void *rotated_main(void *p)
+{
+	struct rotated *d = p;
+
+	progfd_detach();
+	d->pin_r = sink_pin(&sk, true);
+	d->first_r = sink_write(&sk, "first\n", 6);
+	pthread_barrier_wait(&d->written);
+	pthread_barrier_wait(&d->changed);
+	d->second_r = sink_write(&sk, "second\n", 7);
+	return NULL;
+}
+
+START_TEST(test_sink_pin_follows_a_rotation_and_refuses_a_removed_file)
+{
+	struct rotated d;
+	char sub[128], tmpl[160], old[170], *text;
+	pthread_t t;
+
+	snprintf(sub, sizeof(sub), "%s/a", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	snprintf(tmpl, sizeof(tmpl), "%s/log", sub);
+	snprintf(old, sizeof(old), "%s.1", tmpl);
+	ck_assert_int_eq(sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep), 0);
+	pthread_barrier_init(&d.written, NULL, 2);
+	pthread_barrier_init(&d.changed, NULL, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, rotated_main, &d), 0);
+	pthread_barrier_wait(&d.written);
+	if (_i < 2) {
+		ck_assert_int_eq(rename(tmpl, old), 0);
+		if (_i == 0)
+			close(open(tmpl, O_WRONLY | O_CREAT, 0600));
+		else
+			ck_assert_int_eq(mkdir(tmpl, 0700), 0);
+	} else {
+		ck_assert_int_eq(unlink(tmpl), 0);
+		ck_assert_int_eq(rmdir(sub), 0);
+	}
+	pthread_barrier_wait(&d.changed);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(d.pin_r, 0);
+	ck_assert_int_eq(d.first_r, 0);
+	if (_i == 0) {
+		ck_assert_int_eq(d.second_r, 0);
+		text = uu_slurp(old);
+		ck_assert_str_eq(text, "first\n");
+		free(text);
+		text = uu_slurp(tmpl);
+		ck_assert_str_eq(text, "second\n");
+		free(text);
+		ck_assert_uint_eq(rep.n, 0);
+	} else if (_i == 1) {
+		ck_assert_int_eq(d.second_r, 0);
+		text = uu_slurp(old);
+		ck_assert_str_eq(text, "first\nsecond\n");
+		free(text);
+		ck_assert_uint_eq(rep.n, 1);
+		ck_assert_ptr_nonnull(strstr(rep.last, "rotated while the process kept it open"));
+	} else {
+		ck_assert_int_eq(d.second_r, -ENOENT);
+		ck_assert_uint_eq(rep.n, 1);
+		ck_assert_ptr_nonnull(strstr(rep.last, "removed while the process kept it open"));
+	}
+	pthread_barrier_destroy(&d.written);
+	pthread_barrier_destroy(&d.changed);
+}
+END_TEST
+
 static TCase *tc_fdtable(void)
 {
 	TCase *tc = tcase_create("own fd table");
@@ -799,6 +883,7 @@ static TCase *tc_fdtable(void)
 	/* 0: pinned now (a chroot); 1: for later (a uid change), turned on
 	 * when the name is found unwritable. */
 	tcase_add_loop_test(tc, test_sink_pin_keeps_writing_to_the_file_whatever_its_name_becomes, 0, 2);
+	tcase_add_loop_test(tc, test_sink_pin_follows_a_rotation_and_refuses_a_removed_file, 0, 3);
 	return tc;
 }
 
