@@ -306,6 +306,33 @@ START_TEST(test_summary_json_close_record_has_closed_duration_and_average)
 }
 END_TEST
 
+/* A copy of a shared socket (dup, fork) says so, after duration (where
+ * the tools' close-line pattern finds it), and in text at the end. */
+START_TEST(test_summary_close_of_a_shared_socket_says_shared)
+{
+	const char *s, *d, *sh;
+
+	rec.type = SUMMARY_CLOSE;
+	rec.nfds = 1;
+	rec.omitted = 0;
+	fds[0].closed_ns = fds[0].s.opened_ns + 2500000000ull;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "shared"));
+	fds[0].s.shared = true;
+	s = format();
+	d = strstr(s, "\"duration\":2.500000,");
+	sh = strstr(s, ",\"shared\":true");
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(sh);
+	ck_assert(sh > d);
+	ck_assert(python_parses(s));
+	cfg.format = FORMAT_TEXT;
+	s = format();
+	ck_assert_uint_eq(uu_count_lines(s), 1);
+	ck_assert_ptr_nonnull(strstr(s, " duration=2.500s shared=yes\n"));
+}
+END_TEST
+
 START_TEST(test_summary_json_close_of_inherited_fd_has_no_duration)
 {
 	const char *s;
@@ -943,6 +970,7 @@ static TCase *tc_text(void)
 	tcase_add_test(tc, test_summary_fixed_point_numbers_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_rates_without_printf_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
+	tcase_add_test(tc, test_summary_close_of_a_shared_socket_says_shared);
 	tcase_add_test(tc, test_summary_text_name_with_spaces_is_one_field);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
