@@ -1822,6 +1822,13 @@ void sm_closing_range(unsigned first, unsigned last)
 	}
 }
 
+void sm_close_range_begins(unsigned first, unsigned last, int flags)
+{
+	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC) &&
+	    !(flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
+		sm_closing_range(first, last);
+}
+
 /* Records for a stderr nobody reads would block the last call for good:
  * then the state file keeps the numbers instead. */
 static bool stderr_stuck(void)

@@ -299,6 +299,13 @@ static inline void sm_fastopen_msg(int fd, ssize_t r,
 }
 void sm_closing(int fd);
 void sm_closing_range(unsigned first, unsigned last);
+/* close_range(first, last, flags), named or through syscall(), is about to
+ * run: sm_closing_range, before the real call as close() retires, once
+ * the real call returns another thread may hold new fds with these
+ * numbers (and a socket gone has no kernel's view left to read).  Not for
+ * a call the kernel refuses (EINVAL: first > last, an unknown flag), nor
+ * for CLOSE_RANGE_CLOEXEC, which only marks the fds: they stay open. */
+void sm_close_range_begins(unsigned first, unsigned last, int flags);
 /* dup2/dup3(oldfd, newfd, flags; 0 for dup2) is about to close newfd: its
  * connection's close record, as sm_closing's, when the call can succeed.
  * errno kept.  Context: any thread and signal handler. */

@@ -26,7 +26,6 @@
 #if SM_WRAP_SYSCALL
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -305,16 +304,10 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	} else if (n == SYS_close)
 		/* Retire first, as close() does. */
 		sm_closing((int)a1);
-	else if (n == SYS_close_range) {
-		/* Retire first, as close_range() does (and with its checks):
-		 * once the kernel has closed them, another thread may hold
-		 * new fds with these numbers, and a socket gone has no
-		 * kernel's view left to read. */
-		if ((unsigned)a1 <= (unsigned)a2 &&
-		    !((int)a3 & CLOSE_RANGE_CLOEXEC) &&
-		    !((int)a3 & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
-			sm_closing_range((unsigned)a1, (unsigned)a2);
-	} else if (SYS_IS_DUP2(n) || n == SYS_dup3)
+	else if (n == SYS_close_range)
+		/* Retire first, as close_range() does. */
+		sm_close_range_begins((unsigned)a1, (unsigned)a2, (int)a3);
+	else if (SYS_IS_DUP2(n) || n == SYS_dup3)
 		/* Its close of a2, as dup2() and dup3() make it. */
 		sm_dup_closing((int)a1, (int)a2, n == SYS_dup3 ? (int)a3 : 0);
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot ||

@@ -659,13 +659,7 @@ SM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	int r;
 
-	/* Retire first, as close() does: once the real call returns, another
-	 * thread may hold a new fd with one of these numbers.  Not for a
-	 * call the kernel refuses (EINVAL), nor for CLOSE_RANGE_CLOEXEC,
-	 * which only marks the fds: they stay open. */
-	if (first <= last && !(flags & CLOSE_RANGE_CLOEXEC) &&
-	    !(flags & ~(CLOSE_RANGE_CLOEXEC | CLOSE_RANGE_UNSHARE)))
-		sm_closing_range(first, last);
+	sm_close_range_begins(first, last, flags);
 	r = sm_real.close_range(first, last, flags);
 	progfd_await(first, last);
 	return r;
