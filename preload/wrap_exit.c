@@ -511,37 +511,35 @@ static bool is_static_elf(const char *path)
 	unsigned n, size, i, type, etype;
 	const char *base;
 	long fd, got;
-	bool interp = false, is64;
+	bool interp = false, is64, ok;
 
 	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0, 0, 0);
 	if (fd < 0)
 		return false;
+	/* The header, then the program headers it points to; the file
+	 * closed once, whatever was read. */
 	got = raw_syscall6(SYS_pread64, fd, (long)&h, sizeof(h), 0, 0, 0);
-	if (got < (long)sizeof(Elf32_Ehdr) ||
-	    memcmp(h.h64.e_ident, ELFMAG, SELFMAG) != 0) {
-		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
-		return false;
-	}
-	is64 = h.h64.e_ident[EI_CLASS] == ELFCLASS64;
-	if (is64 && got < (long)sizeof(Elf64_Ehdr)) {
-		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
-		return false;
-	}
-	etype = is64 ? h.h64.e_type : h.h32.e_type;
-	off = is64 ? h.h64.e_phoff : h.h32.e_phoff;
-	n = is64 ? h.h64.e_phnum : h.h32.e_phnum;
-	size = is64 ? h.h64.e_phentsize : h.h32.e_phentsize;
-	if (n > 32)
-		n = 32;
-	if (size < (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    n == 0 || (uint64_t)n * size > sizeof(ph) ||
-	    raw_syscall6(SYS_pread64, fd, (long)ph, (long)(n * size),
-			 (long)off, 0, 0) != (long)(n * size)) {
-		raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
-		return false;
+	is64 = got >= (long)sizeof(Elf64_Ehdr) &&
+	       h.h64.e_ident[EI_CLASS] == ELFCLASS64;
+	ok = got >= (long)sizeof(Elf32_Ehdr) &&
+	     memcmp(h.h64.e_ident, ELFMAG, SELFMAG) == 0 &&
+	     (is64 || h.h64.e_ident[EI_CLASS] != ELFCLASS64);
+	if (ok) {
+		etype = is64 ? h.h64.e_type : h.h32.e_type;
+		off = is64 ? h.h64.e_phoff : h.h32.e_phoff;
+		n = is64 ? h.h64.e_phnum : h.h32.e_phnum;
+		size = is64 ? h.h64.e_phentsize : h.h32.e_phentsize;
+		if (n > 32)
+			n = 32;
+		ok = size >= (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
+		     n > 0 && (uint64_t)n * size <= sizeof(ph) &&
+		     raw_syscall6(SYS_pread64, fd, (long)ph, (long)(n * size),
+				  (long)off, 0, 0) == (long)(n * size);
 	}
 	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (!ok)
+		return false;
 	for (i = 0; i < n && !interp; i++) {
 		memcpy(&type, ph + (size_t)i * size, sizeof(type));
 		interp = type == PT_INTERP;
