@@ -819,6 +819,11 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 			false, record);
 	for (;;) {
 		meter_build(m, type, now, &r);
+		/* A close pushed after now was taken and before the drain is
+		 * in this batch: the record is no older than its closes. */
+		for (i = 0; i < nclosed; i++)
+			if (m->closing.v[i].closed_ns > r.ts_ns)
+				r.ts_ns = m->closing.v[i].closed_ns;
 		/* Prometheus: a whole snapshot per record; no close records. */
 		if (m->prom)
 			prom_begin(m, now);

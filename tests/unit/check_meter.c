@@ -585,6 +585,33 @@ START_TEST(test_meter_close_record_has_exact_lifetime_counters_no_totals)
 }
 END_TEST
 
+/* A close pushed between the moment the ticker took its time and its drain
+ * (here: a tick whose now is before the close) is in that batch: its
+ * record, and the interval record whose totals count it, are not older
+ * than the close. */
+START_TEST(test_meter_record_is_never_older_than_the_closes_it_holds)
+{
+	char *log, *line;
+
+	start();
+	open_tcp(100, 0);
+	move(100, DIR_OUT, 10);
+	meter_closed(&m, 100, at_ms(10250).real_ns);
+	meter_tick(&m, at_s(10));
+	log = log_text();
+	ck_assert_uint_eq(uu_count_lines(log), 2);
+	line = uu_line(log, 0);
+	ck_assert(starts_with(line, "{\"type\":\"close\",\"ts\":1700000010.250000,"));
+	ck_assert_ptr_nonnull(strstr(line, "\"closed\":1700000010.250000,"));
+	free(line);
+	line = uu_line(log, 1);
+	ck_assert(starts_with(line, "{\"type\":\"interval\",\"ts\":1700000010.250000,"));
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	free(line);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_close_of_untracked_or_unknown_fd_writes_nothing)
 {
 	char *log;
@@ -937,6 +964,7 @@ static TCase *tc_close(void)
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_close_record_has_exact_lifetime_counters_no_totals);
+	tcase_add_test(tc, test_meter_record_is_never_older_than_the_closes_it_holds);
 	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
 	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
