@@ -167,6 +167,36 @@ struct held_warnings {
 	size_t len;
 };
 
+static void report_release(struct held_warnings *h);
+static void report_held(void *ctx, const char *msg);
+
+/*
+ * Warnings about numbers that may be lost (no state file, a log the new
+ * uid cannot write) wait for the first tracked fd: a process that never
+ * meters anything (sh, ls, setpriv itself) has nothing to lose, and a
+ * script of such commands would print one line per command.  Inherited
+ * by a fork child, which makes its own state file quietly (the parent's
+ * line says why it failed) and says the line at its own first tracked fd.
+ * until_tracked_lock: taken around the buffer (a try: a signal handler
+ * that finds it taken says its line at once); 0 again in a fork child.
+ */
+static struct held_warnings until_tracked;
+static uint32_t until_tracked_lock;
+
+static bool until_tracked_take(void)
+{
+	uint32_t free_ = 0;
+
+	return __atomic_compare_exchange_n(&until_tracked_lock, &free_, 1,
+					   false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static void until_tracked_give(void)
+{
+	__atomic_store_n(&until_tracked_lock, 0, __ATOMIC_RELEASE);
+}
+
 static void report_release(struct held_warnings *h)
 {
 	size_t i = 0;
@@ -181,7 +211,14 @@ static void report_release(struct held_warnings *h)
 static void report_held(void *ctx, const char *msg)
 {
 	struct held_warnings *h = ctx;
-	size_t n = strlen(msg);
+	size_t n = strlen(msg), i = 0;
+
+	/* A line held already (a fork child's, the parent's too) once. */
+	while (i < h->len) {
+		if (strcmp(h->buf + i, msg) == 0)
+			return;
+		i += strlen(h->buf + i) + 1;
+	}
 
 	if (n + 1 > sizeof(h->buf) - h->len)
 		report_release(h);
@@ -191,6 +228,22 @@ static void report_held(void *ctx, const char *msg)
 	}
 	memcpy(h->buf + h->len, msg, n + 1);
 	h->len += n + 1;
+}
+
+/* The report of the meter and the state (sm_durable_init): held until
+ * the ticker is wanted (ensure_ticker: a tracked fd), then said. */
+static void report_until_tracked(void *ctx, const char *msg)
+{
+	(void)ctx;
+	if (!until_tracked_take()) {
+		sm_warn(msg);
+		return;
+	}
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
+		sm_warn(msg);
+	else
+		report_held(&until_tracked, msg);
+	until_tracked_give();
 }
 
 static struct meter_time now_both(void)
@@ -817,6 +870,11 @@ static void ensure_ticker(void)
 	    !__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
+	/* Something to lose now: the warnings held for this moment. */
+	if (until_tracked.len && until_tracked_take()) {
+		report_release(&until_tracked);
+		until_tracked_give();
+	}
 	if (threadless) {
 		/* As a ticker that could not start, without the warning. */
 		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
@@ -978,6 +1036,8 @@ static void fork_child(void)
 	 * here). */
 	if (!tk_wiped)
 		memset(&tk, 0, sizeof(tk));
+	if (until_tracked_lock)
+		until_tracked_lock = 0;
 	/* The child's main thread is the one that forked: not ended. */
 	if (main_ended)
 		main_ended = 0;
@@ -1346,7 +1406,7 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 		goto out;
 	warn_if_go(prog);
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(&cfg),
-			    now_both(), report_stderr, NULL);
+			    now_both(), report_until_tracked, NULL);
 	if (r) {
 		char msg[160];
 

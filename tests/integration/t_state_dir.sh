@@ -31,6 +31,44 @@ grep -q 'not a directory owned by this user' "$T/foreign.err" ||
 	fail "foreign: $(cat "$T/foreign.err")"
 expect_eq "foreign: files made there" "$(ls -A "$T/foreign" | wc -l)" 0
 
+# Nothing to lose, nothing said: the warning waits for a tracked fd.  A
+# program that never meters anything (ls) prints none; a parent without
+# sockets whose fork child uses some: one line, the child's (the parent's
+# line, inherited, said at the child's first tracked fd; its own failure
+# to make a file is quiet).  Before: one line per process, ls's too.
+SOCKMETER_STATE=$T/foreign SOCKMETER_LOG=$T/logs/ls.log sm ls "$T" \
+	>/dev/null 2>"$T/ls.err" || fail "ls failed: $(cat "$T/ls.err")"
+expect_eq "ls: warnings" "$(sm_lines "$T/ls.err")" 0
+cat >"$T/forkuse.py" <<'PYEOF'
+import os, socket
+pid = os.fork()
+if pid == 0:
+    a, b = socket.socketpair()
+    a.sendall(b"x" * 3000)
+    got = 0
+    while got < 3000:
+        got += len(b.recv(65536))
+    os._exit(0 if got == 3000 else 1)
+_, status = os.waitpid(pid, 0)
+raise SystemExit(os.waitstatus_to_exitcode(status))
+PYEOF
+SOCKMETER_STATE=$T/foreign SOCKMETER_LOG=$T/logs/forkuse.%p.log \
+	sm "$PY" "$T/forkuse.py" 2>"$T/forkuse.err" ||
+	fail "forkuse failed: $(cat "$T/forkuse.err")"
+expect_eq "forkuse: warnings" "$(sm_lines "$T/forkuse.err")" 1
+grep -q 'not a directory owned by this user' "$T/forkuse.err" ||
+	fail "forkuse: $(cat "$T/forkuse.err")"
+expect_eq "forkuse: logs (the child's)" "$(ls "$T"/logs/forkuse.*.log | wc -l)" 1
+expect_eq "forkuse: the child's bytes_in" \
+	"$(q "$(ls "$T"/logs/forkuse.*.log)" "tot('bytes_in')")" 3000
+# A uid change that leaves the log out of reach, in a process with no
+# socket (setpriv drops to nobody, then execs true): nothing said.
+mkdir -m 0755 "$T/rootlogs"
+SOCKMETER_LOG=$T/rootlogs/%n.%p.log sm setpriv --reuid=nobody \
+	--regid=nogroup --clear-groups true 2>"$T/setpriv.err" ||
+	fail "setpriv failed: $(cat "$T/setpriv.err")"
+expect_eq "setpriv: warnings" "$(sm_lines "$T/setpriv.err")" 0
+
 mkdir -m 0777 "$T/open"
 chmod 0777 "$T/open"
 SOCKMETER_STATE=$T/open run_pair open
