@@ -677,6 +677,8 @@ static void format_json(const struct summary *r, const struct config *c,
 	if (r->incomplete && r->type == SUMMARY_EXIT)
 		sbuf_adds(b, ",\"incomplete\":true");
 	json_ts(b, "ts", r->ts_ns);
+	if (r->end && r->type == SUMMARY_EXIT && r->alive_ns)
+		json_ts(b, "alive_until", r->alive_ns);
 	sbuf_adds(b, ",\"pid\":");
 	sbuf_add_i64(b, r->pid);
 	sbuf_adds(b, ",\"prog\":");
@@ -1025,7 +1027,7 @@ static void text_close(const struct summary *r, const struct config *c,
 static void format_text(const struct summary *r, const struct config *c,
 			struct sbuf *b)
 {
-	char when[80], prog[CONFIG_NAME_MAX];
+	char when[80], alive[96], prog[CONFIG_NAME_MAX];
 	uint32_t i;
 
 	const char *end = r->type == SUMMARY_EXIT ? r->end : NULL;
@@ -1035,10 +1037,15 @@ static void format_text(const struct summary *r, const struct config *c,
 		text_close(r, c, b, when);
 		return;
 	}
-	sbuf_addf(b, "%s sockmeter %s%s%s%s pid=%ld prog=%s fds_open=%" PRIu64
+	alive[0] = '\0';
+	if (end && r->alive_ns) {
+		memcpy(alive, " alive_until=", 13);
+		text_time(alive + 13, sizeof(alive) - 13, r->alive_ns);
+	}
+	sbuf_addf(b, "%s sockmeter %s%s%s%s%s pid=%ld prog=%s fds_open=%" PRIu64
 		     " fds_closed=%" PRIu64 "\n",
 		  when, type_names[r->type], end ? " end=" : "", end ? end : "",
-		  end && r->incomplete ? " incomplete=yes" : "", r->pid,
+		  end && r->incomplete ? " incomplete=yes" : "", alive, r->pid,
 		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
 	sbuf_addf(b, "  totals:");

@@ -62,6 +62,9 @@ struct summary {
 			  * NULL otherwise */
 	bool incomplete; /* exit records only: recovered from a state file
 			  * that could not hold every fd's numbers */
+	uint64_t alive_ns; /* recovered exit records (end set) only: the
+			    * dead process's last sign of life, its
+			    * ticker's last tick or its start; 0: none */
 };
 
 /* A growable output buffer.  On allocation failure it keeps what fitted

@@ -4,7 +4,9 @@
 #  - SIGTERM: a python3 program that moved known bytes over two socketpairs
 #    (one closed, one still open) and then waits; its recovered exit record
 #    is marked "end":"killed", holds the totals and lists the open fds,
-#    last active before the death (not at the recovery, 1.5 s later).
+#    last active before the death (not at the recovery, 1.5 s later), and
+#    says when it was last seen alive (alive_until), where
+#    sockmeter-report ends its duration.
 #  - SIGKILL in the middle of a 1 GB TCP transfer by socat (64 KiB
 #    writes): the victim's recovered bytes_out equals what the receiver
 #    got, up to the one write in flight when the signal landed (its bytes
@@ -65,6 +67,15 @@ expect_eq "SIGTERM: fds still open" "$(q "$log" "sorted(f['bytes_out'] + f['byte
 expect_eq "SIGTERM: open fds last active before the death" \
 	"$(q "$log" "max(f['last_active'] for f in E['fds']) < $dead_at")" true
 expect_eq "SIGTERM: close records" "$(q "$log" "sorted(f['bytes_out'] + f['bytes_in'] for f in CL)")" "[7777, 7777]"
+# When it was last seen alive (its ticker's last tick; the record's ts is
+# the recovery's), and sockmeter-report's duration ends there, not at the
+# recovery 1.5 s later.
+expect_eq "SIGTERM: alive_until after the start, before the death" \
+	"$(q "$log" "E['start'] < E['alive_until'] < $dead_at < E['ts']")" true
+dur=$(/usr/bin/python3 "$SM_TOP/scripts/sockmeter-report" -f json "$log" |
+	"$PY" -c 'import json, sys; print(json.load(sys.stdin)["processes"][0]["duration"])')
+expect_eq "SIGTERM: report's duration ends when it was last seen" \
+	"$(q "$log" "abs($dur - (E['alive_until'] - E['start'])) < 1e-5")" true
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 
 # --- SIGKILL in the middle of 1 GB ---------------------------------------
