@@ -238,7 +238,8 @@ enum { INTR_NONE, INTR_DONE, INTR_PENDING };
  * note is cleared either way (a handler that leaves by siglongjmp would
  * leave it behind, stale).  INTR_PENDING: the call goes on after the
  * handler, its note kept. */
-static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
+static int interrupted_call(const ucontext_t *uc, struct intr_note *n,
+			    const bool stale[INTR_NOTES])
 {
 	const greg_t *g = uc->uc_mcontext.gregs;
 	uintptr_t ip = (uintptr_t)g[REG_RIP], sp = (uintptr_t)g[REG_RSP];
@@ -260,8 +261,10 @@ static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
 	dir = wrapper_dir(*(const uintptr_t *)(sp + above - 8));
 	if (dir < 0)
 		return INTR_NONE;
+	/* An outer handler's (a live one: not one left by siglongjmp,
+	 * whose call is over and whose mark a new call may have taken). */
 	for (i = 0; i < INTR_NOTES; i++)
-		if (intr_notes[i].frame && intr_notes[i].pending &&
+		if (intr_notes[i].frame && !stale[i] && intr_notes[i].pending &&
 		    intr_notes[i].slot == s && intr_notes[i].mark == m)
 			return INTR_NONE;
 	n->slot = s;
@@ -300,10 +303,12 @@ static const ucontext_t *plain_context(void *ret, void *frame)
 #else
 enum { INTR_NONE, INTR_DONE, INTR_PENDING };
 
-static int interrupted_call(const ucontext_t *uc, struct intr_note *n)
+static int interrupted_call(const ucontext_t *uc, struct intr_note *n,
+			    const bool stale[INTR_NOTES])
 {
 	(void)uc;
 	(void)n;
+	(void)stale;
 	return INTR_NONE;
 }
 #endif
@@ -367,24 +372,43 @@ static bool nested_in(uintptr_t f, bool f_alt, uintptr_t g, bool g_alt)
 /* Trampoline entry (frame: the trampoline's frame address, on the real
  * stack: a local's address is not under ASan, whose fake stacks are not
  * in stack order; the same trampoline always gives the same address):
- * settle the notes left behind by handlers this one is not nested in,
- * then note the data call the handler interrupted, if it did.  The
- * entry's index + 1, or 0. */
+ * note the data call the handler interrupted, if it did, and settle the
+ * notes left behind by handlers this one is not nested in.  The entry's
+ * index + 1, or 0.
+ *
+ * The call is found first: a handler left by siglongjmp while its call
+ * was pending (SA_RESTART: the kernel was to restart it, nothing moved)
+ * left that call's mark, and the program's next call on the fd, made
+ * from the same place (a loop), notes the same mark.  Settling first
+ * cleared the live call's note with the stale one's, and a handler that
+ * then cut it short found nothing: its bytes were lost (a MSG_WAITALL
+ * recv, or perl's unsafe signals dying out of syswrite twice). */
 static unsigned note_enter(uintptr_t frame, bool alt, const ucontext_t *uc)
 {
 	struct intr_note n = { 0 };
 	unsigned i, free_i = INTR_NOTES;
+	bool stale[INTR_NOTES];
+	int r;
 
+	for (i = 0; i < INTR_NOTES; i++)
+		stale[i] = intr_notes[i].frame &&
+			   !nested_in(frame, alt, intr_notes[i].frame,
+				      intr_notes[i].alt);
+	r = uc ? interrupted_call(uc, &n, stale) : INTR_NONE;
 	for (i = 0; i < INTR_NOTES; i++) {
-		if (intr_notes[i].frame &&
-		    !nested_in(frame, alt, intr_notes[i].frame,
-			       intr_notes[i].alt))
-			note_settle(&intr_notes[i]);
+		if (stale[i]) {
+			/* The live call owns that mark now. */
+			if (r != INTR_NONE && intr_notes[i].pending &&
+			    intr_notes[i].slot == n.slot &&
+			    intr_notes[i].mark == n.mark)
+				intr_notes[i].frame = 0;
+			else
+				note_settle(&intr_notes[i]);
+		}
 		if (!intr_notes[i].frame && free_i == INTR_NOTES)
 			free_i = i;
 	}
-	if (!uc || interrupted_call(uc, &n) == INTR_NONE ||
-	    free_i == INTR_NOTES)
+	if (r == INTR_NONE || free_i == INTR_NOTES)
 		return 0;
 	n.frame = frame;
 	n.alt = alt;

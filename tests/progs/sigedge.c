@@ -30,6 +30,14 @@
  *                         with SIGUSR2 in sa_mask and one without: the
  *                         first may never run with SIGUSR2 unblocked.
  *                         Prints "unmasked=K of R".
+ *   sigedge jumpagain     a SIGALRM handler (SA_RESTART) that leaves by
+ *                         siglongjmp, twice out of a MSG_WAITALL recv
+ *                         from the same place: first while it has moved
+ *                         nothing (the kernel was to restart it), then
+ *                         after it took 1000 bytes (the peer wrote them
+ *                         in between).  Prints "received=N" (1000 less
+ *                         what is left unread); the fd's close record
+ *                         must say N in.
  *   sigedge reinstall     main installs SIGUSR1's handler A with SIGUSR2
  *                         in sa_mask, again and again, while a SIGALRM
  *                         handler (a timer every 20 us) installs B with
@@ -40,11 +48,13 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -77,6 +87,48 @@ static void install(int sig, void (*fn)(int), int flags)
 		perror("sigaction");
 		exit(2);
 	}
+}
+
+static sigjmp_buf jump_back;
+
+static void on_alarm_jump(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_back, 1);
+}
+
+/* One MSG_WAITALL recv of more than will come, left by the handler 0.3 s
+ * later.  Always from this one place: the same stack pointer each time. */
+static __attribute__((noinline)) void recv_until_alarm(int fd)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 300000 } };
+
+	if (sigsetjmp(jump_back, 1) == 0) {
+		setitimer(ITIMER_REAL, &it, NULL);
+		recv(fd, buf, sizeof(buf), MSG_WAITALL);
+		fprintf(stderr, "recv returned: no SIGALRM came\n");
+		exit(1);
+	}
+}
+
+static int jumpagain(void)
+{
+	int sv[2], unread = -1;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		return 2;
+	install(SIGALRM, on_alarm_jump, SA_RESTART);
+	recv_until_alarm(sv[0]);
+	memset(buf, 'j', 1000);
+	if (write(sv[1], buf, 1000) != 1000)
+		return 2;
+	recv_until_alarm(sv[0]);
+	if (ioctl(sv[0], FIONREAD, &unread) != 0)
+		return 2;
+	printf("received=%d\n", 1000 - unread);
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
 }
 
 static int restart(void)
@@ -391,7 +443,9 @@ int main(int argc, char **argv)
 		return installrace();
 	if (argc == 2 && strcmp(argv[1], "reinstall") == 0)
 		return reinstall();
+	if (argc == 2 && strcmp(argv[1], "jumpagain") == 0)
+		return jumpagain();
 	fprintf(stderr,
-		"usage: sigedge restart|altstack|handlerstart|plainargs|installrace|reinstall\n");
+		"usage: sigedge restart|altstack|handlerstart|plainargs|installrace|reinstall|jumpagain\n");
 	return 2;
 }
