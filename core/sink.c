@@ -89,17 +89,27 @@ bool stderr_id_same(const struct stderr_id *id)
 	       st.st_ino == id->ino;
 }
 
+/* What a warning of lost records adds when a state file holds the
+ * process's numbers: recovery writes them (its exit record) later. */
+static const char *kept_note(const struct sink *s)
+{
+	return s->kept && __atomic_load_n(s->kept, __ATOMIC_RELAXED)
+		       ? " (its totals stay in its state file: `sockmeter "
+			 "recover` writes its exit record)"
+		       : "";
+}
+
 static void say(struct sink *s, const char *what, int err)
 {
-	char msg[SINK_PATH_CAP + 512];
+	char msg[SINK_PATH_CAP + 640];
 
 	if (s->warned || !s->report)
 		return;
 	s->warned = true;
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: log %s: %s: %s; metering goes on, records are "
-		 "lost until it works",
-		 s->path, what, strerror(err));
+		 "lost until it works%s",
+		 s->path, what, strerror(err), kept_note(s));
 	s->report(s->ctx, msg);
 }
 
@@ -176,7 +186,10 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	char *slash;
 	int r;
 
+	const bool *kept = s->kept;
+
 	memset(s, 0, sizeof(*s));
+	s->kept = kept;
 	s->report = report;
 	s->ctx = ctx;
 	if (strcmp(tmpl, "stderr") == 0) {
@@ -717,7 +730,7 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 			const char *prog, uint64_t start_s)
 {
 	char dir[sizeof(s->path)], *slash;
-	char msg[CONFIG_PATH_MAX + 256];
+	char msg[CONFIG_PATH_MAX + 384];
 	struct stat st;
 
 	if (s->to_stderr || s->pin_on)
@@ -753,8 +766,9 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 	if (s->report && !s->warned) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: log %s: not writable by uid %u gid %u, "
-			 "which the process changed to; records are lost",
-			 s->path, (unsigned)geteuid(), (unsigned)getegid());
+			 "which the process changed to; records are lost%s",
+			 s->path, (unsigned)geteuid(), (unsigned)getegid(),
+			 kept_note(s));
 		s->report(s->ctx, msg);
 	}
 	s->warned = true;

@@ -78,6 +78,11 @@ struct sink {
 	uint64_t pin_root_dev, pin_root_ino;
 	bool pin_said;
 	bool own_dir;      /* the default template's per-user directory */
+	/* Where it says whether a state file holds the process's numbers
+	 * (NULL: none ever): the warnings of a log out of reach then say
+	 * that its totals are kept for `sockmeter recover`.  Kept by
+	 * sink_init. */
+	const bool *kept;
 	config_report_fn report;
 	void *ctx;
 };

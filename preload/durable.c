@@ -91,6 +91,9 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		state_discard(&sm_state);
 		return r;
 	}
+	/* A log out of reach: its warning says whether the totals are
+	 * kept for a recovery (a fork child's file is made later). */
+	sm_meter.sink.kept = &sm_state.durable;
 	note_log_path();
 	return 0;
 }

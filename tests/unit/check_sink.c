@@ -43,6 +43,7 @@ static void setup(void)
 {
 	uu_tmpdir(dir, sizeof(dir));
 	memset(&rep, 0, sizeof(rep));
+	sk.kept = NULL; /* kept by sink_init: none unless a test says */
 	umask(0); /* so the mode we see is the one the sink asked for */
 }
 
@@ -192,6 +193,38 @@ START_TEST(test_sink_write_preserves_errno)
 	errno = 998;
 	ck_assert_int_lt(sink_write(&sk, "x", 1), 0);
 	ck_assert_int_eq(errno, 998);
+}
+END_TEST
+
+/* A log out of reach: the one warning says the records are lost, and,
+ * while a state file holds the numbers, that recovery writes the exit
+ * record (not when none does). */
+START_TEST(test_sink_lost_records_warning_says_whether_totals_are_kept)
+{
+	static bool kept;
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/missing/log", dir);
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	ck_assert_int_lt(sink_write(&sk, "x\n", 2), 0);
+	ck_assert_int_eq(rep.n, 1);
+	ck_assert_ptr_nonnull(strstr(rep.last, "records are lost until it works"));
+	ck_assert_ptr_null(strstr(rep.last, "sockmeter recover"));
+
+	kept = true;
+	sk.kept = &kept;
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	ck_assert_ptr_eq(sk.kept, &kept);
+	ck_assert_int_lt(sink_write(&sk, "x\n", 2), 0);
+	ck_assert_int_eq(rep.n, 2);
+	ck_assert_ptr_nonnull(strstr(rep.last, "records are lost until it works (its totals stay in its state file: `sockmeter recover` writes its exit record)"));
+
+	kept = false; /* the state file could not be made after all */
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	ck_assert_int_lt(sink_write(&sk, "x\n", 2), 0);
+	ck_assert_int_eq(rep.n, 3);
+	ck_assert_ptr_null(strstr(rep.last, "sockmeter recover"));
+	sk.kept = NULL;
 }
 END_TEST
 
@@ -383,6 +416,7 @@ static TCase *tc_files(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_sink_write_creates_file_0600_and_appends);
 	tcase_add_test(tc, test_sink_write_preserves_errno);
+	tcase_add_test(tc, test_sink_lost_records_warning_says_whether_totals_are_kept);
 	tcase_add_test(tc, test_sink_write_refuses_planted_symlink_and_reports_once);
 	tcase_add_test(tc, test_sink_write_to_missing_directory_fails_with_enoent_and_reports_once);
 	tcase_add_test(tc, test_sink_recovers_when_directory_appears_and_warns_once_per_run_of_failures);
