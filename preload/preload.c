@@ -167,9 +167,6 @@ struct held_warnings {
 	size_t len;
 };
 
-static void report_release(struct held_warnings *h);
-static void report_held(void *ctx, const char *msg);
-
 /*
  * Warnings about numbers that may be lost (no state file, a log the new
  * uid cannot write) wait for the first tracked fd: a process that never
