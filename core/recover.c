@@ -691,17 +691,24 @@ static long claim_pid(const char *name)
 }
 
 /* NAME.state.unwritten back to NAME.state, for this recover to try
- * again. */
+ * again: only a file of this user's, the one a recover of its own can
+ * write.  Another user's (root's recover in a service user's directory)
+ * would be found foreign and left as it is, unparked: that user's
+ * automatic recoveries would then retry its log again. */
 static void unpark(const char *dir, const char *name)
 {
 	char from[CONFIG_PATH_MAX + 300], to[CONFIG_PATH_MAX + 300];
 	size_t n = strlen(name), u = strlen(UNWRITTEN);
+	struct stat sb;
 
 	if (n <= u || strcmp(name + n - u, UNWRITTEN) != 0 ||
 	    (size_t)snprintf(from, sizeof(from), "%s/%s", dir, name) >=
 		    sizeof(from) ||
 	    (size_t)snprintf(to, sizeof(to), "%s/%.*s", dir, (int)(n - u),
 			     name) >= sizeof(to))
+		return;
+	if (fstatat(AT_FDCWD, from, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    sb.st_uid != geteuid())
 		return;
 	syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }

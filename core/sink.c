@@ -94,8 +94,9 @@ bool stderr_id_same(const struct stderr_id *id)
 static const char *kept_note(const struct sink *s)
 {
 	return s->kept && __atomic_load_n(s->kept, __ATOMIC_RELAXED)
-		       ? " (its totals stay in its state file: `sockmeter "
-			 "recover` writes its exit record)"
+		       ? " (its totals stay in its state file, for "
+			 "`sockmeter recover` to write its exit record once "
+			 "the log can be written)"
 		       : "";
 }
 

@@ -6,7 +6,8 @@
 # hand writes the exact exit record and removes the file.  (The log's
 # directory replaced by a file: a failure root meets too.)  And (as root)
 # another user's state file is left untouched by root's recover, which
-# says whose it is and exits 1; that user's recover writes it.  A process
+# says whose it is and exits 1, even once parked (not put back); that
+# user's recover writes it.  A process
 # that dropped root and was killed before its first record could have
 # rewritten its state file's header since (where its log is, whose it
 # is): root's recover creates nothing the header names (it used to create
@@ -99,6 +100,19 @@ expect_eq "root's recover of nobody's file: status" "$st" 1
 grep -q "owned by uid $nuid; left for that user's sockmeter recover" "$T/rec3" ||
 	fail "root's recover did not say whose the file is: $(cat "$T/rec3")"
 expect_eq "nobody's file untouched" "$(ls "$nstate")" "$before"
+# nobody's recover finds its log one it cannot append to (root's): the
+# file is parked.  Root's recover then leaves it parked: it would not
+# write it (another user's), and unparked, nobody's automatic recoveries
+# would retry that log again.
+: >"$T/pub/n.$vpid.log"
+"${nobody[@]}" env SOCKMETER_LIB="$LIB" "$launcher" recover "$nstate" >"$T/rec3b" 2>&1 &&
+	fail "nobody's recover wrote to root's log: $(cat "$T/rec3b")"
+expect_eq "nobody's file parked by its own recover" \
+	"$(ls "$nstate" | grep -c '\.state\.unwritten$')" 1
+parked=$(ls "$nstate")
+"$launcher" recover "$nstate" >"$T/rec3c" 2>&1 || true
+expect_eq "nobody's parked file after root's recover" "$(ls "$nstate")" "$parked"
+rm -f "$T/pub/n.$vpid.log"
 "${nobody[@]}" env SOCKMETER_LIB="$LIB" "$launcher" recover "$nstate" >"$T/rec4" 2>&1 ||
 	fail "nobody's recover failed: $(cat "$T/rec4")"
 expect_eq "nobody's recovered bytes in" "$(q "$T/pub/n.$vpid.log" "T['bytes_in']")" 12345
