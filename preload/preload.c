@@ -981,6 +981,7 @@ static void fork_prepare(void)
 	if (in_fork)
 		return;
 	in_fork = true;
+	sm_warn_before_fork();
 	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
 	 * re-initializes the lock and resets the meter.  The ticker holds it

@@ -18,6 +18,14 @@ void sm_warn_init(void);
 void sm_warn_config(const struct config *cfg);
 
 /*
+ * sm_warn_before_fork - share the table of lines said with the children
+ * about to be forked (made once, at the first fork), so that a line said
+ * by one process of the family is not said again by another (warn.c).
+ * Context: fork's prepare handler.
+ */
+void sm_warn_before_fork(void);
+
+/*
  * sm_warn - one warning line (msg, without its newline); errno kept.
  * Context: any thread (not a signal handler).
  */

@@ -1,0 +1,51 @@
+# A pre-fork server whose children all meet the same trouble says it once,
+# not once per child.  Real mini_httpd, started as root, forks a child per
+# request that drops to nobody; the log directory and the state directory
+# are root's (0755, 0700), closed to nobody.  Every child's log and state
+# file fail, each for its own %p path; before, each child said both lines
+# (a line pair per request: 10 lines for 5 requests).  Now the first child
+# that meets it says each line, its siblings do not repeat it (the same
+# words, their own pid aside).  The master, which root's rights let write,
+# has its log and its exit record.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (mini_httpd's children change user)"
+[ -x /usr/sbin/mini_httpd ] || fail "mini_httpd missing (scripts/install-deps)"
+chmod 755 "$T"
+mkdir -p "$T/www" "$T/log"
+chmod 755 "$T/log"
+make_file "$T/www/f" 5000
+chmod 644 "$T/www/f"
+N=5
+for try in 1 2 3; do
+	port=$(free_port)
+	SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state" SOCKMETER_FORMAT=json \
+		bg_start env LD_PRELOAD="$LIB" /usr/sbin/mini_httpd -D -h 127.0.0.1 \
+		-p "$port" -d "$T/www" -u nobody -l "$T/access.log" 2>"$T/err"
+	srv=$BG_PID
+	wait_for 10 is_listening "$port" && break
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+done
+is_listening "$port" || fail "mini_httpd did not start: $(cat "$T/err")"
+for i in $(seq $N); do
+	got=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/f") ||
+		fail "request $i failed"
+	expect_eq "request $i: bytes" "$got" 5000
+done
+wait_for 10 test "$(grep -c '" 200 5000' "$T/access.log" 2>/dev/null)" = $N ||
+	fail "mini_httpd's access log: $(cat "$T/access.log")"
+kill -TERM "$srv"
+wait "$srv" 2>/dev/null
+expect_eq "lines about the state directory" \
+	"$(grep -c 'the state directory .* is not usable by uid' "$T/err")" 1
+expect_eq "lines about a log nobody cannot write" \
+	"$(grep -c "log $T/log/mini_httpd\.[0-9]*\.log: cannot write" "$T/err")" 1
+expect_eq "sockmeter lines in all" "$(grep -c '^sockmeter' "$T/err")" 2
+# The master (root) wrote its log; the line names a child's, never made.
+expect_eq "logs made" "$(ls "$T/log" | wc -l)" 1
+log=$(ls "$T"/log/mini_httpd.*.log)
+child=$(sed -n "s|^sockmeter: log \($T/log/mini_httpd\.[0-9]*\.log\): cannot write.*|\1|p" "$T/err")
+[ "$child" != "$log" ] || fail "the master said it could not write its log"
+check "$log" "E['type'] == 'exit'" "the master's exit record"
+exit 0
