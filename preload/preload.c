@@ -1739,6 +1739,16 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 	meter_set_addrs(&sm_meter, fd, &local, peer.len ? &peer : NULL);
 }
 
+void sm_listening(int fd)
+{
+	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
+
+	/* Bound before (bind said its address): nothing new. */
+	if (!s || __atomic_load_n(&s->local.family, __ATOMIC_RELAXED) != 0)
+		return;
+	sm_bound(fd);
+}
+
 void sm_bound(int fd)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */

@@ -87,6 +87,7 @@
 	X(accept4, int, (int, struct sockaddr *, socklen_t *, int))            \
 	X(connect, int, (int, const struct sockaddr *, socklen_t))             \
 	X(bind, int, (int, const struct sockaddr *, socklen_t))                \
+	X(listen, int, (int, int))                                             \
 	X(close, int, (int))                                                   \
 	X(dup, int, (int))                                                     \
 	X(dup2, int, (int, int))                                               \
@@ -275,6 +276,10 @@ static inline bool sm_connect_tried(int r, int err)
 	}
 }
 void sm_bound(int fd);
+/* sm_listening - after a successful listen: the address of a socket the
+ * kernel bound at the listen (none was bound before).  Context: any
+ * thread. */
+void sm_listening(int fd);
 
 /* A TCP Fast Open send (sendto or sendmsg with MSG_FASTOPEN and an
  * address) that returned r: the connect it made, as connect's. errno

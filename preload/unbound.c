@@ -199,6 +199,13 @@ int unbound_bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return (int)syscall(SYS_bind, fd, addr, len);
 }
 
+int unbound_listen(int fd, int backlog)
+{
+	if (BOUND(listen))
+		return sm_real.listen(fd, backlog);
+	return (int)syscall(SYS_listen, fd, backlog);
+}
+
 int unbound_close(int fd)
 {
 	if (BOUND(close))

@@ -49,7 +49,8 @@
 	X(SYS_sendto, w) X(SYS_recvfrom, w) X(SYS_sendmsg, w)                  \
 	X(SYS_recvmsg, w) X(SYS_sendmmsg, w) X(SYS_recvmmsg, w)                \
 	X(SYS_socket, w) X(SYS_socketpair, w) X(SYS_accept, w)                 \
-	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_close, w)     \
+	X(SYS_accept4, w) X(SYS_connect, w) X(SYS_bind, w) X(SYS_listen, w)   \
+	X(SYS_close, w)                                                        \
 	X(SYS_close_range, w) X(SYS_dup, w) X(SYS_dup3, w)                     \
 	X(SYS_seccomp, w) X(SYS_prctl, w) X(SYS_chroot, w) X(SYS_capset, w)    \
 	X(SYS_clone, w) X(SYS_clone3, w) X(SYS_exit_group, w) X(SYS_exit, w)  \
@@ -367,6 +368,10 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	case SYS_bind:
 		if (r == 0)
 			sm_bound((int)a1);
+		break;
+	case SYS_listen:
+		if (r == 0)
+			sm_listening((int)a1);
 		break;
 	case SYS_fcntl: /* a new fd only from the dup commands */
 		if (r >= 0 &&

@@ -637,6 +637,17 @@ SM_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 	return r;
 }
 
+/* A listen on a socket never bound: the kernel binds a port now (netperf's
+ * netserver makes its data listeners so), which only a listen sees. */
+SM_EXPORT int listen(int fd, int backlog)
+{
+	int r = sm_real.listen(fd, backlog);
+
+	if (r == 0)
+		sm_listening(fd);
+	return r;
+}
+
 int sm_close_hooked(int fd)
 {
 	int r;

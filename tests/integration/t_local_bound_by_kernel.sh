@@ -1,0 +1,85 @@
+# A socket the kernel binds by itself, which no bind() names, still says
+# its local address:
+#  - an unconnected UDP socket (sendto, no bind, no connect) gets its port
+#    at its first datagram, which no lifecycle call sees: its close record
+#    must say which port the datagrams left from (asked once at the
+#    close), for IPv4 and IPv6.  A socket that never sent and was never
+#    bound has no name: its local stays "".
+#  - a TCP socket that listens without a bind (netperf's netserver makes
+#    its data listeners so) gets its port at listen(): its records say it,
+#    through libc's listen and through syscall(SYS_listen).
+# Truth: the program's own getsockname, and the bytes it sent and got.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$T/local.py" <<'PYEOF'
+import socket, sys
+out = {}
+for fam, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    tag = "v4" if fam == socket.AF_INET else "v6"
+    r = socket.socket(fam, socket.SOCK_DGRAM)
+    r.bind((host, 0))
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    sizes = (100, 200, 300) if tag == "v4" else (150, 250, 350)
+    sent = sum(s.sendto(b"d" * n, r.getsockname()) for n in sizes)
+    got = sum(len(r.recvfrom(1000)[0]) for _ in range(3))
+    out[tag + "_send_fd"] = s.fileno()
+    out[tag + "_send_port"] = s.getsockname()[1]
+    out[tag + "_sent"] = sent
+    out[tag + "_got"] = got
+    s.close()
+    r.close()
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_listen = {"x86_64": 50, "aarch64": 201}[platform.machine()]
+for how in ("libc", "syscall"):
+    l = socket.socket()
+    if how == "libc":
+        l.listen(1)
+    elif libc.syscall(SYS_listen, l.fileno(), 1) != 0:
+        sys.exit("syscall(SYS_listen): errno %d" % ctypes.get_errno())
+    c = socket.create_connection(("127.0.0.1", l.getsockname()[1]))
+    a, _ = l.accept()
+    c.sendall(b"L" * 77)
+    assert len(a.recv(100)) == 77
+    out[how + "_listen_fd"] = l.fileno()
+    out[how + "_listen_port"] = l.getsockname()[1]
+    c.close(); a.close(); l.close()
+idle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+out["idle_fd"] = idle.fileno()
+idle.close()
+for k, v in out.items():
+    print("%s=%s" % (k, v))
+PYEOF
+SOCKMETER_LOG=$T/u.log SOCKMETER_FORMAT=json sm "$PY" "$T/local.py" \
+	>"$T/out" 2>"$T/err" || fail "local.py failed: $(cat "$T/out" "$T/err")"
+log=$T/u.log
+for v in v4 v6; do
+	fd=$(field ${v}_send_fd "$T/out")
+	port=$(field ${v}_send_port "$T/out")
+	sent=$(field ${v}_sent "$T/out")
+	expect_eq "$v: program: received == sent" "$(field ${v}_got "$T/out")" "$sent"
+	# Each family's pair reuses the numbers of the one before: the
+	# sender's record is the one with its bytes (not the same sum).
+	s="[c for c in closes(kind='udp', fd=$fd) if c['bytes_out'] == $sent]"
+	expect_eq "$v: sender close records" "$(q "$log" "len($s)")" 1
+	if [ $v = v4 ]; then want="0.0.0.0:$port"; else want="[::]:$port"; fi
+	expect_eq "$v: sender local (the port its datagrams left from)" \
+		"$(q "$log" "${s}[0]['local']")" "$want"
+	expect_eq "$v: sender peer (unconnected: none)" \
+		"$(q "$log" "${s}[0]['peer']")" ""
+done
+for how in libc syscall; do
+	fd=$(field ${how}_listen_fd "$T/out")
+	port=$(field ${how}_listen_port "$T/out")
+	# The listeners of both ways had the same number: each is told by
+	# the port of the connection it accepted.
+	a="[c for c in closes(kind='tcp') if c['local'] == '127.0.0.1:$port' and c['bytes_in'] == 77]"
+	expect_eq "listen through $how: the accepted connection's records" "$(q "$log" "len($a)")" 1
+	l="[c for c in closes(kind='tcp', fd=$fd) if c['bytes_in'] == 0 and c['bytes_out'] == 0 and c['peer'] == '' and c['closed'] >= ${a}[0]['closed']]"
+	expect_eq "listen through $how: the listener's local" \
+		"$(q "$log" "${l}[0]['local']")" "0.0.0.0:$port"
+done
+idle=$(field idle_fd "$T/out")
+expect_eq "a socket that never sent: local" \
+	"$(q "$log" "[c['local'] for c in closes(kind='udp', fd=$idle) if c['bytes_out'] == 0 and c['bytes_in'] == 0][-1]")" ""
+exit 0
