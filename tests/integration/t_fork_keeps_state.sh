@@ -22,6 +22,9 @@ def fetch():
 fetch()
 pid = os.fork()
 if pid == 0:
+    # Its own log made a directory: a warning of the child's alone.
+    if os.environ.get("CHILD_LOG_DIR"):
+        os.mkdir(os.environ["CHILD_LOG_DIR"] + "/python3.%d.log" % os.getpid())
     fetch()
     print("child", os.getpid(), flush=True)
     os._exit(0)
@@ -39,10 +42,12 @@ fds = [f for r in recs if r["type"] == "close" for f in r["fds"]
 assert len(fds) == 1 and fds[0].get("peer_name") == "localhost", fds
 PYEOF
 
-# Warnings: a child whose log cannot be written says so on stderr.
-SOCKMETER_SYSLOG=off SOCKMETER_LOG="$T/missing/%n.%p.log" \
+# Warnings: a child whose log cannot be written says so on stderr (its
+# own trouble: a line its parent said would not be said again).
+mkdir "$T/l2"
+CHILD_LOG_DIR=$T/l2 SOCKMETER_SYSLOG=off SOCKMETER_LOG="$T/l2/%n.%p.log" \
 	sm "$PY" "$T/forker.py" >"$T/out2" 2>"$T/err2" || fail "forker.py failed"
 child=$(awk '$1 == "child" { print $2 }' "$T/out2")
-grep -q "^sockmeter: log $T/missing/python3.$child.log: cannot write" "$T/err2" ||
+grep -q "^sockmeter: log $T/l2/python3.$child.log: cannot write" "$T/err2" ||
 	fail "no warning from the child $child on stderr: $(cat "$T/err2")"
 exit 0
