@@ -1721,6 +1721,18 @@ void sm_opened_dup(int oldfd, int newfd)
 	       NULL, NULL);
 }
 
+/* A connect to the wildcard address, which Linux takes for this host. */
+static bool wildcard_peer(const struct fd_addr *a)
+{
+	if (a->len >= sizeof(struct sockaddr_in) &&
+	    a->u.sa.sa_family == AF_INET)
+		return a->u.in4.sin_addr.s_addr == htonl(INADDR_ANY);
+	if (a->len >= sizeof(struct sockaddr_in6) &&
+	    a->u.sa.sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&a->u.in6.sin6_addr);
+	return false;
+}
+
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct fd_addr local, peer;
@@ -1735,7 +1747,18 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 		memcpy(&peer.u, addr, len);
 		peer.len = len;
 	}
-	classify_addrs(fd, &local, NULL);
+	if (wildcard_peer(&peer)) {
+		/* 0.0.0.0 or [::] names no host: the kernel connected to
+		 * this one, at the address getpeername says (none yet for
+		 * a connect still under way: the one asked for stays). */
+		struct fd_addr kernel;
+
+		classify_addrs(fd, &local, &kernel);
+		if (kernel.len)
+			peer = kernel;
+	} else {
+		classify_addrs(fd, &local, NULL);
+	}
 	meter_set_addrs(&sm_meter, fd, &local, peer.len ? &peer : NULL);
 }
 

@@ -8,7 +8,11 @@
 #  - a TCP socket that listens without a bind (netperf's netserver makes
 #    its data listeners so) gets its port at listen(): its records say it,
 #    through libc's listen and through syscall(SYS_listen).
-# Truth: the program's own getsockname, and the bytes it sent and got.
+#  - a connect to the wildcard address (0.0.0.0, [::]), which Linux takes
+#    for this host: the peer is the address the kernel connected to
+#    (127.0.0.1, ::1), not the wildcard asked for.
+# Truth: the program's own getsockname and getpeername, and the bytes it
+# sent and got.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/local.py" <<'PYEOF'
@@ -44,6 +48,19 @@ for how in ("libc", "syscall"):
     out[how + "_listen_fd"] = l.fileno()
     out[how + "_listen_port"] = l.getsockname()[1]
     c.close(); a.close(); l.close()
+for tag, fam, wild, host in (("w4", socket.AF_INET, "0.0.0.0", "127.0.0.1"),
+                             ("w6", socket.AF_INET6, "::", "::1")):
+    l = socket.socket(fam)
+    l.bind((host, 0))
+    l.listen(1)
+    c = socket.socket(fam)
+    c.connect((wild, l.getsockname()[1]))
+    a, _ = l.accept()
+    c.sendall(b"W" * (33 if tag == "w4" else 66))
+    a.recv(100)
+    peer = c.getpeername()
+    out[tag + "_peer"] = ("%s:%d" if fam == socket.AF_INET else "[%s]:%d") % peer[:2]
+    c.close(); a.close(); l.close()
 idle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 out["idle_fd"] = idle.fileno()
 idle.close()
@@ -78,6 +95,14 @@ for how in libc syscall; do
 	l="[c for c in closes(kind='tcp', fd=$fd) if c['bytes_in'] == 0 and c['bytes_out'] == 0 and c['peer'] == '' and c['closed'] >= ${a}[0]['closed']]"
 	expect_eq "listen through $how: the listener's local" \
 		"$(q "$log" "${l}[0]['local']")" "0.0.0.0:$port"
+done
+for w in w4:33 w6:66; do
+	n=${w#*:}
+	w=${w%:*}
+	c="[c for c in closes(kind='tcp') if c['bytes_out'] == $n]"
+	expect_eq "$w: the connect's close records" "$(q "$log" "len($c)")" 1
+	expect_eq "$w: the peer the kernel connected to" \
+		"$(q "$log" "${c}[0]['peer']")" "$(field ${w}_peer "$T/out")"
 done
 idle=$(field idle_fd "$T/out")
 expect_eq "a socket that never sent: local" \
