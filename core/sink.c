@@ -100,6 +100,14 @@ static const char *kept_note(const struct sink *s)
 		       : "";
 }
 
+/* Set by a chroot of this process or of the parent it was forked from. */
+static bool root_changed;
+
+void sink_root_changed(void)
+{
+	__atomic_store_n(&root_changed, true, __ATOMIC_RELEASE);
+}
+
 static void say(struct sink *s, const char *what, int err)
 {
 	char msg[SINK_PATH_CAP + 640];
@@ -109,8 +117,13 @@ static void say(struct sink *s, const char *what, int err)
 	s->warned = true;
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: log %s: %s: %s; metering goes on, records are "
-		 "lost until it works%s",
-		 s->path, what, strerror(err), kept_note(s));
+		 "lost %s%s",
+		 s->path, what, strerror(err),
+		 __atomic_load_n(&root_changed, __ATOMIC_ACQUIRE)
+			 ? "(after a chroot, the path is looked up inside the "
+			   "new root)"
+			 : "until it works",
+		 kept_note(s));
 	s->report(s->ctx, msg);
 }
 

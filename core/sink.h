@@ -183,4 +183,13 @@ int sink_pin(struct sink *s, bool on);
  */
 void sink_set_rotation(struct sink *s, uint64_t max_size, unsigned keep);
 
+/*
+ * sink_root_changed - the process changed its root directory (chroot):
+ * from now on, in it and in its fork children, a log path that cannot be
+ * opened is looked up inside the new root, which a warning says rather
+ * than "until it works" (a path outside the new root never will).
+ * Context: any thread.
+ */
+void sink_root_changed(void);
+
 #endif

@@ -2475,6 +2475,8 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
+	if (how == SM_CONFINE_ROOT && done)
+		sink_root_changed();
 	if (before < 0 || how == SM_CONFINE_ROOT)
 		return;
 	if (!done) {

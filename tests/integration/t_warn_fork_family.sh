@@ -7,6 +7,10 @@
 # that meets it says each line, its siblings do not repeat it (the same
 # words, their own pid aside).  The master, which root's rights let write,
 # has its log and its exit record.
+# Then with -r: the master chroots into its document root (its log was
+# opened before, and stays), and its children's logs, looked up inside
+# the new root, cannot be made: one line, which says so, rather than
+# "until it works" (it never will).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (mini_httpd's children change user)"
@@ -17,26 +21,34 @@ chmod 755 "$T/log"
 make_file "$T/www/f" 5000
 chmod 644 "$T/www/f"
 N=5
-for try in 1 2 3; do
-	port=$(free_port)
-	SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state" SOCKMETER_FORMAT=json \
-		bg_start env LD_PRELOAD="$LIB" /usr/sbin/mini_httpd -D -h 127.0.0.1 \
-		-p "$port" -d "$T/www" -u nobody -l "$T/access.log" 2>"$T/err"
-	srv=$BG_PID
-	wait_for 10 is_listening "$port" && break
-	kill "$srv" 2>/dev/null
+# serve ERR [MINI_HTTPD OPTIONS]: mini_httpd (metered) for N requests of
+# /f, its stderr in ERR, then stopped.
+serve() {
+	local err=$1 try got i
+	shift
+	: >"$T/access.log"
+	for try in 1 2 3; do
+		port=$(free_port)
+		SOCKMETER_LOG="$T/log/%n.%p.log" SOCKMETER_STATE="$T/state" SOCKMETER_FORMAT=json \
+			bg_start env LD_PRELOAD="$LIB" /usr/sbin/mini_httpd -D -h 127.0.0.1 \
+			-p "$port" -d "$T/www" -u nobody -l "$T/access.log" "$@" 2>"$err"
+		srv=$BG_PID
+		wait_for 10 is_listening "$port" && break
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+	done
+	is_listening "$port" || fail "mini_httpd did not start: $(cat "$err")"
+	for i in $(seq $N); do
+		got=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/f") ||
+			fail "request $i failed"
+		expect_eq "request $i: bytes" "$got" 5000
+	done
+	wait_for 10 test "$(grep -c '" 200 5000' "$T/access.log" 2>/dev/null)" = $N ||
+		fail "mini_httpd's access log: $(cat "$T/access.log")"
+	kill -TERM "$srv"
 	wait "$srv" 2>/dev/null
-done
-is_listening "$port" || fail "mini_httpd did not start: $(cat "$T/err")"
-for i in $(seq $N); do
-	got=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/f") ||
-		fail "request $i failed"
-	expect_eq "request $i: bytes" "$got" 5000
-done
-wait_for 10 test "$(grep -c '" 200 5000' "$T/access.log" 2>/dev/null)" = $N ||
-	fail "mini_httpd's access log: $(cat "$T/access.log")"
-kill -TERM "$srv"
-wait "$srv" 2>/dev/null
+}
+serve "$T/err"
 expect_eq "lines about the state directory" \
 	"$(grep -c 'the state directory .* is not usable by uid' "$T/err")" 1
 expect_eq "lines about a log nobody cannot write" \
@@ -48,4 +60,12 @@ log=$(ls "$T"/log/mini_httpd.*.log)
 child=$(sed -n "s|^sockmeter: log \($T/log/mini_httpd\.[0-9]*\.log\): cannot write.*|\1|p" "$T/err")
 [ "$child" != "$log" ] || fail "the master said it could not write its log"
 check "$log" "E['type'] == 'exit'" "the master's exit record"
+
+rm -f "$T"/log/*
+serve "$T/err2" -r
+expect_eq "chroot: lines about a child's log" \
+	"$(grep -c "log $T/log/mini_httpd\.[0-9]*\.log: cannot write: No such file or directory; metering goes on, records are lost (after a chroot, the path is looked up inside the new root)" "$T/err2")" 1
+expect_eq "chroot: sockmeter lines in all" "$(grep -c '^sockmeter' "$T/err2")" 1
+expect_eq "chroot: logs made (the master's)" "$(ls "$T/log" | wc -l)" 1
+check "$(ls "$T"/log/mini_httpd.*.log)" "E['type'] == 'exit'" "chroot: the master's exit record"
 exit 0

@@ -199,6 +199,24 @@ END_TEST
 /* A log out of reach: the one warning says the records are lost, and,
  * while a state file holds the numbers, that recovery writes the exit
  * record (not when none does). */
+/* After a chroot (of the process, or of the parent a fork child came
+ * from), a log that cannot be opened is looked up inside the new root:
+ * the warning says so, not "until it works".  Its own process (Check
+ * forks each test): the flag is the process's. */
+START_TEST(test_sink_lost_records_warning_after_a_chroot)
+{
+	char tmpl[128];
+
+	snprintf(tmpl, sizeof(tmpl), "%s/missing/log", dir);
+	sink_root_changed();
+	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
+	ck_assert_int_lt(sink_write(&sk, "x\n", 2), 0);
+	ck_assert_int_eq(rep.n, 1);
+	ck_assert_ptr_nonnull(strstr(rep.last, "records are lost (after a chroot, the path is looked up inside the new root)"));
+	ck_assert_ptr_null(strstr(rep.last, "until it works"));
+}
+END_TEST
+
 START_TEST(test_sink_lost_records_warning_says_whether_totals_are_kept)
 {
 	static bool kept;
@@ -417,6 +435,7 @@ static TCase *tc_files(void)
 	tcase_add_test(tc, test_sink_write_creates_file_0600_and_appends);
 	tcase_add_test(tc, test_sink_write_preserves_errno);
 	tcase_add_test(tc, test_sink_lost_records_warning_says_whether_totals_are_kept);
+	tcase_add_test(tc, test_sink_lost_records_warning_after_a_chroot);
 	tcase_add_test(tc, test_sink_write_refuses_planted_symlink_and_reports_once);
 	tcase_add_test(tc, test_sink_write_to_missing_directory_fails_with_enoent_and_reports_once);
 	tcase_add_test(tc, test_sink_recovers_when_directory_appears_and_warns_once_per_run_of_failures);
