@@ -72,10 +72,22 @@ expect_eq "SIGTERM: close records" "$(q "$log" "sorted(f['bytes_out'] + f['bytes
 # recovery 1.5 s later.
 expect_eq "SIGTERM: alive_until after the start, before the death" \
 	"$(q "$log" "E['start'] < E['alive_until'] < $dead_at < E['ts']")" true
-dur=$(/usr/bin/python3 "$SM_TOP/scripts/sockmeter-report" -f json "$log" |
-	"$PY" -c 'import json, sys; print(json.load(sys.stdin)["processes"][0]["duration"])')
+/usr/bin/python3 "$SM_TOP/scripts/sockmeter-report" -f json "$log" >"$T/report.json"
+dur=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["processes"][0]["duration"])' "$T/report.json")
 expect_eq "SIGTERM: report's duration ends when it was last seen" \
 	"$(q "$log" "abs($dur - (E['alive_until'] - E['start'])) < 1e-5")" true
+# So does the life of each fd still open at the kill (it ran to the
+# recovery, 1.5 s later, and its average rate was made over that).
+alive=$(q "$log" "E['alive_until']")
+ends=$("$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+ends = [c["opened"] + c["lifetime"] for c in j["by_bytes"]
+        if c["state"] == "open at exit"]
+print(len(ends), all(abs(e - float(sys.argv[2])) < 1e-3 for e in ends))' \
+	"$T/report.json" "$alive")
+expect_eq "SIGTERM: report's open fds' life ends when it was last seen" \
+	"$ends" "2 True"
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 
 # --- SIGKILL in the middle of 1 GB ---------------------------------------
