@@ -7,6 +7,7 @@
 #include "meter.h"
 #include "rawsys.h"
 
+#include "classify.h"
 #include "enrich.h"
 #include "quiet.h"
 
@@ -302,12 +303,37 @@ bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti)
 				__ATOMIC_RELAXED));
 }
 
+/*
+ * An unconnected UDP socket's local address: the kernel binds its port at
+ * the first sendto, which no lifecycle call sees (a data call makes no
+ * system call of ours).  Asked once at its close, so that the record says
+ * which port the datagrams left from; a socket that never sent, or was
+ * never bound, stays "" (getsockname's 0.0.0.0:0 names nothing).
+ */
+static void udp_local_at_close(struct meter *m, int fd)
+{
+	const struct fd_slot *s = fdtab_slot(&m->tab, fd);
+	struct fd_addr local;
+
+	if (!s || fdtab_kind(s) != KIND_UDP || !m->cfg.category[CAT_PEERS] ||
+	    __atomic_load_n(&s->local.family, __ATOMIC_RELAXED) != 0)
+		return;
+	classify_addrs(fd, &local, NULL);
+	if (local.len == 0)
+		return;
+	if ((local.u.sa.sa_family == AF_INET && local.u.in4.sin_port) ||
+	    (local.u.sa.sa_family == AF_INET6 && local.u.in6.sin6_port))
+		fdtab_set_addrs(&m->tab, fd, &local, NULL);
+}
+
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 {
 	struct tcpinfo ti;
 	bool have_ti = meter_tcp_view(m, fd, &ti);
 
-	/* The kernel's last word on a TCP connection, then the retire. */
+	/* The kernel's last word on a TCP connection (or the port it bound
+	 * a UDP one), then the retire. */
+	udp_local_at_close(m, fd);
 	retire_push(m, fd, NULL, real_ns, have_ti ? &ti : NULL, false);
 }
 

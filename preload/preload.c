@@ -1784,28 +1784,6 @@ void sm_bound(int fd)
 	meter_set_addrs(&sm_meter, fd, &local, NULL);
 }
 
-/*
- * An unconnected UDP socket's local address: the kernel binds its port at
- * the first sendto, which no lifecycle call sees (a data call makes no
- * system call of ours).  Asked once at its close, so that the record says
- * which port the datagrams left from; a socket that never sent, or was
- * never bound, stays "" (getsockname's 0.0.0.0:0 names nothing).
- */
-static void udp_local_at_close(int fd, const struct fd_slot *s)
-{
-	struct fd_addr local;
-
-	if (fdtab_kind(s) != KIND_UDP || !peers_on() ||
-	    __atomic_load_n(&s->local.family, __ATOMIC_RELAXED) != 0)
-		return;
-	classify_addrs(fd, &local, NULL);
-	if (local.len == 0)
-		return;
-	if ((local.u.sa.sa_family == AF_INET && local.u.in4.sin_port) ||
-	    (local.u.sa.sa_family == AF_INET6 && local.u.in6.sin6_port))
-		meter_set_addrs(&sm_meter, fd, &local, NULL);
-}
-
 void sm_closing(int fd)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
@@ -1821,7 +1799,6 @@ void sm_closing(int fd)
 	if (fd_kind_counts(fdtab_kind(s)) && sm_foreign_process())
 		return;
 	sm_settle_left();
-	udp_local_at_close(fd, s);
 	meter_closed(&sm_meter, fd, real_now());
 }
 
@@ -1932,8 +1909,6 @@ void sm_closing_range(unsigned first, unsigned last)
 		if (s && fd_kind_tracked(fdtab_kind(s)) &&
 		    closeq_pending(&sm_meter.q) >= CLOSEQ_CAP)
 			range_room(&waited_ns);
-		if (s)
-			udp_local_at_close((int)fd, s);
 		meter_closed(&sm_meter, (int)fd, now);
 	}
 }
