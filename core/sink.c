@@ -108,6 +108,42 @@ void sink_root_changed(void)
 	__atomic_store_n(&root_changed, true, __ATOMIC_RELEASE);
 }
 
+bool sink_root_was_changed(void)
+{
+	return __atomic_load_n(&root_changed, __ATOMIC_ACQUIRE);
+}
+
+bool sink_in_reach(const struct sink *s)
+{
+	char dir[SINK_PATH_CAP];
+	char *slash;
+	struct stat st;
+
+	if (s->path[0] == '\0' || s->failing || s->warned)
+		return false;
+	if (s->to_stderr)
+		return stderr_id_same(&s->err);
+	if (s->pin && s->pin_on)
+		return true;
+	snprintf(dir, sizeof(dir), "%s", s->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return true; /* relative to the working directory */
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode);
+	/* The default template's per-user directory is made at the write
+	 * when its parent is there. */
+	if (errno != ENOENT || !s->own_dir || !(slash = strrchr(dir, '/')) ||
+	    slash == dir)
+		return false;
+	*slash = '\0';
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void say(struct sink *s, const char *what, int err)
 {
 	char msg[SINK_PATH_CAP + 640];

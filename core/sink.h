@@ -192,4 +192,18 @@ void sink_set_rotation(struct sink *s, uint64_t max_size, unsigned keep);
  */
 void sink_root_changed(void);
 
+/* sink_root_was_changed - whether sink_root_changed was called (in this
+ * process or the parent it was forked from).  Context: any thread. */
+bool sink_root_was_changed(void);
+
+/*
+ * sink_in_reach - whether s's records can be expected to arrive: no
+ * failure said or pending, and the log is stderr (still the one it was
+ * given), a file held open, or a path whose directory exists.  A guess
+ * about the next write, not a write: for a warning that must not repeat
+ * what the log's own failure will say.  Context: ticker (or the last
+ * thread), not a signal handler.
+ */
+bool sink_in_reach(const struct sink *s);
+
 #endif

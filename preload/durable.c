@@ -188,16 +188,18 @@ void sm_durable_say_refused(void)
 
 	/* Only a directory this user cannot use: a file not made for
 	 * another reason (no fd left, a full tmpfs) is no advice to give. */
-	if (!state_refused_take(&sm_state) ||
-	    state_dir_usable_by(sm_meter.cfg.state_dir, (unsigned)geteuid()))
+	if (!state_refused_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
 	/* Out of reach altogether (a child forked after a chroot, or in a
-	 * mount namespace without it): the log is too, and its warning
-	 * says that the records are lost (README, Limits). */
+	 * mount namespace without it): when the log is too, its warning
+	 * says that the records are lost (README, Limits); when the log is
+	 * in reach (stderr, the same path inside the new root), only a kill
+	 * loses the numbers, which is said below (a helper's nsd workers
+	 * lost theirs to a kill -9 without a word). */
 	err = stat(dir, &st) == 0 ? 0 : errno;
-	if (err == ENOENT) {
+	if (err == ENOENT && !sink_root_was_changed()) {
 		/* Not made yet (a %u directory of the new user's): in reach
 		 * when its parent is, made by nobody when that is closed to
 		 * this user (state_dir_usable_by said so). */
@@ -213,9 +215,24 @@ void sm_durable_say_refused(void)
 				err = EACCES; /* said as a directory closed */
 		}
 	}
-	if (err && err != EACCES)
+	if (err && err != EACCES) {
+		/* (As root too: state_dir_usable_by leaves the rest to a
+		 * report this quiet child never makes.) */
+		if (!sink_in_reach(&sm_meter.sink))
+			return;
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: the state directory %s is out of "
+			 "reach (%s): its numbers have no state file, and a "
+			 "kill loses them",
+			 sm_meter.prog, dir,
+			 sink_root_was_changed()
+				 ? "after a chroot, the path is looked up "
+				   "inside the new root"
+				 : strerror(err));
+	} else if (state_dir_usable_by(sm_meter.cfg.state_dir,
+				       (unsigned)geteuid())) {
 		return;
-	if (!err)
+	} else if (!err) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: the state directory %s (uid %u, mode "
 			 "%o) is not usable by uid %u, which this process "
@@ -224,12 +241,13 @@ void sm_durable_say_refused(void)
 			 "does)",
 			 sm_meter.prog, dir, (unsigned)st.st_uid,
 			 (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
-	else
+	} else {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: the state directory %s cannot be used "
 			 "by uid %u, which this process runs as: its numbers "
 			 "have no state file, and a kill loses them",
 			 sm_meter.prog, dir, (unsigned)geteuid());
+	}
 	sm_warn(msg);
 }
 

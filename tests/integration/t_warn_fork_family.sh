@@ -11,6 +11,11 @@
 # opened before, and stays), and its children's logs, looked up inside
 # the new root, cannot be made: one line, which says so, rather than
 # "until it works" (it never will).
+# Then -r with the log's directory present inside the new root too: the
+# children's logs are written there, but their state directory is out of
+# reach, so a kill would lose their numbers: one line says so (before,
+# nothing did: a helper's nsd workers lost theirs to a kill -9 in
+# silence), and the children's logs have their bytes.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (mini_httpd's children change user)"
@@ -38,10 +43,12 @@ serve() {
 		wait "$srv" 2>/dev/null
 	done
 	is_listening "$port" || fail "mini_httpd did not start: $(cat "$err")"
+	got_total=0
 	for i in $(seq $N); do
-		got=$(curl -s -o /dev/null -w '%{size_download}' "http://127.0.0.1:$port/f") ||
+		got=$(curl -s -o /dev/null -w '%{size_download} %{size_header}' "http://127.0.0.1:$port/f") ||
 			fail "request $i failed"
-		expect_eq "request $i: bytes" "$got" 5000
+		expect_eq "request $i: bytes" "${got% *}" 5000
+		got_total=$((got_total + ${got% *} + ${got#* }))
 	done
 	wait_for 10 test "$(grep -c '" 200 5000' "$T/access.log" 2>/dev/null)" = $N ||
 		fail "mini_httpd's access log: $(cat "$T/access.log")"
@@ -68,4 +75,19 @@ expect_eq "chroot: lines about a child's log" \
 expect_eq "chroot: sockmeter lines in all" "$(grep -c '^sockmeter' "$T/err2")" 1
 expect_eq "chroot: logs made (the master's)" "$(ls "$T/log" | wc -l)" 1
 check "$(ls "$T"/log/mini_httpd.*.log)" "E['type'] == 'exit'" "chroot: the master's exit record"
+
+rm -f "$T"/log/*
+inner="$T/www$T/log" # the log's directory as the children see it
+mkdir -p "$inner"
+chmod 1777 "$inner"
+serve "$T/err3" -r
+expect_eq "chroot, log in reach: lines about the state directory" \
+	"$(grep -c "the state directory $T/state is out of reach (after a chroot, the path is looked up inside the new root): its numbers have no state file, and a kill loses them" "$T/err3")" 1
+expect_eq "chroot, log in reach: sockmeter lines in all" "$(grep -c '^sockmeter' "$T/err3")" 1
+expect_eq "chroot, log in reach: children's logs" "$(ls "$inner" | wc -l)" $N
+out=0
+for f in "$inner"/*; do
+	out=$((out + $(q "$f" "tot('bytes_out')")))
+done
+expect_eq "chroot, log in reach: bytes the children sent (curl's headers and bodies)" "$out" "$got_total"
 exit 0

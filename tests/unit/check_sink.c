@@ -317,6 +317,32 @@ START_TEST(test_sink_recovers_when_directory_appears_and_warns_once_per_run_of_f
 }
 END_TEST
 
+/* sink_in_reach: a guess from the path, no write; false once a failure
+ * is pending, and for a log never given. */
+START_TEST(test_sink_in_reach_follows_the_directory_and_failures)
+{
+	char tmpl[160], sub[96];
+
+	snprintf(sub, sizeof(sub), "%s/reach", dir);
+	snprintf(tmpl, sizeof(tmpl), "%s/%%p.log", sub);
+	sink_init(&sk, tmpl, 5, "p", 0, on_report, &rep);
+	ck_assert(!sink_in_reach(&sk)); /* no such directory */
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert(sink_in_reach(&sk));
+	ck_assert_int_eq(rmdir(sub), 0);
+	ck_assert_int_eq(sink_write(&sk, "lost\n", 5), -ENOENT);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert(!sink_in_reach(&sk)); /* the failure is said, not yet over */
+	ck_assert_int_eq(sink_write(&sk, "kept\n", 5), 0);
+	ck_assert(sink_in_reach(&sk));
+	snprintf(tmpl, sizeof(tmpl), "%s/5.log", sub);
+	ck_assert_int_eq(unlink(tmpl), 0);
+	ck_assert_int_eq(rmdir(sub), 0);
+	sink_init(&sk, "", 5, "p", 0, on_report, &rep);
+	ck_assert(!sink_in_reach(&sk));
+}
+END_TEST
+
 START_TEST(test_sink_write_to_fifo_without_reader_fails_at_once)
 {
 	char tmpl[128];
@@ -438,6 +464,7 @@ static TCase *tc_files(void)
 	tcase_add_test(tc, test_sink_lost_records_warning_after_a_chroot);
 	tcase_add_test(tc, test_sink_write_refuses_planted_symlink_and_reports_once);
 	tcase_add_test(tc, test_sink_write_to_missing_directory_fails_with_enoent_and_reports_once);
+	tcase_add_test(tc, test_sink_in_reach_follows_the_directory_and_failures);
 	tcase_add_test(tc, test_sink_recovers_when_directory_appears_and_warns_once_per_run_of_failures);
 	tcase_add_test(tc, test_sink_write_to_fifo_without_reader_fails_at_once);
 	tcase_add_test(tc, test_sink_write_survives_file_size_limit_sigxfsz);
