@@ -2,6 +2,7 @@
  * ownmem.c - memory a fork child does not get (contract in ownmem.h).
  */
 #include "ownmem.h"
+#include "quiet.h"
 #include "rawsys.h"
 
 #include <stdint.h>
@@ -38,8 +39,12 @@ static int new_chunk(struct ownmem *o, size_t need)
 	if (p == MAP_FAILED)
 		return -1;
 	/* Without it (a kernel before 4.14) the memory still works; forks
-	 * then copy it, as they would malloc's. */
-	madvise(p, size, MADV_WIPEONFORK);
+	 * then copy it, as they would malloc's.  Not under a filter that
+	 * binds this thread (quiet.h): memory through mmap and munmap only
+	 * (Firefox's sandboxes trap the rest), and a fork child there runs
+	 * unmetered anyway. */
+	if (!sm_quiet())
+		madvise(p, size, MADV_WIPEONFORK);
 	h = p;
 	h->prev = o->chunks;
 	h->size = size;

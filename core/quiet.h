@@ -17,7 +17,9 @@
  * The ticker, which the filter does not bind, writes the records.  A
  * filter on every thread (SECCOMP_FILTER_FLAG_TSYNC) binds the ticker
  * too, which is then quiet as well: it only drains, formats and writes to
- * the log it holds (write, futex, memory), without reading the kernel's
+ * the log it holds (write, futex, and memory through mmap and munmap
+ * only: no mremap or madvise, which Firefox's sandboxes trap), without
+ * reading the kernel's
  * view, checking fds, scanning for recovery or removing its state file
  * (left marked final to the next recovery).
  */

@@ -5,6 +5,7 @@
 
 #include "classify.h"
 #include "decimal.h"
+#include "quiet.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -36,8 +37,6 @@ void sbuf_free(struct sbuf *b)
 
 void sbuf_clear(struct sbuf *b, size_t keep)
 {
-	void *p;
-
 	keep &= ~(size_t)4095;
 	if (b->cap > keep) {
 		if (!keep) {
@@ -45,11 +44,7 @@ void sbuf_clear(struct sbuf *b, size_t keep)
 			return;
 		}
 		/* Shrinking in place: the head's pages stay, faulted. */
-		p = mremap(b->p, b->cap, keep, 0);
-		if (p == MAP_FAILED) {
-			sbuf_free(b);
-			return;
-		}
+		munmap(b->p + keep, b->cap - keep);
 		b->cap = keep;
 	}
 	b->len = 0;
@@ -70,6 +65,9 @@ static inline bool sbuf_reserve(struct sbuf *b, size_t more)
 	return sbuf_grow(b, more);
 }
 
+/* A new mapping, the text copied, the old one unmapped: no mremap, which
+ * a seccomp filter binding the ticker may trap (Firefox's sandboxes do;
+ * quiet.h: memory through mmap and munmap only), as it does madvise. */
 static __attribute__((noinline)) bool sbuf_grow(struct sbuf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 4096;
@@ -81,17 +79,17 @@ static __attribute__((noinline)) bool sbuf_grow(struct sbuf *b, size_t more)
 		return true;
 	while (cap < b->len + more + 1)
 		cap *= 2;
-	if (b->p) {
-		p = mremap(b->p, b->cap, cap, MREMAP_MAYMOVE);
-	} else {
-		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p != MAP_FAILED)
-			madvise(p, cap, MADV_DONTFORK);
-	}
+	p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
 	if (p == MAP_FAILED) {
 		b->failed = true;
 		return false;
+	}
+	if (!sm_quiet())
+		madvise(p, cap, MADV_DONTFORK);
+	if (b->p) {
+		memcpy(p, b->p, b->len + 1);
+		munmap(b->p, b->cap);
 	}
 	b->p = p;
 	b->cap = cap;

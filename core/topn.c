@@ -2,6 +2,8 @@
  * topn.c - the busiest entries of a record (contract in topn.h).
  */
 #include "topn.h"
+
+#include "quiet.h"
 #include "rawsys.h"
 
 #include <stdlib.h>
@@ -42,7 +44,8 @@ bool topn_grow(struct topn *t, uint32_t need)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return false;
-	madvise(m, bytes, MADV_DONTFORK);
+	if (!sm_quiet()) /* memory through mmap and munmap only (quiet.h) */
+		madvise(m, bytes, MADV_DONTFORK);
 	p = m;
 	if (t->v) {
 		memcpy(p, t->v, (size_t)t->n * sizeof(*p));

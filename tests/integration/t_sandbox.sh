@@ -8,6 +8,8 @@
 #    preload made no system call of its own on it: an fstat, a
 #    getsockopt would have killed it), and its exit record holds its
 #    exact bytes;
+#  - TSYNC with memory through mmap and munmap only, the bound ticker
+#    writing big batches (busy);
 #  - a socketpair made under the filter, with no ticker running: the
 #    numbers are recovered exact from the state file, as an exit;
 #  - a thread made under the filter (which it inherits) is quiet too;
@@ -66,6 +68,17 @@ child=$(field child "$T/tsync-err.out")
 grep "\"pid\":$child," "$T/tsync-err.log" >"$T/tsync-child.log" || true
 check "$T/tsync-child.log" "T['bytes_out'] == $N" "tsync, stderr: the child's exit record"
 recover_all tsync-stderr
+
+# TSYNC with memory through mmap and munmap only (Firefox's sandboxes trap
+# mremap and most of madvise): the bound ticker formats batches far beyond
+# a page (an interval record of 600 fds, then their 600 close records) and
+# gives windows and its top list more room, with neither (before, a helper's
+# Firefox content processes died of SIGSYS at the ticker's mremap).
+SOCKMETER_INTERVAL=1 run busy
+check "$T/log/busy.$child.log" \
+	"T['bytes_out'] == $N + 300 and T['bytes_in'] == 1 + 300 and len(CL) == 600 + 1 and len(IV) >= 1 and not E.get('end')" \
+	"busy: the confined child's records"
+recover_all busy
 
 # A socket made under the filter when no ticker runs (late), or by a
 # thread made under it, which inherits the filter and must be quiet too

@@ -29,6 +29,13 @@
  *   idle     the prctl filter, after closing the socket unused: the child
  *            meters nothing, and its exit must not touch its state file
  *            (BYTES must be 0);
+ *   busy     the TSYNC filter, with no memory call but mmap and munmap
+ *            (Firefox's sandboxes trap mremap; glibc's allocator needs no
+ *            more), then BUSY_PAIRS socketpairs held open across two
+ *            ticks and closed: batches of records far beyond a page, a
+ *            top list and windows beyond their first allocation, all
+ *            made by a ticker the filter binds; then BYTES on the
+ *            socket;
  *   sshd     as chroot, and the limits OpenSSH sets before its filter:
  *            RLIMIT_FSIZE, RLIMIT_NOFILE and RLIMIT_NPROC at 0, 1 and 0
  *            (no file can grow, none be opened, no process be made: the
@@ -95,9 +102,40 @@ static struct sock_filter rules[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
+/* For "busy": memory through mmap and munmap only. */
+static struct sock_filter lean_rules[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	ALLOW(SYS_read),
+	ALLOW(SYS_write),
+	ALLOW(SYS_close),
+	ALLOW(SYS_exit),
+	ALLOW(SYS_exit_group),
+	ALLOW(SYS_futex),
+	ALLOW(SYS_rt_sigprocmask),
+	ALLOW(SYS_rt_sigreturn),
+	ALLOW(SYS_clock_gettime),
+	ALLOW(SYS_clock_nanosleep),
+	ALLOW(SYS_nanosleep),
+	ALLOW(SYS_brk),
+	ALLOW(SYS_mmap),
+	ALLOW(SYS_munmap),
+	ALLOW(SYS_socketpair),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+};
+
+#define BUSY_PAIRS 300
+
 static void confine(const char *how, const char *root)
 {
 	struct sock_fprog prog = { sizeof(rules) / sizeof(rules[0]), rules };
+
+	if (strcmp(how, "busy") == 0) {
+		prog.len = sizeof(lean_rules) / sizeof(lean_rules[0]);
+		prog.filter = lean_rules;
+	}
 
 	if (strncmp(how, "chroot", 6) == 0 || strcmp(how, "sshd") == 0) {
 		struct passwd *pw = getpwnam("nobody");
@@ -122,10 +160,11 @@ static void confine(const char *how, const char *root)
 		return;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS");
-	if (strcmp(how, "seccomp") == 0 || strcmp(how, "tsync") == 0) {
+	if (strcmp(how, "seccomp") == 0 || strcmp(how, "tsync") == 0 ||
+	    strcmp(how, "busy") == 0) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			    strcmp(how, "tsync") == 0 ? SECCOMP_FILTER_FLAG_TSYNC
-						      : 0,
+			    strcmp(how, "seccomp") != 0 ? SECCOMP_FILTER_FLAG_TSYNC
+							: 0,
 			    &prog) != 0)
 			die("seccomp");
 	} else if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) !=
@@ -194,6 +233,28 @@ static void child(int fd, long bytes, const char *how, const char *root)
 			_exit(8);
 		return;
 	}
+	if (strcmp(how, "busy") == 0) {
+		static int sv[BUSY_PAIRS][2];
+		struct timespec tick = { 1, 300000000 };
+		char c = 'b';
+		int i;
+
+		confine(how, root);
+		for (i = 0; i < BUSY_PAIRS; i++) {
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv[i]) != 0 ||
+			    write(sv[i][0], &c, 1) != 1 ||
+			    read(sv[i][1], &c, 1) != 1)
+				_exit(9);
+		}
+		nanosleep(&tick, NULL); /* an interval record of them all */
+		for (i = 0; i < BUSY_PAIRS; i++) {
+			close(sv[i][0]);
+			close(sv[i][1]);
+		}
+		nanosleep(&tick, NULL); /* their close records */
+		xfer_send(fd, bytes);
+		return;
+	}
 	if (strcmp(how, "late") == 0) {
 		close(fd);
 		confine(how, root);
@@ -213,7 +274,7 @@ int main(int argc, char **argv)
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
 		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|probe|"
-				"thread|late|idle|chroot|chrootonly|sshd "
+				"thread|late|idle|busy|chroot|chrootonly|sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
