@@ -236,11 +236,25 @@ static void report_until_tracked(void *ctx, const char *msg)
 		sm_warn(msg);
 		return;
 	}
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		sm_warn(msg);
 	else
 		report_held(&until_tracked, msg);
 	until_tracked_give();
+}
+
+/* Something to lose now (a tracked fd): the warnings held for this
+ * moment.  Not on a thread a filter binds (its writes are not ours to
+ * make): the ticker says them then. */
+static void release_held(void)
+{
+	if (until_tracked.len && !sm_quiet() &&
+	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) &&
+	    until_tracked_take()) {
+		report_release(&until_tracked);
+		until_tracked_give();
+	}
 }
 
 static struct meter_time now_both(void)
@@ -752,6 +766,7 @@ static void *ticker_main(void *arg)
 		if (req)
 			sm_durable_ending();
 		meter_flush(&sm_meter, &tk.out);
+		release_held(); /* a quiet program thread's first tracked fd */
 		beyond_say();
 		sm_durable_say_refused();
 		sm_durable_say_incomplete();
@@ -863,15 +878,11 @@ static void ensure_ticker(void)
 	int expect = 0, saved = errno;
 	char *stack;
 
+	release_held();
 	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) ||
 	    !__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	/* Something to lose now: the warnings held for this moment. */
-	if (until_tracked.len && until_tracked_take()) {
-		report_release(&until_tracked);
-		until_tracked_give();
-	}
 	if (threadless) {
 		/* As a ticker that could not start, without the warning. */
 		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
@@ -943,7 +954,10 @@ static bool maybe_in_handler(void)
  */
 static void want_ticker(void)
 {
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
+	/* Started and wanted: the common case.  (Started but not wanted: a
+	 * ticker started before a seccomp filter, nothing tracked then.) */
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&sm_meter.ticker_wanted, true, __ATOMIC_RELEASE);
 	/* A sandboxed thread starts no thread (quiet.h). */
@@ -2435,12 +2449,22 @@ int sm_confine_begin(enum sm_confine how)
 	 * filter.  (After the classification, which asks the kernel.) */
 	if (how == SM_CONFINE_ALL)
 		sm_quiet_raise(SM_QUIET_ALL);
-	/* Nothing tracked: no record to write, no log to keep. */
 	if (prepare &&
 	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE)) {
 		ensure_ticker();
 		if (ticker_running())
 			pin_log(PIN_NOW);
+	} else if (prepare && how == SM_CONFINE_THREAD) {
+		/* Nothing tracked yet, but sockets made under the filter are
+		 * (apt's http method sandboxes itself, then connects): the
+		 * filter binds neither a thread started before it nor the
+		 * files it opens, so the ticker, started now, writes their
+		 * records as anywhere (before, nothing was written until a
+		 * recovery).  No log is opened: a program that never makes
+		 * one (file(1)'s libmagic sandbox) leaves none.  A filter on
+		 * every thread would bind the ticker too, which could then
+		 * open nothing: that case is left to recovery (README). */
+		ensure_ticker();
 	}
 	errno = saved;
 	return before;

@@ -80,20 +80,33 @@ check "$T/log/busy.$child.log" \
 	"busy: the confined child's records"
 recover_all busy
 
-# A socket made under the filter when no ticker runs (late), or by a
-# thread made under it, which inherits the filter and must be quiet too
-# (thread): the child's exit leaves the numbers in its state file, marked
-# unwritten; recovery writes them as this exit's.
-for how in late thread; do
+# A socket made under the filter when nothing was tracked before it
+# (late: apt's http method), or by a thread made under it, which inherits
+# the filter and must be quiet too (thread): the ticker, started at the
+# filter (which binds it not), writes the records; before, no ticker ran
+# and the numbers waited in the state file for a recovery.  With a TSYNC
+# filter (latetsync) a ticker started for it would be bound too, unable
+# to open the log: none is, and the child's exit leaves the numbers in
+# its state file, marked unwritten; recovery writes them as this exit's.
+for how in late thread latetsync; do
 	SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/log/$how.%p.log" \
 		sm "$PROGS/sandboxed" "$how" "$N" >"$T/$how.out" 2>"$T/$how.err" ||
 		fail "sandboxed $how failed: $(cat "$T/$how.err")"
 	expect_eq "$how: the child's ending" "$(field status "$T/$how.out")" "exit:0"
 	child=$(field child "$T/$how.out")
+	if [ "$how" = latetsync ]; then
+		[ ! -s "$T/log/$how.$child.log" ] ||
+			fail "$how: a log before recovery: $(head -c 300 "$T/log/$how.$child.log")"
+		end="E['end'] == 'exit-recovered'"
+	else
+		check "$T/log/$how.$child.log" "len(CL) == 2" \
+			"$how: the socketpair's close records, before recovery"
+		end="not E.get('end')"
+	fi
 	recover_all "$how"
 	check "$T/log/$how.$child.log" \
-		"T['bytes_out'] == T['bytes_in'] == $N and E['end'] == 'exit-recovered'" \
-		"$how: the recovered exit record"
+		"T['bytes_out'] == T['bytes_in'] == $N and $end" \
+		"$how: the child's exit record"
 done
 
 # Probes confine nothing: the parent and its child are metered as ever

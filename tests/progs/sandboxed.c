@@ -16,8 +16,12 @@
  *            then the prctl filter;
  *   chrootonly  chroot and the uid change, no filter;
  *   late     the prctl filter after closing the socket unused, then a
- *            socketpair made under the filter carries BYTES each way: no
- *            ticker ran when the child exits, so its state file keeps
+ *            socketpair made under the filter carries BYTES each way (as
+ *            apt's http method sandboxes itself, then connects): the
+ *            ticker, started at the filter though nothing was tracked
+ *            yet, writes the records;
+ *   latetsync  the same with the TSYNC filter, which would bind a ticker
+ *            started for it: none is, so the child's state file keeps
  *            the numbers for recovery;
  *   probe    no filter: before the fork, the parent makes the invalid
  *            calls libseccomp and systemd make to probe the kernel
@@ -161,7 +165,7 @@ static void confine(const char *how, const char *root)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("PR_SET_NO_NEW_PRIVS");
 	if (strcmp(how, "seccomp") == 0 || strcmp(how, "tsync") == 0 ||
-	    strcmp(how, "busy") == 0) {
+	    strcmp(how, "busy") == 0 || strcmp(how, "latetsync") == 0) {
 		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			    strcmp(how, "seccomp") != 0 ? SECCOMP_FILTER_FLAG_TSYNC
 							: 0,
@@ -255,7 +259,7 @@ static void child(int fd, long bytes, const char *how, const char *root)
 		xfer_send(fd, bytes);
 		return;
 	}
-	if (strcmp(how, "late") == 0) {
+	if (strcmp(how, "late") == 0 || strcmp(how, "latetsync") == 0) {
 		close(fd);
 		confine(how, root);
 		pair_traffic(&bytes);
@@ -274,7 +278,8 @@ int main(int argc, char **argv)
 	if (argc < 3 || (strncmp(argv[1], "chroot", 6) == 0 && argc < 4) ||
 	    (strcmp(argv[1], "sshd") == 0 && argc < 4)) {
 		fprintf(stderr, "usage: sandboxed prctl|seccomp|tsync|probe|"
-				"thread|late|idle|busy|chroot|chrootonly|sshd "
+				"thread|late|latetsync|idle|busy|chroot|chrootonly|"
+				"sshd "
 				"BYTES [ROOT]\n");
 		return 2;
 	}
