@@ -482,6 +482,7 @@ struct create_job {
 	long pid;	/* getpid() */
 	long view_pid;	/* the pid as /proc numbers it */
 	uint64_t view;	/* the pid namespace tag, or 0 */
+	uint64_t start;	/* the start time when read already, or 0 */
 	uint64_t size;
 	void *map;	/* out: the whole file, mapped shared */
 	int stage;	/* out: where it failed (1 create, 2 size or map) */
@@ -508,7 +509,7 @@ static int create_job(void *arg)
 	int err;
 
 	snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", j->view_pid);
-	st->proc_start = stat_start(stat_path);
+	st->proc_start = j->start ? j->start : stat_start(stat_path);
 	if (j->view)
 		snprintf(st->path, sizeof(st->path),
 			 "%s/%ld-%" PRIu64 "%s%" PRIu64 "%s", j->dir,
@@ -560,7 +561,7 @@ static int create_file(struct state *st, const char *dir, long pid,
 		       uint64_t size, bool alone, config_report_fn report,
 		       void *ctx)
 {
-	struct create_job j = {st, dir, pid, 0, 0, size, NULL, 0};
+	struct create_job j = {.st = st, .dir = dir, .pid = pid, .size = size};
 	struct rlimit fsz;
 	int r;
 
@@ -592,6 +593,12 @@ static int create_file(struct state *st, const char *dir, long pid,
 		 * namespace, with a /proc of its own, judges it. */
 		j.view = own_pid_ns();
 		j.view_pid = pid;
+		/* Its own start time all the same (through /proc/self, here
+		 * this process), not that of whatever /proc numbers pid (the
+		 * host's init for a pid 1): a file another run's pid 1 left in
+		 * a namespace that got the same tag was taken for this one's
+		 * predecessor (a helper's sandboxed Chromium zygotes). */
+		j.start = stat_start("/proc/self/stat");
 	}
 	r = alone ? create_job(&j) : -EMFILE;
 	if (r == -EMFILE)

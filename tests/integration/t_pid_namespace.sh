@@ -78,6 +78,19 @@ for p in "$p2" "$p3"; do
 		socat -u "TCP:127.0.0.1:$p" STDOUT >"$T/u$p.got" 2>"$T/u$p.err" &
 	clients="$clients $!"
 done
+# Each names its file after its own start time (read through
+# /proc/self), not that of the host's pid 1 (/proc/1 there): before, a
+# later run whose namespace got the same tag took such a file, left by a
+# killed run, for its own predecessor (a helper's Chromium zygotes).
+two_files() { [ "$(ls "$T/state" | grep -c -- '^1-.*-ns[0-9]*\.state$')" = 2 ]; }
+wait_for 10 two_files || fail "unshare -fp: state files $(ls "$T/state")"
+starts=$(for p in $(pgrep -x socat); do awk '{print $22}' "/proc/$p/stat"; done)
+for f in $(ls "$T/state" | grep -- '^1-.*-ns[0-9]*\.state$'); do
+	st=${f#1-}
+	st=${st%%-ns*}
+	echo "$starts" | grep -qx "$st" ||
+		fail "unshare -fp: $f names start time $st, no socat's ($(echo $starts)); /proc/1's is $(awk '{print $22}' /proc/1/stat)"
+done
 for c in $clients; do
 	wait "$c" || fail "an unshare -fp socat failed: $(cat "$T"/u*.err)"
 done
