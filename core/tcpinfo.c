@@ -166,7 +166,7 @@ static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 {
 	struct tcp_info k;
 	socklen_t len;
-	int saved = errno, q;
+	int saved = errno, q, early_inq = -1;
 	unsigned known = 0;
 
 	if (!get_info(fd, &k, &len, ti)) {
@@ -190,10 +190,31 @@ static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 		errno = saved;
 		return false;
 	}
+	/* The same race with bytes left unread: one byte over our count
+	 * and the queue (SIOCINQ leaves the FIN out once it is processed).
+	 * A helper's TLS proxies (nghttpx, hitch) closing with a peer's
+	 * close_notify unread said 1 byte unseen once in ~750 closes.  The
+	 * queue read here is kept for below unless the state is read again. */
+	if (counted_in && (ti->have & TI_BYTES) &&
+	    fin_in_certain(ti->state) == 0 &&
+	    ti->bytes_received > *counted_in + 1 &&
+	    ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
+		if (ti->bytes_received == *counted_in + (uint64_t)q + 1) {
+			if (!get_info(fd, &k, &len, ti)) {
+				errno = saved;
+				return false;
+			}
+		} else {
+			early_inq = q;
+		}
+	}
 	if (counted_in)
 		known = tcpinfo_queues_known(&k, len, *counted_in, ti);
 	/* A listening socket has no queues in this sense: EINVAL. */
-	if (!(known & TI_INQ) && ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
+	if (!(known & TI_INQ) && early_inq >= 0) {
+		ti->have |= TI_INQ;
+		ti->inq = (uint32_t)early_inq;
+	} else if (!(known & TI_INQ) && ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
 		ti->have |= TI_INQ;
 		ti->inq = (uint32_t)q;
 	}
