@@ -436,6 +436,30 @@ static int root_append(struct image *img, const char *fallback, int format,
 	return 0;
 }
 
+/*
+ * When the dead process was last seen alive, at least: the latest of its
+ * ticker's last tick (or its start), the closes its queue still holds and
+ * the opens of its slots.  A process killed within a second of its start
+ * (no tick yet) said "alive_until" before the closes of its own recovered
+ * close records (a helper's nghttpd, killed 0.35 s in: 0.26 s before its
+ * last close), and the report ended it before its connections.
+ */
+static uint64_t last_seen(const struct meter *m, uint64_t ns)
+{
+	struct closeq_entry e;
+	uint32_t fd;
+	uint64_t i;
+
+	for (i = 0; closeq_peek(&m->q, i, &e); i++)
+		if (e.closed_ns > ns)
+			ns = e.closed_ns;
+	for (fd = 0; fd < m->tab.cap; fd++)
+		if (fd_kind_tracked(fdtab_kind(&m->tab.slots[fd])) &&
+		    m->tab.slots[fd].opened_ns > ns)
+			ns = m->tab.slots[fd].opened_ns;
+	return ns;
+}
+
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
  * had none to write (it never tracked an fd), or a negative errno when its
  * log could not be written (nothing said: the
@@ -489,6 +513,7 @@ static int write_records(struct image *img, const char *fallback,
 	    mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick : 1.0;
 	sum_closed(state_ticker_whole(mem.ticker), &m);
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
+	m.alive_until_ns = last_seen(&m, m.alive_until_ns);
 	m.end = img->hdr.status == STATE_UNWRITTEN ? "exit-recovered"
 						   : "killed";
 	/* Some of its numbers never reached the file (its file system was

@@ -900,8 +900,12 @@ static void ensure_ticker(void)
 	}
 	if (!stack && start_ticker(NULL) != 0) {
 		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
-		report_stderr(NULL, "sockmeter: cannot start the ticker thread;"
-				    " records are written at exit only");
+		/* (Not for a ticker started before a seccomp filter with
+		 * nothing tracked: maybe nothing ever is.) */
+		if (__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+			report_stderr(NULL, "sockmeter: cannot start the ticker "
+					    "thread; records are written at "
+					    "exit only");
 	}
 	raw_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;

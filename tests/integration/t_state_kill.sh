@@ -90,6 +90,35 @@ expect_eq "SIGTERM: report's open fds' life ends when it was last seen" \
 	"$ends" "2 True"
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
 
+# --- SIGKILL before the first drain ---------------------------------------
+# Closes still queued at the kill (the ticker drains once a second) are
+# recovered with it, and its alive_until is never before them: before,
+# with no tick yet, it was the start, and a helper's nghttpd, killed
+# 0.35 s in, said alive_until 0.26 s before its last close.
+cat >"$T/early.py" <<'PYEOF'
+import os, socket, time
+for i in range(3):
+    a, b = socket.socketpair()
+    a.sendall(b"e" * 1000)
+    b.recv(4096)
+    a.close(); b.close()
+    time.sleep(0.05)
+print("ready", os.getpid(), flush=True)
+time.sleep(60)
+PYEOF
+SOCKMETER_LOG=$T/logs/early.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/early.py" >"$T/early.out"
+wait_line "$T/early.out" '^ready'
+epid=$(awk '/^ready/ { print $2 }' "$T/early.out")
+kill -KILL "$epid"
+bg_wait "$epid" 10
+"$launcher" recover "$T/state" 2>"$T/rec-early" || fail "recover: $(cat "$T/rec-early")"
+log=$T/logs/early.$epid.log
+expect_eq "early kill: close records, exit record" \
+	"$(q "$log" "[len(CL), E['end'], tot('bytes_out')]")" '[6, "killed", 3000]'
+expect_eq "early kill: alive_until no earlier than its closes" \
+	"$(q "$log" "all(f['closed'] <= E['alive_until'] for f in CL)")" true
+echo "early kill: $(q "$log" "sum(1 for r in R if r['type'] == 'close' and r['ts'] > E['alive_until'])") close records recovered with it" >&2
+
 # --- SIGKILL in the middle of 1 GB ---------------------------------------
 cat >"$T/recv.py" <<'PYEOF'
 import socket, sys, time
