@@ -120,4 +120,39 @@ klog=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/k.err")
 [ -f "$klog" ] || fail "killed under -s: no log named: $(cat "$T/k.err")"
 expect_eq "killed under -s: recovered exit record" \
 	"$(q "$klog" "[E.get('end'), T['bytes_out']]")" '["killed", 70000]'
+grep -q 'exit record is not in the log' "$T/k.err" && fail "killed under -s, recovered: $(cat "$T/k.err")"
+
+# The same when the program changed user first: its state file is in the
+# new user's directory, which the launcher's recovery (as root) does not
+# read; the log shown has no exit record, and one line says why and what
+# to do (before, nothing did: a helper's VLC under setpriv).
+[ "$(id -u)" = 0 ] && command -v setpriv >/dev/null || exit 0
+chmod 755 "$T"
+mkdir -m 1777 "$T/ulog" "$T/ustate"
+# killed_as_nobody NAME PAUSE: the launcher (-s, interval 0.2 s) runs
+# python as nobody, which moves 5000 bytes, waits PAUSE s and kills
+# itself; its stderr in $T/NAME.err, the program's pid in UPID.
+killed_as_nobody() {
+	SOCKMETER_STATE="$T/ustate/%u" "$launcher" -s -i 0.2 -f json -o "$T/ulog/$1.%p.log" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" -c 'import os, socket, sys, time
+a, b = socket.socketpair()
+a.send(b"u" * 5000)
+b.recv(65536)
+time.sleep(float(sys.argv[1]))
+os.kill(os.getpid(), 9)' "$2" >/dev/null 2>"$T/$1.err"
+	expect_eq "$1: killed under -s as another user: launcher status" "$?" 137
+	UPID=$(sed -n 's/^sockmeter: \(log of \)*pid \([0-9]*\)[: ].*/\2/p' "$T/$1.err" | head -n 1)
+}
+# Killed before any record: no log, and the line says why.
+killed_as_nobody early 0
+grep -q "^sockmeter: no log at .*: pid [0-9]* was killed before it wrote a record, and no state file of it was in" "$T/early.err" ||
+	fail "early: not said: $(cat "$T/early.err")"
+# Killed after its interval records: the log shown has no exit record.
+killed_as_nobody late 0.7
+grep -q "^sockmeter: pid $UPID was killed, and its exit record is not in the log" "$T/late.err" ||
+	fail "late: not said: $(cat "$T/late.err")"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$launcher" recover "$T/ustate/65534" 2>"$T/u.rec" ||
+	fail "recover as nobody: $(cat "$T/u.rec")"
+expect_eq "late: recovered by that user" \
+	"$(q "$T/ulog/late.$UPID.log" "[E.get('end'), T['bytes_out']]")" '["killed", 5000]'
 exit 0

@@ -27,6 +27,14 @@ wait_line() {
 	done
 }
 
+# victim_start NAME SCRIPT - SCRIPT metered in the background, its log
+# $T/logs/NAME.PID.log; once it says "ready PID", its pid in VPID.
+victim_start() {
+	SOCKMETER_LOG=$T/logs/$1.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$2" >"$T/$1.out"
+	wait_line "$T/$1.out" '^ready'
+	VPID=$(awk '/^ready/ { print $2 }' "$T/$1.out")
+}
+
 # --- SIGTERM, default action ---------------------------------------------
 cat >"$T/victim.py" <<'PYEOF'
 import os, socket, time
@@ -44,9 +52,8 @@ c.close(); d.close()
 print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PYEOF
-SOCKMETER_LOG=$T/logs/term.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" >"$T/term.out"
-wait_line "$T/term.out" '^ready'
-vpid=$(awk '/^ready/ { print $2 }' "$T/term.out")
+victim_start term "$T/victim.py"
+vpid=$VPID
 [ "$(ls "$T/state")" = "$vpid-$(awk '{ print $22 }' /proc/"$vpid"/stat).state" ] ||
 	fail "state file: $(ls "$T/state")"
 "$launcher" recover "$T/state" 2>"$T/rec0" || fail "recover: $(cat "$T/rec0")"
@@ -106,9 +113,8 @@ for i in range(3):
 print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PYEOF
-SOCKMETER_LOG=$T/logs/early.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/early.py" >"$T/early.out"
-wait_line "$T/early.out" '^ready'
-epid=$(awk '/^ready/ { print $2 }' "$T/early.out")
+victim_start early "$T/early.py"
+epid=$VPID
 kill -KILL "$epid"
 bg_wait "$epid" 10
 "$launcher" recover "$T/state" 2>"$T/rec-early" || fail "recover: $(cat "$T/rec-early")"

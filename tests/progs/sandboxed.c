@@ -76,25 +76,23 @@
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1),                       \
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
+/* What both filters allow: the arch checked, then the calls of a program
+ * that moves bytes on sockets it has (mmap and munmap its only memory
+ * calls), and exits. */
+#define BASE_RULES                                                             \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),                   \
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),               \
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), \
+	    ALLOW(SYS_read), ALLOW(SYS_write), ALLOW(SYS_close),               \
+	    ALLOW(SYS_exit), ALLOW(SYS_exit_group), ALLOW(SYS_futex),          \
+	    ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_rt_sigreturn),                \
+	    ALLOW(SYS_clock_gettime), ALLOW(SYS_brk), ALLOW(SYS_mmap),         \
+	    ALLOW(SYS_munmap), ALLOW(SYS_socketpair)
+
 static struct sock_filter rules[] = {
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	ALLOW(SYS_read),
-	ALLOW(SYS_write),
-	ALLOW(SYS_close),
-	ALLOW(SYS_exit),
-	ALLOW(SYS_exit_group),
-	ALLOW(SYS_futex),
-	ALLOW(SYS_rt_sigprocmask),
-	ALLOW(SYS_rt_sigreturn),
-	ALLOW(SYS_clock_gettime),
-	ALLOW(SYS_brk),
-	ALLOW(SYS_mmap),
-	ALLOW(SYS_munmap),
+	BASE_RULES,
 	ALLOW(SYS_madvise),
-	ALLOW(SYS_socketpair),
 	/* A thread made under the filter (mode "thread"). */
 	ALLOW(SYS_clone),
 	ALLOW(SYS_clone3),
@@ -106,27 +104,11 @@ static struct sock_filter rules[] = {
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
-/* For "busy": memory through mmap and munmap only. */
+/* For "busy": memory through mmap and munmap only; its pauses. */
 static struct sock_filter lean_rules[] = {
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	ALLOW(SYS_read),
-	ALLOW(SYS_write),
-	ALLOW(SYS_close),
-	ALLOW(SYS_exit),
-	ALLOW(SYS_exit_group),
-	ALLOW(SYS_futex),
-	ALLOW(SYS_rt_sigprocmask),
-	ALLOW(SYS_rt_sigreturn),
-	ALLOW(SYS_clock_gettime),
+	BASE_RULES,
 	ALLOW(SYS_clock_nanosleep),
 	ALLOW(SYS_nanosleep),
-	ALLOW(SYS_brk),
-	ALLOW(SYS_mmap),
-	ALLOW(SYS_munmap),
-	ALLOW(SYS_socketpair),
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 };
 
