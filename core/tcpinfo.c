@@ -180,32 +180,28 @@ static bool read_ti(int fd, struct tcpinfo *ti, const uint64_t *counted_in)
 	/* The kernel loads tcpi_state before it locks the socket for the
 	 * rest: a FIN processed in between is in bytes_received while the
 	 * state still says ESTABLISHED (or FIN_WAIT), and read back as one
-	 * unseen byte.  Exactly one byte over our count in such a state is
-	 * that race far more often than a byte we missed: read again, now
-	 * that the FIN is in. */
+	 * unseen byte.  Exactly one byte over our count and the bytes still
+	 * unread (SIOCINQ, asked only when some are: it leaves the FIN out
+	 * once it is processed) in such a state is that race far more often
+	 * than a byte we missed: read again, now that the FIN is in.  (With
+	 * bytes unread, a helper's TLS proxies closing on a peer's
+	 * close_notify said 1 byte unseen once in ~750 closes.)  The queue
+	 * read here is kept for below unless the state is read again. */
 	if (counted_in && (ti->have & TI_BYTES) &&
 	    fin_in_certain(ti->state) == 0 &&
-	    ti->bytes_received == *counted_in + 1 &&
-	    !get_info(fd, &k, &len, ti)) {
-		errno = saved;
-		return false;
-	}
-	/* The same race with bytes left unread: one byte over our count
-	 * and the queue (SIOCINQ leaves the FIN out once it is processed).
-	 * A helper's TLS proxies (nghttpx, hitch) closing with a peer's
-	 * close_notify unread said 1 byte unseen once in ~750 closes.  The
-	 * queue read here is kept for below unless the state is read again. */
-	if (counted_in && (ti->have & TI_BYTES) &&
-	    fin_in_certain(ti->state) == 0 &&
-	    ti->bytes_received > *counted_in + 1 &&
-	    ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
-		if (ti->bytes_received == *counted_in + (uint64_t)q + 1) {
+	    ti->bytes_received > *counted_in) {
+		uint64_t over = ti->bytes_received - *counted_in;
+
+		if (over > 1 && ioctl(fd, SIOCINQ, &q) == 0 && q >= 0) {
+			early_inq = q;
+			over -= (uint64_t)q < over ? (uint64_t)q : over;
+		}
+		if (over == 1) {
+			early_inq = -1;
 			if (!get_info(fd, &k, &len, ti)) {
 				errno = saved;
 				return false;
 			}
-		} else {
-			early_inq = q;
 		}
 	}
 	if (counted_in)
