@@ -155,7 +155,7 @@ static void say(struct sink *s, const char *what, int err)
 		 "sockmeter: log %s: %s: %s; metering goes on, records are "
 		 "lost %s%s",
 		 s->path, what, strerror(err),
-		 __atomic_load_n(&root_changed, __ATOMIC_ACQUIRE)
+		 sink_root_was_changed()
 			 ? "(after a chroot, the path is looked up inside the "
 			   "new root)"
 			 : "until it works",

@@ -227,6 +227,14 @@ static void report_held(void *ctx, const char *msg)
 	h->len += n + 1;
 }
 
+/* The ticker runs for a tracked fd (not one started before a seccomp
+ * filter with nothing tracked yet). */
+static bool ticker_serving(void)
+{
+	return __atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE);
+}
+
 /* The report of the meter and the state (sm_durable_init): held until
  * the ticker is wanted (ensure_ticker: a tracked fd), then said. */
 static void report_until_tracked(void *ctx, const char *msg)
@@ -236,8 +244,7 @@ static void report_until_tracked(void *ctx, const char *msg)
 		sm_warn(msg);
 		return;
 	}
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
-	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+	if (ticker_serving())
 		sm_warn(msg);
 	else
 		report_held(&until_tracked, msg);
@@ -958,10 +965,7 @@ static bool maybe_in_handler(void)
  */
 static void want_ticker(void)
 {
-	/* Started and wanted: the common case.  (Started but not wanted: a
-	 * ticker started before a seccomp filter, nothing tracked then.) */
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) &&
-	    __atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE))
+	if (ticker_serving())
 		return;
 	__atomic_store_n(&sm_meter.ticker_wanted, true, __ATOMIC_RELEASE);
 	/* A sandboxed thread starts no thread (quiet.h). */
