@@ -673,6 +673,14 @@ static void prom_begin(struct meter *m, struct meter_time now)
 		       m->start.real_ns, now.real_ns);
 }
 
+/* Whether an open connection's kernel view is read: tcp_info on, and a
+ * live process's own fds (a recovery's fd numbers would be the recovering
+ * process's: another connection's view, even its unseen bytes). */
+static bool ask_kernel(const struct meter *m)
+{
+	return m->cfg.category[CAT_TCP_INFO] && !m->dead;
+}
+
 /*
  * An open connection's unseen bytes are reported once two readings agree:
  * a data call caught between its system call and its count (its thread
@@ -758,7 +766,7 @@ static void unlisted_in_flight(struct meter *m, struct summary *r, uint32_t n)
 static void enrich_listed(struct meter *m, struct summary *r,
 			  struct summary_fd *f, bool final)
 {
-	if (m->cfg.category[CAT_TCP_INFO] && enrich_read_live(&m->tab, f) &&
+	if (ask_kernel(m) && enrich_read_live(&m->tab, f) &&
 	    r->have_unseen && f->have_unseen) {
 		/* As at close (meter_closed): a socket shared with another
 		 * fd or a child is not this fd's to compare. */
@@ -810,7 +818,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 			if (!collect)
 				continue;
 			fill_rates(m, st, &cand);
-			if (m->cfg.category[CAT_TCP_INFO])
+			if (ask_kernel(m))
 				enrich_read_live(&m->tab, &cand);
 			prom_agg_live(m->prom, &cand, m->shape.nspans);
 			continue;
@@ -921,7 +929,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	}
 	for (i = 0; i < n; i++)
 		enrich_listed(m, &r, &m->top.v[i], final);
-	if (final && r.have_unseen && m->cfg.category[CAT_TCP_INFO])
+	if (final && r.have_unseen && ask_kernel(m))
 		unlisted_in_flight(m, &r, n);
 	for (i = 0; i < nclosed; i++) {
 		rc = r;

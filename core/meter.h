@@ -117,6 +117,10 @@ struct meter {
 	struct state_ticker *durable_own; /* when none was given */
 	const char *end; /* exit records' "end" (a recovery's "killed") */
 	bool incomplete; /* a recovery's: its state file missed some numbers */
+	/* A recovery's: the process is gone, and the fd numbers in its slots
+	 * are not ours (a recovering ticker's are its program's): the kernel
+	 * is never asked about them. */
+	bool dead;
 	struct fdcheck check;       /* the ticker's own */
 
 	/* the ticker's own */

@@ -519,6 +519,7 @@ static int write_records(struct image *img, const char *fallback,
 	/* Some of its numbers never reached the file (its file system was
 	 * full): the record says so. */
 	m.incomplete = mem.ticker->incomplete != 0;
+	m.dead = true;
 	root = geteuid() == 0 && !to_stderr;
 	if (!root && cfg.format != FORMAT_PROMETHEUS)
 		end_torn_line(img->hdr.log_path);
