@@ -2040,7 +2040,11 @@ void sm_final_record(bool exec)
 			sm_durable_end(SM_END_EXIT_UNWRITTEN);
 		goto out;
 	}
-	if (__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) {
+	/* A ticker started and not running yet (a thread just made, its
+	 * first instructions not run: the sandboxed child that exits at once
+	 * lost its records to recovery one run in three under load) serves
+	 * the request as its first tick. */
+	if (ticker_running()) {
 		ask_ticker(exec);
 		goto out;
 	}
