@@ -3,7 +3,10 @@
 # refresh reads exactly the bytes appended; when the log is rotated
 # (renamed to LOG.1 and started anew) the lines written to the old file
 # after the last refresh are read from LOG.1, then the new file from its
-# start, each record once and in order; connections closed longer than
+# start, each record once and in order; rotated three times between two
+# refreshes, from LOG.3, LOG.2, LOG.1 and the new file (before: LOG.1
+# only); the file followed removed past keep: the rest read, the loss
+# counted to be said; connections closed longer than
 # --linger ago leave its memory.  And --once on a directory of 300 logs
 # shows every process.
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +49,53 @@ os.rename(path, path + ".1")
 open(path, "w").write(lines[-1])
 fol.poll(sink)
 assert got == [json.loads(ln)["ts"] for ln in lines[-2:]], got
+# 3b. rotated three times between two refreshes (a busy server with a
+# small max_size): the rest of the file followed, now LOG.3, then LOG.2,
+# LOG.1 and the new file, each record once and in order.
+ts = [json.loads(ln)["ts"] for ln in lines]
+def rotate(chain_len):
+    for k in range(chain_len, 0, -1):
+        src = path if k == 1 else "%s.%d" % (path, k - 1)
+        os.rename(src, "%s.%d" % (path, k))
+for k in range(1, 4):
+    try:
+        os.unlink("%s.%d" % (path, k))
+    except OSError:
+        pass
+got.clear()
+open(path, "w").write("")
+fol = top.Follower(path)
+fol.poll(sink)
+with open(path, "a") as fh:
+    fh.write(lines[0])
+fol.poll(sink)
+assert got == ts[:1], got
+with open(path, "a") as fh:
+    fh.write(lines[1])              # not read yet when rotated
+rotate(1)
+open(path, "w").write(lines[2])
+rotate(2)
+open(path, "w").write(lines[3])
+rotate(3)
+open(path, "w").write(lines[4])
+fol.poll(sink)
+assert got == ts[:5], (got, ts[:5])
+assert fol.lost == 0, fol.lost
+# 3c. the file followed removed by the rotation (past keep) before top
+# read it: what is left is read, and the loss is counted to be said.
+got.clear()
+for k in (2, 3):
+    os.unlink("%s.%d" % (path, k))
+with open(path, "a") as fh:
+    fh.write(lines[5])              # not read yet when rotated
+rotate(1)                           # keep = 1: the file followed is LOG.1,
+open(path, "w").write(lines[6])
+os.unlink(path + ".1")              # then removed by the next rotation
+rotate(1)
+open(path, "w").write(lines[7])
+fol.poll(sink)
+assert got == ts[6:8], (got, ts[6:8])
+assert fol.lost == 1, fol.lost
 # 4. closed connections older than --linger are forgotten
 t = top.Top(top.Sources([path], 60), 0.5)
 for ln in lines:
