@@ -94,6 +94,12 @@ struct state_ticker {
 	struct state_closed buf[2];
 };
 
+/* The tools read alive_real_ns as the word before buf (the header's
+ * layout gives buf's offset: scripts/sockmeter_log.py). */
+_Static_assert(offsetof(struct state_ticker, alive_real_ns) + 8 ==
+		       offsetof(struct state_ticker, buf),
+	       "alive_real_ns is the word before buf");
+
 /* Offsets (bytes from the start of the file) and sizes of the regions, and
  * the layout of the records inside them. */
 struct state_layout {

@@ -565,6 +565,12 @@ def _read_state(fd, path):
         closed += struct.unpack_from("=Q", data, L["queue_off"] +
                                      L["q_dropped_n"] + 8 * k)[0]
     head = struct.unpack_from("=Q", data, L["queue_off"] + L["q_head"])[0]
+    # When the process was last seen alive: its ticker's latest tick
+    # (struct state_ticker's alive_real_ns, the word before buf), raised
+    # below to its own closes and opens, as recovery does (core/recover.c,
+    # last_seen).
+    seen = max(start_real, struct.unpack_from(
+        "=Q", data, tk + L["tick_buf"] - 8)[0] if L["tick_buf"] >= 24 else 0)
     # Closes not drained yet.
     for pos in range(upto, min(head, upto + L["ring_count"])):
         ent = os.pread(fd, L["entry_size"], L["ring_off"] +
@@ -574,6 +580,8 @@ def _read_state(fd, path):
             continue
         add(ctr(L["entry_snapshot"] + L["snap_counters"], ent))
         closed += 1
+        seen = max(seen, struct.unpack_from("=Q", ent,
+                                            L["entry_closed_ns"])[0])
     # The fds open now: every tracked slot.
     fds = []
     hot = lambda s, o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
@@ -587,6 +595,7 @@ def _read_state(fd, path):
             f = _slot(data, n * size + L["slots_off"] - a, n, L, hot, entry)
             if f:
                 add(f.pop("_c"))
+                seen = max(seen, f.pop("_opened_ns"))
                 fds.append(f)
     totals = entry(-1, 2, 0, tot)
     for k in ("fd", "kind", "opened"):
@@ -598,7 +607,11 @@ def _read_state(fd, path):
              prog=_cstr(prog), start=_ts(start_real), totals=totals,
              fds=fds, fds_omitted=0, log=_cstr(logp), state_file=path)
     if not alive:
+        # A dead process's record does not age: its life ends when it
+        # was last seen, as a recovered record's does (before, every
+        # reading made it longer and its connections' rates lower).
         r["end"] = "unrecovered"
+        r["alive_until"] = _ts(seen)
     return r
 
 
@@ -613,8 +626,9 @@ def _slot(data, s, fd, L, hot, entry):
                                            s + L["slot_hot"] + o)
     c = (h(L["hot_bytes"], 2, "Q"), h(L["hot_calls"], 2, "Q"),
          h(L["hot_errors"], 6, "Q"), h(L["hot_sizes"], 2 * nsz, "Q"))
-    f = entry(fd, kind, struct.unpack_from("=Q", data,
-                                           s + L["slot_opened"])[0], c)
+    opened = struct.unpack_from("=Q", data, s + L["slot_opened"])[0]
+    f = entry(fd, kind, opened, c)
+    f["_opened_ns"] = opened
     f["local"] = _addr(data[s + L["slot_local"]:s + L["slot_local"] + 28])
     f["peer"] = _addr(data[s + L["slot_peer"]:s + L["slot_peer"] + 28])
     f["_c"] = c

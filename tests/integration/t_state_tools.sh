@@ -3,8 +3,10 @@
 #    any record (interval 60 s, no log yet);
 #  - sockmeter-report --state counts a running process's counters now, and
 #    a killed, not yet recovered process's final numbers (state "ended:
-#    unrecovered"); after sockmeter recover, the log alone gives the same
-#    numbers (state "ended: killed"), and --state adds nothing twice.
+#    unrecovered", a duration that does not grow while it stays dead, the
+#    one recovery then gives); after sockmeter recover, the log alone gives
+#    the same numbers (state "ended: killed"), and --state adds nothing
+#    twice.
 . "$(dirname "$0")/lib.sh"
 
 top=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -53,7 +55,17 @@ expect_eq "report --state, running" "$(rep --state "$T/state")" "no exit record 
 kill -KILL "$vpid"
 while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
 expect_eq "report --state, killed" "$(rep --state "$T/state")" "ended: unrecovered 54321 54321 2"
+# A dead process's life ends when it was last seen alive, however late the
+# report reads it (before, each reading made it longer), and recovery says
+# the same.
+dur() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["processes"][0]["duration"])' "$T/rep.json"; }
+dead1=$(dur)
+[ -n "$dead1" ] || fail "no duration in the report"
+sleep 1.5
+rep --state "$T/state" >/dev/null
+expect_eq "report --state, killed: its duration 1.5 s later" "$(dur)" "$dead1"
 "$top" recover -q "$T/state" 2>"$T/rec" || fail "recover: $(cat "$T/rec")"
 expect_eq "report, recovered" "$(rep)" "ended: killed 54321 54321 2"
+expect_eq "report, recovered: the duration --state gave" "$(dur)" "$dead1"
 expect_eq "report --state, recovered" "$(rep --state "$T/state")" "ended: killed 54321 54321 2"
 exit 0
