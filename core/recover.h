@@ -48,7 +48,8 @@ struct recover_stats {
 struct recover_opts {
 	unsigned max_files;     /* 0: no limit */
 	bool stderr_here;       /* a process that logged to stderr: its
-				 * records go to our stderr (else dropped) */
+				 * records go to our stderr (else its file
+				 * is left for a recover that has one) */
 	bool retry_unwritten;   /* files whose log could not be written
 				 * (NAME.state.unwritten) are tried again:
 				 * by hand, never in the automatic scans */

@@ -153,7 +153,16 @@ void sm_durable_end(enum sm_end how)
 			state_remove(&sm_state);
 		break;
 	case SM_END_EXEC:
-		state_set_status(&sm_state, STATE_FINAL);
+		/* The exec record did not reach the log either: the file stays
+		 * as a live process's, so that the image that follows marks it
+		 * an orphan for recovery (or recovery finds it once the pid is
+		 * gone), as after an exec the library did not see.  Before, it
+		 * was marked final and removed with its numbers. */
+		if (!sm_meter.sink_stale && sm_meter.sink.failing &&
+		    !sm_meter.sink.to_stderr)
+			state_set_status(&sm_state, STATE_LIVE);
+		else
+			state_set_status(&sm_state, STATE_FINAL);
 		break;
 	case SM_END_EXEC_FAILED:
 		state_set_status(&sm_state, STATE_LIVE);
