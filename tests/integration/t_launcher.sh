@@ -2,7 +2,8 @@
 # the format -f says, and the launcher names it on stderr; the bytes are
 # exact; the program's exit status passes through (curl -f on a 404 exits
 # 22); an LD_PRELOAD already set is kept; -c reads the path from the ini;
-# a bad option is refused with status 2 before anything runs.
+# a bad option is refused with status 2 before anything runs; the
+# launcher's own helpers are not metered.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -46,6 +47,20 @@ printf '[log]\npath = %s/ini.%%p.log\nformat = json\n' "$T" >"$T/c.ini"
 log3=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/err3")
 case $log3 in "$T"/ini.*.log) ;; *) fail "-c: log at '$log3': $(cat "$T/err3")" ;; esac
 expect_eq "-c: bytes_in" "$(q "$log3" "tot('bytes_in')")" $((body + header))
+
+# The launcher's own helpers (basename, id; with -s mktemp and cat) are not
+# metered: with pipes and files tracked, only the program's log is made,
+# and a bad setting is said once, by the program (before: one log per
+# helper beside it, and the warning three or four times).
+mkdir "$T/own"
+printf '[log]\npath = %s/own/%%n.%%p.log\nformat = json\n[track]\npipes = on\nfiles = on\n' "$T" >"$T/own.ini"
+for s in "" -s; do
+	rm -f "$T"/own/*
+	SOCKMETER_INTERVAL=abc "$launcher" $s -c "$T/own.ini" -- curl -s -o /dev/null "$url/f.bin" \
+		2>"$T/own.err" || fail "curl $s failed: $(cat "$T/own.err")"
+	expect_eq "launcher $s: logs made" "$(cd "$T/own" && ls | sed 's/\.[0-9]*\.log$//' | sort -u)" curl
+	expect_eq "launcher $s: the bad setting said" "$(grep -c 'SOCKMETER_INTERVAL' "$T/own.err")" 1
+done
 
 # A bad option: status 2, the program never runs.
 "$launcher" -x -- touch "$T/ran" 2>/dev/null
