@@ -1417,13 +1417,23 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	}
 	{
 		struct held_warnings held = { .len = 0 };
+		size_t i = 0;
 
 		config_load(&cfg, env_secure, report_held, &held);
 		sm_warn_config(&cfg);
-		report_release(&held);
+		/* A program left alone (enabled = false, SOCKMETER=off, a
+		 * skip rule) is pure pass-through: it says nothing.  Others
+		 * say the config's problems at their first tracked fd, as the
+		 * warnings about numbers that may be lost: a script's ls,
+		 * date and id said a bad setting once each (a helper: five
+		 * lines for one bad SOCKMETER_TOP), now only what meters. */
+		if (!cfg.enabled || config_skips_program(&cfg, prog))
+			goto out;
+		while (i < held.len) {
+			report_until_tracked(NULL, held.buf + i);
+			i += strlen(held.buf + i) + 1;
+		}
 	}
-	if (!cfg.enabled || config_skips_program(&cfg, prog))
-		goto out;
 	warn_if_go(prog);
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(&cfg),
 			    now_both(), report_until_tracked, NULL);

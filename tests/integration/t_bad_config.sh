@@ -49,4 +49,20 @@ done
 grep -q 'sockmeter exit' "$T/env.log" || fail "bad environment: no text exit record"
 grep -Eq 'totals:.*bytes_out=20000\b' "$T/env.log" ||
 	fail "bad environment: exit totals: $(grep -A1 'sockmeter exit' "$T/env.log")"
+
+# A script's commands that meter nothing say nothing of a bad setting; the
+# one that meters says it once (before: one line per command, five here).
+# A program left alone (SOCKMETER=off, enabled = false) says nothing.
+SOCKMETER_TOP=bad SOCKMETER_LOG=$T/script.%p.log timeout 30 env LD_PRELOAD="$LIB" \
+	sh -c 'ls / >/dev/null; date >/dev/null; id >/dev/null; true; "$1" 1000 3' sh "$PROGS/pairxfer" \
+	>/dev/null 2>"$T/script.err"
+expect_eq "a script: its pairxfer's status" "$?" 3
+expect_eq "a script: sockmeter: lines" "$(sm_lines "$T/script.err")" 1
+grep -q "SOCKMETER_TOP" "$T/script.err" || fail "a script: no word of SOCKMETER_TOP: $(cat "$T/script.err")"
+printf '[sockmeter]\nenabled = false\n[log]\ntop = bad\n' >"$T/off.ini"
+for how in "SOCKMETER=off SOCKMETER_TOP=bad" "SOCKMETER_CONFIG=$T/off.ini SOCKMETER_TOP=bad"; do
+	# shellcheck disable=SC2086 # two assignments, split on purpose
+	timeout 30 env $how LD_PRELOAD="$LIB" "$PROGS/pairxfer" 1000 3 >/dev/null 2>"$T/off.err"
+	expect_eq "left alone ($how): sockmeter: lines" "$(sm_lines "$T/off.err")" 0
+done
 exit 0
