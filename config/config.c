@@ -350,12 +350,13 @@ static void show_u32(const struct load *ld, const struct key_def *k,
 	snprintf(out, n, "%u", (unsigned)*(uint32_t *)field(ld, k));
 }
 
-/* A size in bytes: digits with an optional K, M, G or T (powers of 1024),
- * or "off" / 0 for none; otherwise within min .. max. */
+/* A size in bytes: digits with an optional K, M, G, T or P (powers of
+ * 1024), or "off" / 0 for none; otherwise within min .. max (the largest
+ * is 1P, as the messages say: P was refused as "not a size"). */
 static int parse_size(struct load *ld, const struct key_def *k, const char *v,
 		      char *why, size_t n)
 {
-	static const char units[] = "KMGT";
+	static const char units[] = "KMGTP";
 	char q[QUOTE_MAX + 8], digits[32];
 	const char *u;
 	size_t len = strlen(v);
@@ -734,7 +735,7 @@ static const struct key_def keys[] = {
 	 "off, or the absolute path of a syslog socket shorter than "
 	 STR(CONFIG_SYSLOG_MAX) " bytes"},
 	{"log", "max_size", &type_size, OFF(log_max_size), 4096, 1ull << 50,
-	 "off, or a size from 4096 to 1P in bytes or with K, M, G, T"},
+	 "off, or a size from 4096 to 1P in bytes or with K, M, G, T, P"},
 	{"log", "keep", &type_u32, OFF(log_keep), 0, 1000,
 	 "a whole number from 0 to 1000"},
 	CONFIG_CATEGORIES(CAT_KEY)
@@ -1324,10 +1325,27 @@ int config_load(struct config *c, config_getenv_fn getenv_fn,
 		config_report_fn report, void *ctx)
 {
 	const char *path = getenv_fn ? getenv_fn("SOCKMETER_CONFIG") : NULL;
+	char trimmed[CONFIG_PATH_MAX];
 	int problems = 0;
 	int ret;
 
 	config_defaults(c);
+	/* Blanks around the path are not its own, as around any value; an
+	 * all-blank one is unset (before, "   " was looked for as a file). */
+	if (path) {
+		size_t len;
+
+		while (*path == ' ' || *path == '\t')
+			path++;
+		len = strlen(path);
+		while (len && (path[len - 1] == ' ' || path[len - 1] == '\t'))
+			len--;
+		if (len < sizeof(trimmed)) {
+			memcpy(trimmed, path, len);
+			trimmed[len] = '\0';
+			path = trimmed;
+		}
+	}
 	if (path && *path) {
 		ret = config_load_file(c, path, report, ctx);
 		problems += ret < 0 ? 1 : ret;
@@ -1335,12 +1353,18 @@ int config_load(struct config *c, config_getenv_fn getenv_fn,
 	return problems + config_apply_env(c, getenv_fn, report, ctx);
 }
 
+#define COMM_LEN 15 /* TASK_COMM_LEN less its NUL */
+
 bool config_skips_program(const struct config *c, const char *name)
 {
 	int i;
 
 	for (i = 0; name && i < c->nskip; i++)
-		if (strcmp(c->skip[i], name) == 0)
+		if (strcmp(c->skip[i], name) == 0 ||
+		    /* the name as ps and /proc/PID/comm show it: its first
+		     * 15 bytes */
+		    (strlen(c->skip[i]) == COMM_LEN && strlen(name) > COMM_LEN &&
+		     strncmp(c->skip[i], name, COMM_LEN) == 0))
 			return true;
 	return false;
 }

@@ -243,7 +243,8 @@ START_TEST(test_log_rotation_sizes_take_units_and_off)
 		uint64_t want;
 	} good[] = {{"4096", 4096},       {"100M", 100ull << 20},
 		    {"4k", 4096},         {"2G", 2ull << 30},
-		    {"1T", 1ull << 40},   {"off", 0},
+		    {"1T", 1ull << 40},   {"1P", 1ull << 50},
+		    {"1024T", 1ull << 50}, {"off", 0},
 		    {"OFF", 0},           {"0", 0}};
 	char ini[96];
 	size_t i;
@@ -390,6 +391,13 @@ START_TEST(test_skip_list_matches_exact_names)
 	ck_assert(!config_skips_program(&cfg, "b"));
 	ck_assert(!config_skips_program(&cfg, "bbb"));
 	ck_assert(!config_skips_program(&cfg, NULL));
+	/* The 15 bytes ps and /proc/PID/comm show of a longer name. */
+	ck_assert_int_eq(load("[sockmeter]\nskip = averyveryverylo\n"), 0);
+	ck_assert(config_skips_program(&cfg, "averyveryverylongname-curl"));
+	ck_assert(config_skips_program(&cfg, "averyveryverylo"));
+	ck_assert(!config_skips_program(&cfg, "averyveryverylx-curl"));
+	ck_assert_int_eq(load("[sockmeter]\nskip = averyveryverylon\n"), 0);
+	ck_assert(!config_skips_program(&cfg, "averyveryverylongname-curl"));
 	ck_assert_int_eq(load("[sockmeter]\nskip =\n"), 0);
 	ck_assert_int_eq(cfg.nskip, 0);
 	ck_assert(!config_skips_program(&cfg, "a"));
@@ -1117,6 +1125,27 @@ START_TEST(test_config_load_reads_file_then_environment)
 }
 END_TEST
 
+/* Blanks around SOCKMETER_CONFIG are not the path's; all blank is unset
+ * (before: "   " was looked for as a file, a message and the defaults). */
+START_TEST(test_config_load_trims_the_config_path)
+{
+	static const char ini[] = "[log]\ntop = 5\n";
+	const char *path = temp_file(ini, sizeof ini - 1);
+	char padded[600];
+	const char *env[] = {"SOCKMETER_CONFIG", padded, NULL};
+
+	fake_env = env;
+	snprintf(padded, sizeof padded, " \t%s  ", path);
+	ck_assert_int_eq(config_load(&cfg, fake_getenv, collect, &msgs), 0);
+	ck_assert_uint_eq(cfg.top, 5);
+	snprintf(padded, sizeof padded, "   ");
+	ck_assert_int_eq(config_load(&cfg, fake_getenv, collect, &msgs), 0);
+	ck_assert_int_eq(msgs.n, 0);
+	expect_unchanged();
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_config_load_counts_an_unreadable_file_once)
 {
 	static const char *const env[] = {"SOCKMETER_CONFIG", "/nonexistent",
@@ -1199,6 +1228,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_crlf_endings_and_byte_order_mark_are_accepted);
 	tcase_add_test(tc, test_indented_line_is_not_a_continuation);
 	tcase_add_test(tc, test_skip_list_matches_exact_names);
+	tcase_add_test(tc, test_config_load_trims_the_config_path);
 	tcase_add_test(tc, test_duplicated_key_last_one_wins);
 	suite_add_tcase(s, tc);
 
