@@ -9,10 +9,22 @@
  * environment (SOCKMETER_CONFIG's [state] dir, SOCKMETER_STATE).  Run by
  * `sockmeter recover`.  Exit status: 0, 1 when DIR cannot be read, 2 for
  * a usage error.
+ *
+ *   sockmeter-recover --log-path NAME PID
+ *
+ * For the launcher: the log path the library would use for program NAME
+ * as pid PID with the same environment, read by the library's own config
+ * code (the launcher's guess from the ini file differed: a ';' in a path,
+ * a commented section header, format = prometheus, a blank or refused
+ * SOCKMETER_LOG), with %t as '*'; "stderr"; or nothing and status 3 when
+ * the program is not metered (enabled = false, SOCKMETER=off, skip).
  */
 #include "../config/config.h"
 #include "../core/recover.h"
+#include "../core/sink.h"
 #include "../core/state.h"
+
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +49,53 @@ static void quiet(void *ctx, const char *msg)
 		fprintf(stderr, "%s\n", msg);
 }
 
+static void silent(void *ctx, const char *msg)
+{
+	(void)ctx, (void)msg; /* the program says them */
+}
+
+static int log_path(const char *name, const char *pid)
+{
+	struct config cfg;
+	char tmpl[CONFIG_PATH_MAX], out[CONFIG_PATH_MAX + 64], *q;
+	const char *t, *base = strrchr(name, '/');
+	size_t n = 0;
+
+	base = base ? base + 1 : name;
+	config_load(&cfg, env, silent, NULL);
+	if (!cfg.enabled || config_skips_program(&cfg, base))
+		return 3;
+	t = cfg.log_path;
+	if (cfg.format == FORMAT_PROMETHEUS &&
+	    strcmp(t, CONFIG_DEFAULT_LOG) == 0)
+		t = CONFIG_DEFAULT_PROM;
+	if (strcmp(t, "stderr") == 0) {
+		printf("stderr\n");
+		return 0;
+	}
+	/* %t (the start time, unknown here) as \001, then '*'. */
+	for (; *t && n + 2 < sizeof(tmpl); t++) {
+		if (t[0] == '%' && t[1] == 't') {
+			tmpl[n++] = '\001';
+			t++;
+		} else if (t[0] == '%' && t[1]) {
+			tmpl[n++] = *t++;
+			tmpl[n++] = *t;
+		} else {
+			tmpl[n++] = *t;
+		}
+	}
+	tmpl[n] = '\0';
+	if (sink_expand(tmpl, atol(pid), base, 0, (unsigned)geteuid(), out,
+			sizeof(out)) != 0)
+		return 1;
+	for (q = out; *q; q++)
+		if (*q == '\001')
+			*q = '*';
+	printf("%s\n", out);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct recover_opts o = {.stderr_here = true,
@@ -48,6 +107,8 @@ int main(int argc, char **argv)
 	const char *arg = NULL;
 	int i;
 
+	if (argc == 4 && strcmp(argv[1], "--log-path") == 0)
+		return log_path(argv[2], argv[3]);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-q") == 0) {
 			o.report = quiet;

@@ -62,6 +62,27 @@ for s in "" -s; do
 	expect_eq "launcher $s: the bad setting said" "$(grep -c 'SOCKMETER_INTERVAL' "$T/own.err")" 1
 done
 
+# The log it names is the library's, read by the library's own config
+# code: a ';' in the path, a comment after a section header, format =
+# prometheus in the ini (before, the launcher's own reading of the ini
+# named /x/a, the default path, a .log); a program left alone is said to
+# be unmetered, not given a log.
+mkdir "$T/semi"
+printf '[log] ; the log\npath = %s/semi/a;b.%%p.log\nformat = json\n' "$T" >"$T/semi.ini"
+"$launcher" -s -c "$T/semi.ini" -- curl -s -o /dev/null "$url/f.bin" 2>"$T/semi.err" ||
+	fail "curl -c semi failed: $(cat "$T/semi.err")"
+named=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/semi.err")
+case $named in "$T"/semi/a\;b.*.log) ;; *) fail "';' in the path: named '$named': $(cat "$T/semi.err")" ;; esac
+[ -f "$named" ] || fail "';' in the path: $named does not exist"
+grep -q '"type":"exit"' "$T/semi.err" || fail "-s did not show the log: $(cat "$T/semi.err")"
+printf '[log]\nformat = prometheus\n' >"$T/prom.ini"
+"$launcher" -c "$T/prom.ini" -- true 2>"$T/prom.err"
+grep -q "^sockmeter: log of pid [0-9]*: /tmp/sockmeter-$(id -u)/true\.[0-9]*\.prom$" "$T/prom.err" ||
+	fail "format = prometheus: $(cat "$T/prom.err")"
+SOCKMETER=off "$launcher" -- true 2>"$T/off.err" || fail "SOCKMETER=off: true failed"
+grep -q "^sockmeter: pid [0-9]* is not metered" "$T/off.err" && ! grep -q "log of pid" "$T/off.err" ||
+	fail "SOCKMETER=off: $(cat "$T/off.err")"
+
 # A bad option: status 2, the program never runs.
 "$launcher" -x -- touch "$T/ran" 2>/dev/null
 expect_eq "status of a bad option" "$?" 2
