@@ -677,11 +677,11 @@ static void beyond_say(void)
 	    __atomic_exchange_n(&tk.beyond_said, 1, __ATOMIC_RELAXED))
 		return;
 	snprintf(msg, sizeof(msg),
-		 "sockmeter: %s: fd %d is beyond the %u fds metered: its "
+		 "sockmeter: %s: fd %d is beyond the %u fd%s metered: its "
 		 "traffic, and that of every fd from %u up, is not counted "
 		 "(raise [track] max_fds, or SOCKMETER_MAX_FDS)",
 		 sm_meter.prog, fd, (unsigned)sm_meter.tab.cap,
-		 (unsigned)sm_meter.tab.cap);
+		 sm_meter.tab.cap == 1 ? "" : "s", (unsigned)sm_meter.tab.cap);
 	sm_warn(msg);
 }
 

@@ -7,7 +7,7 @@ SOCKMETER_LOG=$T/text.log sm "$PROGS/pairxfer" 10000 >/dev/null || fail "pairxfe
 "$TOPCMD" --once "$T/text.log" >"$T/out" 2>"$T/err"
 st=$?
 [ "$st" = 2 ] || fail "text log: exit status $st, expected 2"
-grep -q "^sockmeter top: $T/text.log is a text-format log (format = text), which is not machine-readable here; sockmeter top needs JSON: run the program with sockmeter -f json" "$T/err" ||
+grep -q "^sockmeter top: $T/text.log is a text-format log (format = text), which sockmeter top does not read; it needs JSON: run the program with sockmeter -f json" "$T/err" ||
 	fail "message: $(cat "$T/err")"
 SOCKMETER_FORMAT=text bg_start sleep 20
 "$TOPCMD" --once "$BG_PID" >"$T/out" 2>"$T/err"
