@@ -460,6 +460,19 @@ static uint64_t last_seen(const struct meter *m, uint64_t ns)
 	return ns;
 }
 
+/* Rename from to its first len bytes + UNWRITTEN, never over a file that
+ * is there: a state file parked for a recover run by hand (the automatic
+ * scans pass over such names; a hand-run one puts them back first). */
+static void park_for_hand(const char *from, size_t len)
+{
+	char to[CONFIG_PATH_MAX + 300];
+
+	if (snprintf(to, sizeof(to), "%.*s%s", (int)len, from, UNWRITTEN) <
+	    (int)sizeof(to))
+		syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+			RENAME_NOREPLACE);
+}
+
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
  * had none to write (it never tracked an fd), NOT_HERE when its log was a
  * stderr and this recovery has none to print it on (an automatic one: the
@@ -1024,10 +1037,14 @@ static void recover_one(const char *dir, const char *name,
 			return;
 		}
 		/* Logged to a stderr: a recover with one of its own prints
-		 * it (write_records); an automatic scan has none. */
+		 * it (write_records); an automatic scan has none, and parks
+		 * it where the automatic scans pass over it (left in place,
+		 * such files filled the scan's quota of files and hid the
+		 * ones it could recover). */
 		if (!o->stderr_here &&
 		    strncmp(img.hdr.log_path, "stderr",
 			    sizeof(img.hdr.log_path)) == 0) {
+			park_for_hand(path, strlen(path));
 			st->skipped++;
 			return;
 		}
@@ -1066,12 +1083,10 @@ static void recover_one(const char *dir, const char *name,
 	    (owner && recovered_before(&img, fallback))) {
 		st->removed++;
 	} else if ((r = write_records(&img, fallback, o)) == NOT_HERE) {
-		/* Given back, for sockmeter recover, which prints it on its
-		 * own stderr (before, an automatic scan removed it with
-		 * nothing written: the numbers were gone). */
-		if (snprintf(orig, sizeof(orig), "%.*s",
-			     (int)(strstr(claim, CLAIM) - claim), claim) > 0)
-			syscall(SYS_renameat, AT_FDCWD, claim, AT_FDCWD, orig);
+		/* Parked for sockmeter recover, which prints it on its own
+		 * stderr (before, an automatic scan removed it with nothing
+		 * written: the numbers were gone). */
+		park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim));
 		st->skipped++;
 		munmap(img.p, img.size);
 		return;
