@@ -886,18 +886,26 @@ static void ensure_ticker(void)
 	char *stack;
 
 	release_held();
-	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE) ||
-	    !__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE))
 		return;
-	if (threadless) {
-		/* As a ticker that could not start, without the warning. */
-		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
+	/* Signals blocked before the ticker is marked started: a handler
+	 * that ended the process on this thread between the two would ask
+	 * (sm_final_record) a ticker this thread was never to make. */
+	sigfillset(&all);
+	raw_sigmask(SIG_SETMASK, &all, &old);
+	if (!__atomic_compare_exchange_n(&tk.started, &expect, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		raw_sigmask(SIG_SETMASK, &old, NULL);
 		errno = saved;
 		return;
 	}
-	sigfillset(&all);
-	raw_sigmask(SIG_SETMASK, &all, &old);
+	if (threadless) {
+		/* As a ticker that could not start, without the warning. */
+		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
+		raw_sigmask(SIG_SETMASK, &old, NULL);
+		errno = saved;
+		return;
+	}
 	stack = ticker_stack();
 	if (stack && start_ticker(stack) != 0) {
 		/* Refused (a host whose static TLS does not fit in it): once
@@ -1965,17 +1973,44 @@ static bool stderr_stuck(void)
 }
 
 /* Ask the ticker for the final record and wait for it, 2 s at most (then
- * the state file keeps the numbers).  Raw system calls only. */
-static void ask_ticker(bool exec)
+ * the state file keeps the numbers).  False when the ticker was starting
+ * and its start failed meanwhile: nobody took the request, which is taken
+ * back (the caller makes the record itself).  Raw system calls only. */
+static bool ask_ticker(bool exec)
 {
 	uint32_t done = __atomic_load_n(&final_done, __ATOMIC_ACQUIRE);
-	struct timespec until;
+	struct timespec until, slice;
+	int i;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += 2;
 	__atomic_store_n(&tk.final_req, exec ? 2 : 1, __ATOMIC_RELEASE);
 	wake_ticker();
-	wait_change(&final_done, done, &until);
+	/* In slices of 20 ms while the ticker is not alive yet (the 2 s in
+	 * all, the slices included). */
+	for (i = 0; i < 100 && !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE);
+	     i++) {
+		if (__atomic_load_n(&tk.start_failed, __ATOMIC_ACQUIRE)) {
+			uint32_t req = exec ? 2 : 1;
+
+			if (__atomic_compare_exchange_n(&tk.final_req, &req, 0,
+							false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return false;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &slice);
+		slice.tv_nsec += 20000000;
+		if (slice.tv_nsec >= 1000000000) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000;
+		}
+		if (wait_change(&final_done, done, &slice))
+			return true;
+	}
+	if (i < 100)
+		wait_change(&final_done, done, &until);
+	return true;
 }
 
 void sm_exec_failed(void)
@@ -2054,10 +2089,8 @@ void sm_final_record(bool exec)
 	 * first instructions not run: the sandboxed child that exits at once
 	 * lost its records to recovery one run in three under load) serves
 	 * the request as its first tick. */
-	if (ticker_running()) {
-		ask_ticker(exec);
+	if (ticker_running() && ask_ticker(exec))
 		goto out;
-	}
 	/* No ticker ran: little to write, made here.  Not on a sandboxed
 	 * thread (quiet.h): the state file keeps the numbers, and recovery
 	 * writes them as this exit's. */
