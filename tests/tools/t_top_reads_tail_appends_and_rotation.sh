@@ -6,7 +6,8 @@
 # start, each record once and in order; rotated three times between two
 # refreshes, from LOG.3, LOG.2, LOG.1 and the new file (before: LOG.1
 # only); the file followed removed past keep: the rest read, the loss
-# counted to be said; connections closed longer than
+# counted to be said; the log removed and made anew: nothing old read
+# again; connections closed longer than
 # --linger ago leave its memory.  And --once on a directory of 300 logs
 # shows every process.
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +20,7 @@ spec = importlib.util.spec_from_loader("smtop", loader)
 top = importlib.util.module_from_spec(spec)
 loader.exec_module(top)
 lines = open(os.environ["LOG"]).read().splitlines(True)
-assert len(lines) >= 8, len(lines)
+assert len(lines) >= 9, len(lines)
 path = os.path.join(os.environ["D"], "f.log")
 got = []
 sink = lambda r, p: got.append(r["ts"])
@@ -95,6 +96,14 @@ rotate(1)
 open(path, "w").write(lines[7])
 fol.poll(sink)
 assert got == ts[6:8], (got, ts[6:8])
+assert fol.lost == 1, fol.lost
+# 3d. the log removed and made anew, not rotated (LOG.1 is older than the
+# last read): nothing old is read again, nothing said lost.
+got.clear()
+open(path + ".new", "w").write(lines[8])
+os.rename(path + ".new", path)      # (a new inode: made before the old went)
+fol.poll(sink)
+assert got == [ts[8]], (got, ts[8])
 assert fol.lost == 1, fol.lost
 # 4. closed connections older than --linger are forgotten
 t = top.Top(top.Sources([path], 60), 0.5)
