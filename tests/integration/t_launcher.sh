@@ -83,6 +83,17 @@ SOCKMETER=off "$launcher" -- true 2>"$T/off.err" || fail "SOCKMETER=off: true fa
 grep -q "^sockmeter: pid [0-9]* is not metered" "$T/off.err" && ! grep -q "log of pid" "$T/off.err" ||
 	fail "SOCKMETER=off: $(cat "$T/off.err")"
 
+# A script is known by its interpreter's name, as the library knows it
+# (#! through env): the launcher names that log (before: myscript.PID.log).
+printf '#!/usr/bin/env %s\nimport socket\na, b = socket.socketpair()\na.send(b"hello")\nb.recv(5)\n' \
+	"$(basename "$PY")" >"$T/myscript"
+chmod +x "$T/myscript"
+PATH=$(dirname "$PY"):$PATH "$launcher" -f json -o "$T/%n.%p.log" -- "$T/myscript" 2>"$T/script.err" ||
+	fail "a script under the launcher: $(cat "$T/script.err")"
+named=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/script.err")
+[ -f "$named" ] || fail "a script: the log named, '$named', does not exist: $(ls "$T")"
+expect_eq "a script: bytes_out in the log named" "$(q "$named" "tot('bytes_out')")" 5
+
 # A bad option: status 2, the program never runs.
 "$launcher" -x -- touch "$T/ran" 2>/dev/null
 expect_eq "status of a bad option" "$?" 2
