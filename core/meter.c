@@ -709,6 +709,14 @@ static void confirm_unseen(struct meter *m, struct summary *r,
 	st->unseen = same ? now : 0;
 }
 
+/* As at close (meter_closed): a socket shared with another fd or a child
+ * is not this fd's to compare with the kernel's counts. */
+static bool shared_socket(const struct meter *m, const struct fd_snapshot *s)
+{
+	return s->shared ||
+	       s->opened_ns <= __atomic_load_n(m->forked_at, __ATOMIC_RELAXED);
+}
+
 /*
  * A final record (exit, exec) takes one reading, as a close record does:
  * there is no later record for a second one to wait for, and a call still
@@ -752,9 +760,7 @@ static void unlisted_in_flight(struct meter *m, struct summary *r, uint32_t n)
 			    m->top.v[i].s.gen == f.s.gen)
 				break;
 		if (i < n || !enrich_read_live(&m->tab, &f) ||
-		    !f.have_unseen || f.s.shared ||
-		    f.s.opened_ns <=
-			    __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
+		    !f.have_unseen || shared_socket(m, &f.s))
 			continue;
 		take_unseen(m, r, &f);
 	}
@@ -768,11 +774,7 @@ static void enrich_listed(struct meter *m, struct summary *r,
 {
 	if (ask_kernel(m) && enrich_read_live(&m->tab, f) &&
 	    r->have_unseen && f->have_unseen) {
-		/* As at close (meter_closed): a socket shared with another
-		 * fd or a child is not this fd's to compare. */
-		if (f->s.shared ||
-		    f->s.opened_ns <=
-			    __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
+		if (shared_socket(m, &f->s))
 			f->have_unseen = false;
 		else if (final)
 			take_unseen(m, r, f);
