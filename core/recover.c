@@ -460,17 +460,17 @@ static uint64_t last_seen(const struct meter *m, uint64_t ns)
 	return ns;
 }
 
-/* Rename from to its first len bytes + UNWRITTEN, never over a file that
- * is there: a state file parked for a recover run by hand (the automatic
+/* Rename from to its first len bytes + UNWRITTEN (the name in to), never
+ * over a file that is there; true when done: a state file parked for a
+ * recover run by hand (the automatic
  * scans pass over such names; a hand-run one puts them back first). */
-static void park_for_hand(const char *from, size_t len)
+static bool park_for_hand(const char *from, size_t len, char *to, size_t cap)
 {
-	char to[CONFIG_PATH_MAX + 300];
+	int n = snprintf(to, cap, "%.*s%s", (int)len, from, UNWRITTEN);
 
-	if (snprintf(to, sizeof(to), "%.*s%s", (int)len, from, UNWRITTEN) <
-	    (int)sizeof(to))
-		syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
-			RENAME_NOREPLACE);
+	return n > 0 && (size_t)n < cap &&
+	       syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+		       RENAME_NOREPLACE) == 0;
 }
 
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
@@ -1044,7 +1044,7 @@ static void recover_one(const char *dir, const char *name,
 		if (!o->stderr_here &&
 		    strncmp(img.hdr.log_path, "stderr",
 			    sizeof(img.hdr.log_path)) == 0) {
-			park_for_hand(path, strlen(path));
+			park_for_hand(path, strlen(path), orig, sizeof(orig));
 			st->skipped++;
 			return;
 		}
@@ -1086,7 +1086,8 @@ static void recover_one(const char *dir, const char *name,
 		/* Parked for sockmeter recover, which prints it on its own
 		 * stderr (before, an automatic scan removed it with nothing
 		 * written: the numbers were gone). */
-		park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim));
+		park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim),
+			      orig, sizeof(orig));
 		st->skipped++;
 		munmap(img.p, img.size);
 		return;
@@ -1102,11 +1103,8 @@ static void recover_one(const char *dir, const char *name,
 			    "sockmeter recover: %s[%" PRId64 "]: it had no "
 			    "connection: no record to write",
 			    img.hdr.prog, img.hdr.pid);
-	} else if (snprintf(orig, sizeof(orig), "%.*s%s",
-			    (int)(strstr(claim, CLAIM) - claim), claim,
-			    UNWRITTEN) > 0 &&
-		   syscall(SYS_renameat, AT_FDCWD, claim, AT_FDCWD, orig) ==
-			   0) {
+	} else if (park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim),
+				 orig, sizeof(orig))) {
 		/* Its numbers exist nowhere else: the file stays, parked
 		 * under a name the automatic scans pass over (every metered
 		 * process retrying a log gone for good stalled its ticker
