@@ -564,6 +564,39 @@ static int parse_syslog(struct load *ld, const struct key_def *k,
 	return 0;
 }
 
+/*
+ * A list of spans with an empty item: two commas with only blanks between
+ * them, or a comma at either end ("1,,10", "1, 10,").  Blanks alone
+ * separate too, so "1,,10" would otherwise be read as "1 10" without a
+ * word, where a span was most likely left out (skip's names are looser:
+ * "a,,b" there names a and b, and a name left out meters a program).
+ * True, with why said; a list of no item at all (",") is the caller's.
+ */
+static bool spans_have_empty_item(const char *v, char *why, size_t n)
+{
+	bool any = false, blank_field = false, field_has = false;
+
+	/* The fields between commas: one blank field among items is one. */
+	for (;; v++) {
+		if (*v == ',' || !*v) {
+			any |= field_has;
+			blank_field |= !field_has;
+			field_has = false;
+			if (!*v)
+				break;
+		} else if (*v != ' ' && *v != '\t') {
+			field_has = true;
+		}
+	}
+	if (any && blank_field) {
+		snprintf(why, n,
+			 "an empty item in the list (two commas, or a comma "
+			 "at an end)");
+		return true;
+	}
+	return false;
+}
+
 /* Program names separated by commas or blanks; empty clears the list. */
 static int parse_skip(struct load *ld, const struct key_def *k, const char *v,
 		      char *why, size_t n)
@@ -623,6 +656,8 @@ static int parse_spans(struct load *ld, const struct key_def *k, const char *v,
 	char tok[1024];
 	size_t len;
 
+	if (spans_have_empty_item(v, why, n))
+		return -1;
 	for (v += strspn(v, SEP); *v; v += len, v += strspn(v, SEP)) {
 		len = strcspn(v, SEP);
 		if (s.n == CONFIG_MAX_SPANS) {

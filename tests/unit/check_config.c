@@ -465,6 +465,13 @@ START_TEST(test_garbage_is_not_a_number)
 		 "keeping 1"},
 		{"[window]\nspans = 1, ten\n", "t.ini:2: [window] spans:",
 		 "\"ten\" is not a number"},
+		{"[window]\nspans = 1,,10\n", "t.ini:2: [window] spans:",
+		 "an empty item in the list (two commas, or a comma at an "
+		 "end); accepted: 1 to 4"},
+		{"[window]\nspans = 1, 10, \n", "t.ini:2: [window] spans:",
+		 "an empty item in the list"},
+		{"[window]\nspans = ,60\n", "t.ini:2: [window] spans:",
+		 "an empty item in the list"},
 		{"[sockmeter]\nenabled = maybe\n",
 		 "t.ini:2: [sockmeter] enabled:",
 		 "\"maybe\" is not a boolean; accepted: true false yes no on "
