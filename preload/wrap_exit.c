@@ -645,6 +645,47 @@ static void secure_exec_check(const char *what, char *const env[])
 	errno = saved;
 }
 
+/*
+ * An exec that can start nothing: its path names no file.  A PATH search
+ * made with execve, one directory after another (python's os.execvp,
+ * djb's pathexec in tcpserver), fails with ENOENT in every directory but
+ * one; each failure wrote a whole exec record before (about 900 bytes: ten
+ * per tcpserver connection with a 12-directory PATH).  Such an exec
+ * returns at once and the image goes on metering, so it gets no record; an
+ * exec that may start something (the file is there, executable or not)
+ * gets one, as ever.  A file made between this look and the exec is an
+ * exec the library did not see: the state file stays live, and the next
+ * image (or recovery) writes the record (state.md).  Not looked at on a
+ * sandboxed thread (quiet.h), whose filter may not allow the call.
+ */
+static bool exec_finds_nothing(int dirfd, const char *path)
+{
+	long r;
+
+	if (!path || !*path || !sm_meter.tab.cap || sm_quiet())
+		return false;
+	r = raw_syscall6(SYS_faccessat, dirfd, (long)path, F_OK, 0, 0, 0);
+	return r == -ENOENT || r == -ENOTDIR;
+}
+
+/* The exec record of an exec of path (relative to dirfd), unless that
+ * exec can start nothing. */
+static void exec_record(int dirfd, const char *path)
+{
+	if (!exec_finds_nothing(dirfd, path))
+		sm_final_record(true);
+}
+
+/* execvp and the like search PATH themselves (inside libc, unseen) when
+ * file has no slash: one record for the whole search. */
+static void execp_record(const char *file)
+{
+	if (file && strchr(file, '/'))
+		exec_record(AT_FDCWD, file);
+	else
+		sm_final_record(true);
+}
+
 /* The exec returned: it failed, and this image goes on metering. */
 static int exec_failed(int r)
 {
@@ -699,28 +740,28 @@ SM_EXPORT FILE *popen(const char *cmd, const char *mode)
 SM_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	secure_exec_check(path, envp);
-	sm_final_record(true);
+	exec_record(AT_FDCWD, path);
 	return exec_failed(sm_real.execve(path, argv, envp));
 }
 
 SM_EXPORT int execv(const char *path, char *const argv[])
 {
 	secure_exec_check(path, environ);
-	sm_final_record(true);
+	exec_record(AT_FDCWD, path);
 	return exec_failed(sm_real.execv(path, argv));
 }
 
 SM_EXPORT int execvp(const char *file, char *const argv[])
 {
 	secure_exec_check(file, environ);
-	sm_final_record(true);
+	execp_record(file);
 	return exec_failed(sm_real.execvp(file, argv));
 }
 
 SM_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	secure_exec_check(file, envp);
-	sm_final_record(true);
+	execp_record(file);
 	return exec_failed(sm_real.execvpe(file, argv, envp));
 }
 
@@ -735,7 +776,7 @@ SM_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 		       char *const envp[], int flags)
 {
 	secure_exec_check(path, envp);
-	sm_final_record(true);
+	exec_record(dirfd, path); /* "" with AT_EMPTY_PATH: the fd's file */
 	return exec_failed(sm_real.execveat(dirfd, path, argv, envp, flags));
 }
 
@@ -746,11 +787,13 @@ long sm_syscall_exec(long n, long a1, long a2, long a3, long a4, long a5,
 	long r;
 	int saved;
 
-	if (n == SYS_execve)
+	if (n == SYS_execve) {
 		secure_exec_check((const char *)a1, (char *const *)a3);
-	else
+		exec_record(AT_FDCWD, (const char *)a1);
+	} else {
 		secure_exec_check((const char *)a2, (char *const *)a4);
-	sm_final_record(true);
+		exec_record((int)a1, (const char *)a2);
+	}
 	r = sm_real.syscall(n, a1, a2, a3, a4, a5, a6);
 	saved = errno;
 	exec_failed((int)r);
@@ -798,7 +841,7 @@ SM_EXPORT int execl(const char *path, const char *arg0, ...)
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
 	secure_exec_check(path, environ);
-	sm_final_record(true);
+	exec_record(AT_FDCWD, path);
 	return exec_failed(sm_real.execv(path, argv));
 }
 
@@ -813,7 +856,7 @@ SM_EXPORT int execlp(const char *file, const char *arg0, ...)
 	gather_args(argv, n, arg0, &ap);
 	va_end(ap);
 	secure_exec_check(file, environ);
-	sm_final_record(true);
+	execp_record(file);
 	return exec_failed(sm_real.execvp(file, argv));
 }
 
@@ -830,6 +873,6 @@ SM_EXPORT int execle(const char *path, const char *arg0, ...)
 	envp = va_arg(ap, char *const *);
 	va_end(ap);
 	secure_exec_check(path, envp);
-	sm_final_record(true);
+	exec_record(AT_FDCWD, path);
 	return exec_failed(sm_real.execve(path, argv, envp));
 }

@@ -5,8 +5,13 @@
 #  - _Exit after 100,000 bytes through a socketpair;
 #  - execlp("true") after 100,000 bytes: an exec record with the totals
 #    (and no exit record: the new image never had a metered fd);
-#  - an exec that fails: the exec record, then metering goes on, and the
-#    exit record holds both halves; sockmeter-report counts each byte once.
+#  - an exec that fails on a file that is there (EACCES): the exec record,
+#    then metering goes on, and the exit record holds both halves;
+#    sockmeter-report counts each byte once;
+#  - an exec of a path that names no file (ENOENT) starts nothing: no exec
+#    record, and the exit record holds both halves; a PATH search made with
+#    execve (python3's os.execvp) writes one exec record, not one per
+#    directory tried.
 . "$(dirname "$0")/lib.sh"
 
 need_prog lastcall
@@ -62,18 +67,42 @@ expect_eq "exec: one log (true moved nothing)" "$(ls "$T/exec" | wc -l)" 1
 expect_eq "report: state after exec" \
 	"$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["processes"][0]["state"])' "$T/exec.rep")" exec
 
-# exec that fails: metering goes on, nothing counted twice
-run_case execfail 100000
-[ "$(field exec_errno "$T/execfail.out")" = 2 ] || fail "exec did not fail with ENOENT"
-log=$T/execfail/$(field pid "$T/execfail.out").log
-expect_eq "execfail: exec record's bytes_out" "$(q "$log" "X[0]['totals']['bytes_out']")" 100000
-expect_eq "execfail: exit bytes_out" "$(q "$log" "tot('bytes_out')")" 200000
-expect_eq "execfail: exit bytes_in" "$(q "$log" "tot('bytes_in')")" 200000
+# exec that fails on a file that is there: its exec record, then metering
+# goes on, nothing counted twice
+run_case execdenied 100000
+[ "$(field exec_errno "$T/execdenied.out")" = 13 ] || fail "exec did not fail with EACCES"
+log=$T/execdenied/$(field pid "$T/execdenied.out").log
+expect_eq "execdenied: exec records" "$(q "$log" "len(X)")" 1
+expect_eq "execdenied: exec record's bytes_out" "$(q "$log" "X[0]['totals']['bytes_out']")" 100000
+expect_eq "execdenied: exit bytes_out" "$(q "$log" "tot('bytes_out')")" 200000
+expect_eq "execdenied: exit bytes_in" "$(q "$log" "tot('bytes_in')")" 200000
 "$report" -f json "$log" >"$T/fail.rep" 2>&1 || fail "report: $(cat "$T/fail.rep")"
 got=$("$PY" -c 'import json,sys
 p = json.load(open(sys.argv[1]))["processes"]
 print(len(p), p[0]["bytes_out"], p[0]["bytes_in"], p[0]["state"])' "$T/fail.rep")
 expect_eq "report after a failed exec" "$got" "1 200000 200000 exited"
+
+# exec of a path that names no file: it starts nothing, so no exec record
+run_case execfail 100000
+[ "$(field exec_errno "$T/execfail.out")" = 2 ] || fail "exec did not fail with ENOENT"
+log=$T/execfail/$(field pid "$T/execfail.out").log
+expect_eq "execfail: exec records" "$(q "$log" "len(X)")" 0
+expect_eq "execfail: exit bytes_out" "$(q "$log" "tot('bytes_out')")" 200000
+expect_eq "execfail: exit bytes_in" "$(q "$log" "tot('bytes_in')")" 200000
+
+# A PATH search made with execve, directory after directory (python3's
+# os.execvp; djb's pathexec does the same): 5 directories without the
+# program, then the one with it.  One exec record, with the totals.
+cat >"$T/execvp.py" <<'PYEOF'
+import os, socket
+a, b = socket.socketpair(); a.sendall(b"y" * 4321); b.recv(8192)
+os.execvp("true", ["true"])
+PYEOF
+SOCKMETER_LOG=$T/execvp.log SOCKMETER_FORMAT=json \
+	PATH="$T/no1:$T/no2:/nonexistent:$T/no3:$T/no4:/usr/bin:/bin" \
+	sm "$PY" "$T/execvp.py" || fail "execvp.py failed"
+expect_eq "execvp through PATH: exec records [bytes_in, bytes_out]" \
+	"$(q "$T/execvp.log" "[[x['totals']['bytes_in'], x['totals']['bytes_out']] for x in X]")" "[[4321, 4321]]"
 # A direct execve() (Python's os.execve), and fexecve (os.execve on an fd):
 # each writes the exec record before the image goes.
 cat >"$T/execve.py" <<'PYEOF'

@@ -8,7 +8,10 @@
  *   lastcall exec BYTES       BYTES through a socketpair, then
  *                             execlp("true", ...)
  *   lastcall execfail BYTES   BYTES, an execlp of a missing program (it
- *                             fails), BYTES again, then exit(0)
+ *                             fails: ENOENT), BYTES again, then exit(0)
+ *   lastcall execdenied BYTES BYTES, an execl of a file that is there but
+ *                             not executable (it fails: EACCES), BYTES
+ *                             again, then exit(0)
  *   lastcall sigexit BYTES    BYTES, then malloc/free in a loop until a
  *                             SIGALRM handler (10 ms later) calls _exit(0):
  *                             most likely inside malloc
@@ -157,8 +160,23 @@ int main(int argc, char **argv)
 		perror("execlp");
 		return 1;
 	}
-	if (strcmp(argv[1], "execfail") == 0) {
-		execlp("/nonexistent/lastcall", "x", (char *)NULL);
+	if (strcmp(argv[1], "execfail") == 0 ||
+	    strcmp(argv[1], "execdenied") == 0) {
+		char path[] = "/tmp/lastcall-noexec.XXXXXX";
+		int fd;
+
+		if (strcmp(argv[1], "execfail") == 0) {
+			execlp("/nonexistent/lastcall", "x", (char *)NULL);
+		} else {
+			/* 0600: no execute bit, even for root. */
+			if ((fd = mkstemp(path)) < 0)
+				return 1;
+			close(fd);
+			execl(path, "x", (char *)NULL);
+			fd = errno;
+			unlink(path);
+			errno = fd;
+		}
 		printf("exec_errno=%d\n", errno);
 		got = xfer(sp[0], sp[1], want);
 		printf("out2=%lld\nin2=%lld\n", want, got);
