@@ -274,13 +274,19 @@ void prom_tcp_add(struct prom_tcp *t, const struct fd_snapshot *s,
 	t->busy_us += ti->busy_us;
 	t->rwnd_limited_us += ti->rwnd_limited_us;
 	t->sndbuf_limited_us += ti->sndbuf_limited_us;
+	/* Unseen bytes of closed connections only.  An open one's difference
+	 * between the kernel's count and ours also holds what a call under
+	 * way has moved and not returned yet (a long send, a recv about to
+	 * return): it comes and goes, and a counter that showed it would go
+	 * down when the call returns (4,781 to 0 in a busy run).  At the
+	 * close every call has returned: what is left was unseen. */
+	if (!closed)
+		return;
 	if (tcpinfo_unseen(ti, s->c.bytes[DIR_IN], s->c.bytes[DIR_OUT],
 			   unseen)) {
 		t->unseen[DIR_IN] += unseen[DIR_IN];
 		t->unseen[DIR_OUT] += unseen[DIR_OUT];
 	}
-	if (!closed)
-		return;
 	for (i = 0; i < PROM_RTT_BUCKETS; i++)
 		if ((double)ti->rtt_us / 1e6 <= rtt_le[i])
 			t->rtt_le[i]++;
@@ -529,6 +535,34 @@ static void settle_names(struct prom_agg *a, uint32_t limit)
 /* No peer series shows less than it did: a live connection's label can
  * change (its name resolved meanwhile), which would move its bytes from
  * one named series to another.  Named peers keep their index for good. */
+/* Keep *v at least *shown, and remember it. */
+static void floor_u64(uint64_t *v, uint64_t *shown)
+{
+	if (*v < *shown)
+		*v = *shown;
+	*shown = *v;
+}
+
+/* No TCP counter shows less than it did: an open connection's kernel
+ * figures are in them until its close, and a close whose TCP_INFO could
+ * not be read (a sandboxed thread, a socket closed by another process
+ * first) adds none, which took its figures back out. */
+static void floor_tcp(struct prom_agg *a)
+{
+	struct prom_tcp *t = &a->data.tcp, *was = &a->tcp_shown;
+	unsigned d;
+
+	/* Once shown, the TCP series stay, even with no sample left. */
+	floor_u64(&t->connections, &was->connections);
+	floor_u64(&t->retrans_bytes, &was->retrans_bytes);
+	floor_u64(&t->retrans_segments, &was->retrans_segments);
+	floor_u64(&t->busy_us, &was->busy_us);
+	floor_u64(&t->rwnd_limited_us, &was->rwnd_limited_us);
+	floor_u64(&t->sndbuf_limited_us, &was->sndbuf_limited_us);
+	for (d = 0; d < DIR_COUNT; d++)
+		floor_u64(&t->unseen[d], &was->unseen[d]);
+}
+
 static void floor_peers(struct prom_agg *a)
 {
 	struct prom_peers *t = &a->data.peers;
@@ -556,6 +590,7 @@ void prom_agg_format(struct prom_agg *a, const struct config *c,
 
 	settle_names(a, limit);
 	floor_peers(a);
+	floor_tcp(a);
 	for (k = 0; k < KIND_COUNT; k++)
 		for (d = 0; d < DIR_COUNT; d++) {
 			uint64_t *v = &a->data.kind[k].latency_ns[d];

@@ -38,7 +38,8 @@ struct prom_tcp {
 /*
  * prom_tcp_add - add connection s's kernel figures (s->ti, when read) to
  * t; closed: its rtt goes into the histogram too (an open one's would be
- * counted again at every write).
+ * counted again at every write), and its unseen bytes (an open one's may
+ * be a call's still under way).
  * Context: ticker only.
  */
 void prom_tcp_add(struct prom_tcp *t, const struct fd_snapshot *s,
@@ -115,6 +116,9 @@ struct prom_agg {
 	/* The same for each named peer (by index) and for other. */
 	uint64_t peer_shown[PROM_MAX_PEERS][DIR_COUNT];
 	uint64_t other_shown[DIR_COUNT];
+	/* The TCP counters last shown (prom_tcp's counters; its histogram is
+	 * of closed connections only, and never goes down). */
+	struct prom_tcp tcp_shown;
 	struct prom_data data;   /* the one being made */
 };
 

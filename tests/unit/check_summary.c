@@ -3,7 +3,9 @@
  * numbers, fields removed with their category, string escaping, the text
  * format, span labels and the output buffer.
  */
+#include "../../core/prom.h"
 #include "../../core/summary.h"
+#include "../../core/tcpinfo.h"
 #include "unit_util.h"
 
 #include <arpa/inet.h>
@@ -1056,6 +1058,117 @@ START_TEST(test_sbuf_addf_grows_past_first_allocation_and_keeps_everything)
 }
 END_TEST
 
+/* --- Prometheus: the kernel's TCP figures as counters ------------------- */
+
+/* A TCP connection's snapshot: counted_in and counted_out counted, and
+ * (when sent is not 0) a TCP_INFO reading in ESTABLISHED whose data sent
+ * once is sent - retrans, every byte received read. */
+static struct fd_snapshot prom_tcp_snap(int fd, uint64_t counted_in,
+					uint64_t counted_out,
+					uint64_t sent, uint64_t retrans)
+{
+	struct fd_snapshot s;
+
+	memset(&s, 0, sizeof(s));
+	s.fd = fd;
+	s.kind = KIND_TCP;
+	s.c.bytes[DIR_IN] = counted_in;
+	s.c.bytes[DIR_OUT] = counted_out;
+	if (!sent)
+		return s;
+	s.ti.have = TI_BASE | TI_BYTES | TI_LIMITS | TI_BYTES_RETRANS |
+		    TI_INQ | TI_OUTQ;
+	s.ti.state = 1; /* TCP_ESTABLISHED */
+	s.ti.bytes_sent = sent;
+	s.ti.bytes_retrans = retrans;
+	s.ti.total_retrans = retrans ? 1 : 0;
+	s.ti.bytes_received = counted_in;
+	s.ti.busy_us = 1000;
+	return s;
+}
+
+/* The value of the series of name whose labels contain label. */
+static double prom_value(const char *text, const char *name,
+			 const char *label)
+{
+	const char *p = text;
+	size_t n = strlen(name);
+
+	while ((p = strstr(p, name))) {
+		const char *eol = strchr(p, '\n');
+		const char *sp;
+
+		if (p[n] == '{' && (!eol || strstr(p, label) < eol) &&
+		    strstr(p, label) && (sp = strchr(p, '}')) &&
+		    (!eol || sp < eol))
+			return strtod(sp + 1, NULL);
+		p += n;
+	}
+	ck_abort_msg("no %s{...%s...} in:\n%s", name, label, text);
+	return -1;
+}
+
+/* One exposition: the closed connections given to agg already, plus live
+ * (NULL: none) open. */
+static void prom_expose(struct prom_agg *agg, const struct fd_snapshot *live,
+			struct sbuf *b)
+{
+	static const struct fd_counters dropped[KIND_COUNT];
+	static const uint64_t dropped_n[KIND_COUNT];
+	struct summary_fd f;
+
+	sbuf_clear(b, 1 << 20);
+	prom_agg_begin(agg, dropped, dropped_n, "t", 1, 0, 1000000000ull);
+	if (live) {
+		memset(&f, 0, sizeof(f));
+		f.s = *live;
+		prom_agg_live(agg, &f, 0);
+	}
+	prom_agg_format(agg, &cfg, b);
+}
+
+/*
+ * The unseen bytes of an open connection can be a call's still under way
+ * (the kernel moved them, the call has not returned to be counted): a
+ * counter that showed them went down once the call returned (4,781 to 0,
+ * seen in a busy run).  And a connection whose close could not read
+ * TCP_INFO took its retransmits back out of the counters.  Every TCP
+ * counter only grows; unseen bytes count once their connection closed.
+ */
+START_TEST(test_prom_tcp_counters_never_go_down)
+{
+	static struct prom_agg agg;
+	struct fd_snapshot s;
+	struct sbuf b = { 0 };
+	const char *unseen = "sockmeter_bytes_unseen_total";
+	const char *retr = "sockmeter_tcp_retransmitted_bytes_total";
+
+	memset(&agg, 0, sizeof(agg));
+	cfg.format = FORMAT_PROMETHEUS;
+	/* Open, a 1,500-byte send under way with 1,000 counted so far; 300
+	 * bytes retransmitted. */
+	s = prom_tcp_snap(5, 0, 1000, 1800, 300);
+	prom_expose(&agg, &s, &b);
+	ck_assert_double_eq(prom_value(b.p, unseen, "direction=\"out\""), 0);
+	ck_assert_double_eq(prom_value(b.p, retr, "kind=\"tcp\""), 300);
+	/* The send returned (1,500 counted); the connection closed without a
+	 * TCP_INFO reading. */
+	s = prom_tcp_snap(5, 0, 1500, 0, 0);
+	prom_agg_closed(&agg, &s);
+	prom_expose(&agg, NULL, &b);
+	ck_assert_double_eq(prom_value(b.p, unseen, "direction=\"out\""), 0);
+	ck_assert_double_eq(prom_value(b.p, retr, "kind=\"tcp\""), 300);
+	/* A connection that wrote 700 bytes no wrapped call saw (io_uring),
+	 * closed: counted once closed. */
+	s = prom_tcp_snap(6, 0, 0, 700, 0);
+	prom_agg_closed(&agg, &s);
+	prom_expose(&agg, NULL, &b);
+	ck_assert_double_eq(prom_value(b.p, unseen, "direction=\"out\""), 700);
+	ck_assert_double_eq(prom_value(b.p, retr, "kind=\"tcp\""), 300);
+	sbuf_free(&b);
+}
+END_TEST
+
 static TCase *tc_misc(void)
 {
 	TCase *tc = tcase_create("labels_and_buffer");
@@ -1064,6 +1177,7 @@ static TCase *tc_misc(void)
 	tcase_add_test(tc, test_summary_span_label_in_seconds);
 	tcase_add_test(tc, test_sbuf_addf_grows_past_first_allocation_and_keeps_everything);
 	tcase_add_test(tc, test_sbuf_clear_keeps_memory_up_to_keep_and_starts_empty);
+	tcase_add_test(tc, test_prom_tcp_counters_never_go_down);
 	return tc;
 }
 
