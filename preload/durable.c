@@ -123,6 +123,15 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 	chores_due = 0;
 }
 
+/* Give back a start-up that succeeded (sm_durable_init), before any
+ * other thread or wrapper used it: the meter's memory, then the state
+ * file and its reservation. */
+void sm_durable_give_back(void)
+{
+	meter_destroy(&sm_meter);
+	state_discard(&sm_state);
+}
+
 void sm_durable_prepare_fork(void)
 {
 	if (sm_state.slots && sm_meter.tab.cap && !sm_quiet())

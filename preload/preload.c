@@ -1244,6 +1244,105 @@ static uint32_t fd_capacity(const struct config *cfg)
 			      cfg->max_fds);
 }
 
+/* What the two limits on memory count, in KiB: the address space
+ * (RLIMIT_AS) and the private writable mappings (RLIMIT_DATA). */
+struct vm_use {
+	long as_kib, data_kib;
+};
+
+/* The process's use now (/proc/self/statm's size and data fields, read
+ * with system calls of our own); false when it cannot be read. */
+static bool vm_use_now(struct vm_use *u)
+{
+	char buf[128];
+	long fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/statm",
+			       O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	long n, v[6] = { 0 }, page_kib = sysconf(_SC_PAGESIZE) / 1024;
+	int i, k = 0;
+
+	if (fd < 0)
+		return false;
+	n = raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	/* size resident shared text lib data */
+	for (i = 0; i < n && k < 6; i++) {
+		if (buf[i] >= '0' && buf[i] <= '9')
+			v[k] = v[k] * 10 + (buf[i] - '0');
+		else if (buf[i] == ' ')
+			k++;
+		else
+			break;
+	}
+	if (k < 5 || page_kib <= 0)
+		return false;
+	u->as_kib = v[0] * page_kib;
+	u->data_kib = v[5] * page_kib;
+	return true;
+}
+
+/*
+ * Under a limit on memory (`ulimit -v`, `ulimit -d`) what the start-up
+ * reserved (took_kib) must leave the program the most of it.  The fd
+ * tables are bounded to an eighth of the limit already (fd_capacity), but
+ * the close queue's ring and the state file's mapping are not: together
+ * about 20 MB, so a python that runs under `ulimit -v 24000` without the
+ * preload failed with it ("Out of memory", SIGABRT), and again at 31,000
+ * to 34,000 KiB, in silence.  More than a quarter of the limit: the
+ * start-up is given back and the program runs as pass-through, said (what
+ * the program needs is not known: a python that needs 15 MB failed with
+ * 9.7 MB of 24 MB reserved).  More than an eighth: metered, and said at
+ * the first metered fd, with what reserves less.  Returns true when the
+ * start-up is to be given back.
+ */
+static bool reserved_too_much(const struct vm_use *before,
+			      const struct vm_use *after)
+{
+	struct rlimit as, data;
+	unsigned long long lim_kib = 0, a_kib, d_kib;
+	long took_kib = 0;
+	char msg[400];
+
+	/* The limit that the start-up takes the most of: the state file's
+	 * shared mapping counts against the address space only. */
+	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+		lim_kib = (unsigned long long)as.rlim_cur / 1024;
+		took_kib = after->as_kib - before->as_kib;
+	}
+	if (getrlimit(RLIMIT_DATA, &data) == 0 &&
+	    data.rlim_cur != RLIM_INFINITY) {
+		a_kib = lim_kib;
+		d_kib = (unsigned long long)data.rlim_cur / 1024;
+		if (!a_kib ||
+		    (double)(after->data_kib - before->data_kib) / (double)d_kib >
+			    (double)took_kib / (double)a_kib) {
+			lim_kib = d_kib;
+			took_kib = after->data_kib - before->data_kib;
+		}
+	}
+	if (took_kib <= 0 || !lim_kib)
+		return false;
+	if ((unsigned long long)took_kib * 8 <= lim_kib)
+		return false;
+	if ((unsigned long long)took_kib * 4 > lim_kib) {
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: metering would reserve %ld KiB of the "
+			 "%llu KiB memory limit (ulimit -v or -d), more than a "
+			 "quarter; running as pass-through (a smaller [track] "
+			 "max_fds, or [state] enabled = false, reserves less)",
+			 took_kib, lim_kib);
+		report_stderr(NULL, msg);
+		return true;
+	}
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: metering reserves %ld KiB of the %llu KiB memory "
+		 "limit (ulimit -v or -d): a program that needs most of the "
+		 "limit may run out for it (a smaller [track] max_fds, or "
+		 "[state] enabled = false, reserves less)",
+		 took_kib, lim_kib);
+	report_until_tracked(NULL, msg);
+	return false;
+}
+
 /*
  * A Go program makes its system calls itself, not through libc: its
  * sockets never reach the wrappers (only cgo code's calls do).  Say so
@@ -1383,7 +1482,8 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	struct config cfg;
 	const char *prog = program_invocation_short_name;
 	int saved = errno, r;
-	bool vg_meter;
+	struct vm_use vm_before, vm_after;
+	bool vg_meter, limited;
 
 	if (initialized++)
 		return;
@@ -1443,8 +1543,14 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 		}
 	}
 	warn_if_go(prog);
+	limited = memory_limit() != RLIM_INFINITY && vm_use_now(&vm_before);
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(&cfg),
 			    now_both(), report_until_tracked, NULL);
+	if (!r && limited && vm_use_now(&vm_after) &&
+	    reserved_too_much(&vm_before, &vm_after)) {
+		sm_durable_give_back();
+		goto out;
+	}
 	if (r) {
 		char msg[160];
 

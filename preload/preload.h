@@ -429,6 +429,11 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		    uint32_t cap, struct meter_time now,
 		    config_report_fn report, void *ctx);
 
+/* sm_durable_give_back - undo a start-up that succeeded: the meter's
+ * memory, the state file and its reservation.  Context: start-up only,
+ * before any wrapper or thread used the meter. */
+void sm_durable_give_back(void);
+
 /* sm_durable_prepare_fork - before a fork: what a fork child left for its
  * own first fork (state_prepare_fork).  Context: fork's prepare handler. */
 void sm_durable_prepare_fork(void);

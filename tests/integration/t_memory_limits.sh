@@ -7,7 +7,12 @@
 #  - A limit it fits in: the fd tables are bounded (as under strict
 #    overcommit, and to an eighth of the limit), so the program keeps
 #    most of its memory (a `ulimit -d 60000` python could allocate 28 MiB
-#    of its 53 with the preload, 41 now) and is metered exactly.
+#    of its 53 with the preload, 41 now) and is metered exactly; what it
+#    reserves being more than an eighth of the limit, one line says so.
+#  - A limit it fits in but takes more than a quarter of: given back, and
+#    pass-through, said.  A python that runs under `ulimit -v` 22,000 to
+#    34,000 KiB without the preload ran out of memory with it ("Fatal
+#    Python error", SIGABRT) in two ranges of those, in silence.
 . "$(dirname "$0")/lib.sh"
 
 pybin=/usr/bin/python3
@@ -56,7 +61,9 @@ PYEOF
 (ulimit -d 60000 && SOCKMETER_LOG="$T/d.%p.log" SOCKMETER_FORMAT=json \
 	sm "$pybin" "$T/alloc.py") >"$T/d.out" 2>"$T/d.err" ||
 	fail "python under ulimit -d 60000 failed with the preload: $(head -n 3 "$T/d.err")"
-[ -s "$T/d.err" ] && fail "stderr: $(head -n 3 "$T/d.err")"
+expect_eq "stderr: one line" "$(wc -l <"$T/d.err")" 1
+grep -q "^sockmeter: metering reserves [0-9]* KiB of the 60000 KiB memory limit" "$T/d.err" ||
+	fail "stderr: $(head -n 3 "$T/d.err")"
 without=$(field mib "$T/d0.out")
 with=$(field mib "$T/d.out")
 echo "ulimit -d 60000: $without MiB to allocate without the preload, $with with it" >&2
@@ -65,4 +72,20 @@ echo "ulimit -d 60000: $without MiB to allocate without the preload, $with with 
 expect_eq "bytes received" "$(field got "$T/d.out")" 12345
 log=$(one_log "$T/d.*.log")
 expect_eq "bytes_out metered" "$(q "$log" "tot('bytes_out')")" 12345
+
+# 3. Limits on the address space just above what python needs: it runs
+# with the preload wherever it runs without it, and what the library did
+# is said.
+ran=0
+for v in 22000 24000 28000 32000 34000 40000; do
+	(ulimit -v "$v" && plain "$pybin" "$T/alloc.py") >/dev/null 2>&1 || continue
+	ran=$((ran + 1))
+	(ulimit -v "$v" && SOCKMETER_LOG="$T/v$v.%p.log" sm "$pybin" "$T/alloc.py") \
+		>"$T/v$v.out" 2>"$T/v$v.err" ||
+		fail "ulimit -v $v: python runs without the preload, failed with it: $(tail -n 2 "$T/v$v.err")"
+	grep -q "^sockmeter: metering .* KiB of the $v KiB memory limit" "$T/v$v.err" ||
+		fail "ulimit -v $v: nothing said: $(head -n 2 "$T/v$v.err")"
+	expect_eq "ulimit -v $v: bytes received" "$(field got "$T/v$v.out")" 12345
+done
+[ "$ran" -gt 0 ] || skip "python runs under none of the ulimit -v values tried"
 exit 0
