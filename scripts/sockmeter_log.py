@@ -291,6 +291,9 @@ CLOSE_LINE = re.compile(
 # ---------------------------------------------------------------- files
 
 _MEMBER = re.compile(r"^(.*)\.([0-9]+)(\.gz)?$")
+# logrotate's dateext: base-20261205, base-1764921600 (dateformat -%s),
+# base-2026-12-05, maybe .gz.
+_DATE = re.compile(r"^([0-9][0-9_-]*[0-9]|[0-9])(\.gz)?$")
 
 
 def rotated_member(path):
@@ -302,10 +305,24 @@ def rotated_member(path):
     return m.group(1), int(m.group(2))
 
 
+def dated_date(name, base):
+    """DATE when name is a file that logrotate's dateext rotated from base
+    (base-DATE, base-DATE.gz: 6 digits or more, maybe with - or _), else
+    None.  A date has 6 digits or more: web-2 is another log."""
+    if not base or not name.startswith(base + "-"):
+        return None
+    m = _DATE.match(name[len(base) + 1:])
+    if not m or sum(c.isdigit() for c in m.group(1)) < 6:
+        return None
+    return m.group(1)
+
+
 def rotated_set(path):
     """The files of the log at path, oldest first: path.K(.gz), ...,
     path.1(.gz), then path itself (when it exists).  A rotated file is
-    one whose name is path, a dot, a number and maybe .gz."""
+    one whose name is path, a dot, a number and maybe .gz; or (logrotate's
+    dateext) path, a dash, a date of digits and maybe .gz, read oldest
+    date first, before any numbered one."""
     d = os.path.dirname(path) or "."
     base = os.path.basename(path)
     members = []
@@ -313,7 +330,12 @@ def rotated_set(path):
         names = os.listdir(d)
     except OSError:
         names = []
+    dated = []
     for name in names:
+        date = dated_date(name, base)
+        if date is not None:
+            dated.append((len(date), date, not name.endswith(".gz"), name))
+            continue
         if not name.startswith(base + "."):
             continue
         m = rotated_member(name)
@@ -322,8 +344,11 @@ def rotated_set(path):
     # the oldest is the highest number; of path.N and path.N.gz (a
     # rotation caught while compressing) the .gz is the older copy
     members.sort(key=lambda m: (-m[0], not m[1]))
+    # dated: the oldest date first (a date format's width is fixed), then
+    # the numbered ones, which a set holds only when its naming changed
+    dated.sort()
     out = [os.path.join(d, name) if os.path.dirname(path) else name
-           for _, _, name in members]
+           for name in [m[3] for m in dated] + [m[2] for m in members]]
     if os.path.exists(path) or not out:
         out.append(path)
     return out
@@ -335,11 +360,19 @@ def group_rotated(paths):
     its log (a shell glob, LOG*) is read as part of that log, once; one
     given alone is read alone."""
     logs, order = {}, []
+    given = set(paths)
     for p in paths:
         base = p
         m = rotated_member(p) if p != "-" else None
-        if m and m[0] in paths:
+        if m and m[0] in given:
             base = m[0]
+        elif p != "-" and "-" in p:
+            # base-DATE beside base: the longest base given
+            for k in range(len(p) - 1, 0, -1):
+                if p[k] == "-" and p[:k] in given and \
+                        dated_date(p, p[:k]) is not None:
+                    base = p[:k]
+                    break
         if base not in logs:
             logs[base] = None
             order.append(base)
