@@ -303,27 +303,50 @@ bool meter_tcp_view(struct meter *m, int fd, struct tcpinfo *ti)
 				__ATOMIC_RELAXED));
 }
 
+/* An address that names something: not 0.0.0.0:0 or [::]:0. */
+static bool addr_names(const struct fd_addr *a)
+{
+	return a->len &&
+	       ((a->u.sa.sa_family == AF_INET && a->u.in4.sin_port) ||
+		(a->u.sa.sa_family == AF_INET6 && a->u.in6.sin6_port));
+}
+
 /*
- * An unconnected UDP socket's local address: the kernel binds its port at
- * the first sendto, which no lifecycle call sees (a data call makes no
- * system call of ours).  Asked once at its close, so that the record says
- * which port the datagrams left from; a socket that never sent, or was
- * never bound, stays "" (getsockname's 0.0.0.0:0 names nothing).
+ * Addresses no lifecycle call told, asked once at the close, so that the
+ * record says them:
+ *  - an unconnected UDP socket's local address: the kernel binds its port
+ *    at the first sendto, which no lifecycle call sees (a data call makes
+ *    no system call of ours);
+ *  - a TCP socket connected by a call the wrappers did not see: a library
+ *    that calls libc's connect through a pointer of its own (proxychains
+ *    connects to its proxy so: the record had local "" and peer "").
+ * Only for an address still unknown (never on the ordinary close: connect
+ * and accept said both); a socket never bound or connected stays "".
  */
-static void udp_local_at_close(struct meter *m, int fd)
+static void addrs_at_close(struct meter *m, int fd)
 {
 	const struct fd_slot *s = fdtab_slot(&m->tab, fd);
-	struct fd_addr local;
+	struct fd_addr local, peer;
+	bool want_local, want_peer;
+	enum fd_kind kind;
 
-	if (!s || fdtab_kind(s) != KIND_UDP || !m->cfg.category[CAT_PEERS] ||
-	    __atomic_load_n(&s->local.family, __ATOMIC_RELAXED) != 0)
+	if (!s || !m->cfg.category[CAT_PEERS])
 		return;
-	classify_addrs(fd, &local, NULL);
-	if (local.len == 0)
+	kind = fdtab_kind(s);
+	if (kind != KIND_UDP && kind != KIND_TCP)
 		return;
-	if ((local.u.sa.sa_family == AF_INET && local.u.in4.sin_port) ||
-	    (local.u.sa.sa_family == AF_INET6 && local.u.in6.sin6_port))
-		fdtab_set_addrs(&m->tab, fd, &local, NULL);
+	want_local = __atomic_load_n(&s->local.family, __ATOMIC_RELAXED) == 0;
+	want_peer = kind == KIND_TCP &&
+		    __atomic_load_n(&s->peer.family, __ATOMIC_RELAXED) == 0;
+	if (!want_local && !want_peer)
+		return;
+	classify_addrs(fd, want_local ? &local : NULL,
+		       want_peer ? &peer : NULL);
+	want_local = want_local && addr_names(&local);
+	want_peer = want_peer && addr_names(&peer);
+	if (want_local || want_peer)
+		fdtab_set_addrs(&m->tab, fd, want_local ? &local : NULL,
+				want_peer ? &peer : NULL);
 }
 
 void meter_closed(struct meter *m, int fd, uint64_t real_ns)
@@ -331,9 +354,9 @@ void meter_closed(struct meter *m, int fd, uint64_t real_ns)
 	struct tcpinfo ti;
 	bool have_ti = meter_tcp_view(m, fd, &ti);
 
-	/* The kernel's last word on a TCP connection (or the port it bound
-	 * a UDP one), then the retire. */
-	udp_local_at_close(m, fd);
+	/* The kernel's last word on a TCP connection (and addresses no call
+	 * told), then the retire. */
+	addrs_at_close(m, fd);
 	retire_push(m, fd, NULL, real_ns, have_ti ? &ti : NULL, false);
 }
 

@@ -11,6 +11,11 @@
 #  - a connect to the wildcard address (0.0.0.0, [::]), which Linux takes
 #    for this host: the peer is the address the kernel connected to
 #    (127.0.0.1, ::1), not the wildcard asked for.
+#  - a TCP socket connected by libc's connect called through a pointer of
+#    the program's own, which the wrappers never see (proxychains reaches
+#    its proxy so; here ctypes on libc.so.6 itself): its close record says
+#    both addresses, asked once at the close (before: local "" and peer
+#    "").
 # Truth: the program's own getsockname and getpeername, and the bytes it
 # sent and got.
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +66,25 @@ for tag, fam, wild, host in (("w4", socket.AF_INET, "0.0.0.0", "127.0.0.1"),
     peer = c.getpeername()
     out[tag + "_peer"] = ("%s:%d" if fam == socket.AF_INET else "[%s]:%d") % peer[:2]
     c.close(); a.close(); l.close()
+# connect through libc's own symbol (dlsym on libc.so.6, not the global
+# scope where the preload's wrapper comes first)
+own = ctypes.CDLL("libc.so.6", use_errno=True)
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+c = socket.socket()
+sa = bytes([2, 0]) + l.getsockname()[1].to_bytes(2, "big") + \
+    socket.inet_aton("127.0.0.1") + bytes(8)
+if own.connect(c.fileno(), ctypes.c_char_p(sa), len(sa)) != 0:
+    sys.exit("libc connect: errno %d" % ctypes.get_errno())
+a, _ = l.accept()
+c.sendall(b"P" * 4444)
+got = 0
+while got < 4444:
+    got += len(a.recv(8192))
+out["hidden_local"] = "%s:%d" % c.getsockname()
+out["hidden_peer"] = "%s:%d" % c.getpeername()
+c.close(); a.close(); l.close()
 idle = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 out["idle_fd"] = idle.fileno()
 idle.close()
@@ -104,6 +128,10 @@ for w in w4:33 w6:66; do
 	expect_eq "$w: the peer the kernel connected to" \
 		"$(q "$log" "${c}[0]['peer']")" "$(field ${w}_peer "$T/out")"
 done
+c="[c for c in closes(kind='tcp') if c['bytes_out'] == 4444]"
+expect_eq "connect unseen: close records" "$(q "$log" "len($c)")" 1
+expect_eq "connect unseen: local" "$(q "$log" "${c}[0]['local']")" "$(field hidden_local "$T/out")"
+expect_eq "connect unseen: peer" "$(q "$log" "${c}[0]['peer']")" "$(field hidden_peer "$T/out")"
 idle=$(field idle_fd "$T/out")
 expect_eq "a socket that never sent: local" \
 	"$(q "$log" "[c['local'] for c in closes(kind='udp', fd=$idle) if c['bytes_out'] == 0 and c['bytes_in'] == 0][-1]")" ""
