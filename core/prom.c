@@ -532,9 +532,6 @@ static void settle_names(struct prom_agg *a, uint32_t limit)
 	memset(&a->pending, 0, sizeof(a->pending));
 }
 
-/* No peer series shows less than it did: a live connection's label can
- * change (its name resolved meanwhile), which would move its bytes from
- * one named series to another.  Named peers keep their index for good. */
 /* Keep *v at least *shown, and remember it. */
 static void floor_u64(uint64_t *v, uint64_t *shown)
 {
@@ -563,6 +560,9 @@ static void floor_tcp(struct prom_agg *a)
 		floor_u64(&t->unseen[d], &was->unseen[d]);
 }
 
+/* No peer series shows less than it did: a live connection's label can
+ * change (its name resolved meanwhile), which would move its bytes from
+ * one named series to another.  Named peers keep their index for good. */
 static void floor_peers(struct prom_agg *a)
 {
 	struct prom_peers *t = &a->data.peers;

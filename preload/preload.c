@@ -1297,26 +1297,34 @@ static bool vm_use_now(struct vm_use *u)
 static bool reserved_too_much(const struct vm_use *before,
 			      const struct vm_use *after)
 {
-	struct rlimit as, data;
-	unsigned long long lim_kib = 0, a_kib, d_kib;
+	/* Each limit against what it counts: the state file's shared
+	 * mapping is in the address space, not in the data. */
+	const struct {
+		int res;
+		long took_kib;
+	} lims[] = {
+		{ RLIMIT_AS, after->as_kib - before->as_kib },
+		{ RLIMIT_DATA, after->data_kib - before->data_kib },
+	};
+	unsigned long long lim_kib = 0;
 	long took_kib = 0;
+	struct rlimit rl;
 	char msg[400];
+	size_t i;
 
-	/* The limit that the start-up takes the most of: the state file's
-	 * shared mapping counts against the address space only. */
-	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-		lim_kib = (unsigned long long)as.rlim_cur / 1024;
-		took_kib = after->as_kib - before->as_kib;
-	}
-	if (getrlimit(RLIMIT_DATA, &data) == 0 &&
-	    data.rlim_cur != RLIM_INFINITY) {
-		a_kib = lim_kib;
-		d_kib = (unsigned long long)data.rlim_cur / 1024;
-		if (!a_kib ||
-		    (double)(after->data_kib - before->data_kib) / (double)d_kib >
-			    (double)took_kib / (double)a_kib) {
-			lim_kib = d_kib;
-			took_kib = after->data_kib - before->data_kib;
+	/* The limit the start-up takes the largest share of. */
+	for (i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+		unsigned long long l;
+
+		if (getrlimit(lims[i].res, &rl) != 0 ||
+		    rl.rlim_cur == RLIM_INFINITY || lims[i].took_kib <= 0)
+			continue;
+		l = (unsigned long long)rl.rlim_cur / 1024;
+		if (l && (!lim_kib || (double)lims[i].took_kib / (double)l >
+					      (double)took_kib /
+						      (double)lim_kib)) {
+			lim_kib = l;
+			took_kib = lims[i].took_kib;
 		}
 	}
 	if (took_kib <= 0 || !lim_kib)
