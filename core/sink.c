@@ -53,10 +53,20 @@ int sink_expand(const char *tmpl, long pid, const char *prog,
 			case 'n': {
 				char *p;
 
+				/* One file name, and a visible one: no '/', no
+				 * control byte (a newline or ESC from argv[0]
+				 * went into the name as it was), and not "",
+				 * "." or "..", which named a hidden file or
+				 * the directory above. */
 				snprintf(tmp, sizeof(tmp), "%s", prog);
 				for (p = tmp; *p; p++)
-					if (*p == '/')
+					if (*p == '/' || (unsigned char)*p < 0x20 ||
+					    *p == 0x7f)
 						*p = '_';
+				if (!tmp[0] || !strcmp(tmp, ".") ||
+				    !strcmp(tmp, ".."))
+					snprintf(tmp, sizeof(tmp), "%s",
+						 !tmp[0] ? "_" : tmp[1] ? "__" : "_");
 				break;
 			}
 			case '%': snprintf(tmp, sizeof(tmp), "%%"); break;

@@ -88,9 +88,10 @@ struct sink {
 };
 
 /*
- * sink_expand - expand a path template: %p pid, %n program name ('/'
- * becomes '_'), %t start time (Unix seconds), %u the effective uid (the
- * one that writes), %% a '%'.
+ * sink_expand - expand a path template: %p pid, %n program name ('/' and
+ * control bytes become '_'; "", "." and ".." become "_", "_" and "__"),
+ * %t start time (Unix seconds), %u the effective uid (the one that
+ * writes), %% a '%'.
  * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown escape) with out empty.
  * Context: start-up only, or fork child (through sink_init).
  */

@@ -73,6 +73,33 @@ START_TEST(test_sink_expand_replaces_pid_name_time_uid_and_percent)
 }
 END_TEST
 
+/* %n is one visible file name whatever argv[0] was: a newline or ESC went
+ * into the file name as it was, "" made a hidden ".42.log", and ".."
+ * climbed out of the directory the template names. */
+START_TEST(test_sink_expand_name_is_one_visible_file_name)
+{
+	static const struct {
+		const char *prog, *want;
+	} c[] = {
+		{ "a\nb\x1b[1mc\x7f", "/d/n/a_b_[1mc_.42.log" },
+		{ "", "/d/n/_.42.log" },
+		{ ".", "/d/n/_.42.log" },
+		{ "..", "/d/n/__.42.log" },
+		{ "...", "/d/n/....42.log" },
+		{ "caf\xc3\xa9 x", "/d/n/caf\xc3\xa9 x.42.log" },
+	};
+	char out[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ck_assert_int_eq(sink_expand("/d/n/%n.%p.log", 42, c[i].prog, 0,
+					     0, out, sizeof(out)),
+				 0);
+		ck_assert_str_eq(out, c[i].want);
+	}
+}
+END_TEST
+
 START_TEST(test_sink_expand_unknown_or_trailing_escape_is_einval_with_empty_out)
 {
 	char out[64];
@@ -144,6 +171,7 @@ static TCase *tc_expand(void)
 
 	tcase_add_test(tc, test_sink_anchor_prefixes_the_directory_with_percent_doubled);
 	tcase_add_test(tc, test_sink_expand_replaces_pid_name_time_uid_and_percent);
+	tcase_add_test(tc, test_sink_expand_name_is_one_visible_file_name);
 	tcase_add_test(tc, test_sink_expand_unknown_or_trailing_escape_is_einval_with_empty_out);
 	tcase_add_test(tc, test_sink_expand_too_long_is_enametoolong_with_empty_out);
 	return tc;
