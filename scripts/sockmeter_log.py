@@ -288,6 +288,22 @@ CLOSE_LINE = re.compile(
  CL_DURATION) = range(21)
 
 
+# ---------------------------------------------------------------- display
+
+# Control characters (C0, DEL, C1) and the lone surrogates that stand for
+# bytes that were not UTF-8 (a file name read back): one '?' each.
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def shown(s):
+    """s as a table or a terminal may show it: each control character (a
+    newline or an escape sequence in a program's or a unix socket's name)
+    and each byte that was not UTF-8 as one '?', so that a name makes no
+    extra row and sends nothing to the terminal, as the library's text
+    format does."""
+    return _UNSHOWN.sub("?", s) if isinstance(s, str) else s
+
+
 # ---------------------------------------------------------------- files
 
 _MEMBER = re.compile(r"^(.*)\.([0-9]+)(\.gz)?$")
