@@ -548,27 +548,39 @@ static int read_alone_status(void *arg)
 	return *out;
 }
 
+/*
+ * The exit record, made and written here (the caller holds tick_lock,
+ * which this lets go): after the ticker's last batch, and made once it is
+ * written, so that the close records a log refused there are counted as
+ * dropped in it (made before, it said 992 where 1,512 of a process's
+ * records were dropped: shared rotation under load).  A write stuck for
+ * 2 s loses the record (the state file then keeps the numbers for
+ * recovery).
+ */
+static void exit_record_after_last_batch(struct sbuf *out)
+{
+	struct meter_time now;
+
+	if (!lock_bounded(&tk.write_lock, 2000)) {
+		pthread_mutex_unlock(&tk.tick_lock);
+		return;
+	}
+	now = now_both();
+	calibrate(now);
+	meter_exit_into(&sm_meter, now, out);
+	pthread_mutex_unlock(&tk.tick_lock);
+	sm_durable_ending();
+	meter_flush(&sm_meter, out);
+	sm_durable_end(SM_END_EXIT);
+	pthread_mutex_unlock(&tk.write_lock);
+}
+
 /* Write the exit record, then end the ticker, the last thread: the
  * process ends with status. */
 static void end_as_last_thread(int status)
 {
-	struct meter_time now;
-
-	if (lock_bounded(&tk.tick_lock, 2000)) {
-		/* Made once the last batch is written (see fini_record). */
-		if (lock_bounded(&tk.write_lock, 2000)) {
-			now = now_both();
-			calibrate(now);
-			meter_exit_into(&sm_meter, now, &tk.out);
-			pthread_mutex_unlock(&tk.tick_lock);
-			sm_durable_ending();
-			meter_flush(&sm_meter, &tk.out);
-			sm_durable_end(SM_END_EXIT);
-			pthread_mutex_unlock(&tk.write_lock);
-		} else {
-			pthread_mutex_unlock(&tk.tick_lock);
-		}
-	}
+	if (lock_bounded(&tk.tick_lock, 2000))
+		exit_record_after_last_batch(&tk.out);
 	if (status & ALONE_SIGNALLED) {
 		/* Die of it: its default action, unblocked, sent to the
 		 * ticker (a core-dumping one dumps the ticker's state). */
@@ -1713,7 +1725,6 @@ static void sm_exit_handler(void)
 
 static void fini_record(void)
 {
-	struct meter_time now;
 	struct sbuf out = { 0 };
 	sigset_t mask;
 	int saved = errno;
@@ -1746,24 +1757,7 @@ static void fini_record(void)
 		raw_sigmask(SIG_SETMASK, &mask, NULL);
 		return;
 	}
-	/* After the ticker's last batch, and made once it is written: the
-	 * close records a log refused there are counted as dropped then, and
-	 * the exit record says so (made before, it said 992 where 1,512 of a
-	 * process's records were dropped: shared rotation under load).  A
-	 * write stuck for 2 s loses the record (the state file then keeps
-	 * the numbers for recovery). */
-	if (lock_bounded(&tk.write_lock, 2000)) {
-		now = now_both();
-		calibrate(now);
-		meter_exit_into(&sm_meter, now, &out);
-		pthread_mutex_unlock(&tk.tick_lock);
-		sm_durable_ending();
-		meter_flush(&sm_meter, &out);
-		sm_durable_end(SM_END_EXIT);
-		pthread_mutex_unlock(&tk.write_lock);
-	} else {
-		pthread_mutex_unlock(&tk.tick_lock);
-	}
+	exit_record_after_last_batch(&out);
 	if (!sm_in_handler()) {
 		beyond_say();
 		sm_durable_say_refused();
