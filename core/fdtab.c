@@ -6,6 +6,7 @@
 #include "rawsys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
 #include <string.h>
@@ -318,6 +319,7 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->opened_ns = __atomic_load_n(&s->opened_ns, __ATOMIC_RELAXED);
 	out->unseen = false;
 	out->shared = __atomic_load_n(&s->shared, __ATOMIC_RELAXED);
+	out->close_on_exec = __atomic_load_n(&s->cloexec, __ATOMIC_RELAXED);
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
 	memset(&out->ti, 0, sizeof(out->ti));
@@ -414,6 +416,7 @@ static void publish(struct fdtab *t, struct fd_slot *s, int fd,
 		    const struct fd_addr *peer)
 {
 	seq_begin(s);
+	__atomic_store_n(&s->cloexec, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->opened_ns, opened_ns, __ATOMIC_RELAXED);
 	store_addr(t, fd, 0, &s->local, local);
 	store_addr(t, fd, 1, &s->peer, peer);
@@ -647,6 +650,25 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 		return 0;
 	seq1 = LOAD(&s->seq);
 	return seq0 == seq1;
+}
+
+uint32_t fdtab_note_exec(struct fdtab *t, int (*getfd)(int fd))
+{
+	uint32_t fd, high = LOAD(&t->high), n = 0;
+
+	fdtab_for_each_used(t, fd, 0, high) {
+		struct fd_slot *s = &t->slots[fd];
+		int flags;
+		uint8_t mark;
+
+		if (!fd_kind_tracked(fdtab_kind(s)))
+			continue;
+		flags = getfd((int)fd);
+		mark = flags >= 0 && (flags & FD_CLOEXEC);
+		__atomic_store_n(&s->cloexec, mark, __ATOMIC_RELAXED);
+		n += mark;
+	}
+	return n;
 }
 
 void fdtab_forget_all(struct fdtab *t)

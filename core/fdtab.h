@@ -144,6 +144,10 @@ struct fd_slot {
 	uint8_t kind;        /* enum fd_kind; atomic */
 	uint8_t recheck;     /* a lifecycle call gave up: see fdtab_reap */
 	uint8_t shared;      /* another fd has the same socket (dup); atomic */
+	/* FD_CLOEXEC as the last exec's look found it (fdtab_note_exec):
+	 * that exec closes the fd.  0 on every open.  In what was padding;
+	 * atomic. */
+	uint8_t cloexec;
 	uint32_t seq;        /* odd while identity is being written */
 	uint32_t gen;        /* bumped at every retirement */
 	/* A data call in the kernel: the low 32 bits of its thread's stack
@@ -156,6 +160,9 @@ struct fd_slot {
 	union fd_slot_addr peer;
 };
 
+_Static_assert(offsetof(struct fd_slot, cloexec) == 3 &&
+		       offsetof(struct fd_slot, seq) == 4,
+	       "cloexec fills padding: the slot's layout is unchanged");
 _Static_assert(offsetof(struct fd_slot, opened_ns) == 16,
 	       "inflight_sp fills padding: the slot's layout is unchanged");
 
@@ -203,6 +210,9 @@ struct fd_snapshot {
 	 * since it was opened, or inherited: set by the meter).  The
 	 * kernel's counts are then the object's, not this fd's. */
 	bool shared;
+	/* An exec under way closes it (the slot's cloexec): exec records
+	 * only. */
+	bool close_on_exec;
 	struct fd_counters c;
 	struct fd_addr local;
 	struct fd_addr peer;
@@ -339,6 +349,15 @@ int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out);
  * Context: any thread (the ticker; dup's lifecycle hook); signal-safe.
  */
 int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out);
+
+/*
+ * fdtab_note_exec - before an exec record: for every tracked fd, note
+ * whether the exec closes it, as getfd(fd) (fcntl F_GETFD: the flags, or
+ * a negative value when unknown) says FD_CLOEXEC.  Returns how many the
+ * exec closes.  A connection opened after the look carries no mark.
+ * Context: the thread about to exec.
+ */
+uint32_t fdtab_note_exec(struct fdtab *t, int (*getfd)(int fd));
 
 /*
  * fdtab_forget_all - in a fresh child after fork: every slot returns to

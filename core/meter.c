@@ -838,6 +838,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		cand.lookup_ns = 0;
 		fd_counters_add(&r->totals, &cand.s.c);
 		r->fds_open++;
+		r->fds_close_on_exec += cand.s.close_on_exec;
 		if (m->prom) {
 			/* The exposition is made on record ticks only. */
 			if (!collect)

@@ -626,6 +626,8 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	json_ts(b, "last_active", f->last_active_ns);
 	if (type == SUMMARY_CLOSE)
 		json_close(b, f, c);
+	else if (type == SUMMARY_EXEC && f->s.close_on_exec)
+		sbuf_adds(b, ",\"close_on_exec\":true");
 	json_kernel(b, f, c, ts_ns);
 	sbuf_addc(b, '}');
 }
@@ -641,6 +643,9 @@ static void json_totals(struct sbuf *b, const struct summary *r,
 	sbuf_addf(b, ",\"totals\":{\"fds_open\":%" PRIu64
 		     ",\"fds_closed\":%" PRIu64,
 		  r->fds_open, r->fds_closed);
+	if (r->type == SUMMARY_EXEC && r->fds_close_on_exec)
+		sbuf_addf(b, ",\"fds_close_on_exec\":%" PRIu64,
+			  r->fds_close_on_exec);
 	json_counters(b, &r->totals, c, ZERO_KEEP);
 	if (r->close_dropped)
 		sbuf_addf(b, ",\"close_records_dropped\":%" PRIu64,
@@ -945,7 +950,8 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 }
 
 static void text_fd(struct sbuf *b, const struct summary_fd *f,
-		    const struct config *c, uint64_t ts_ns)
+		    const struct config *c, enum summary_type type,
+		    uint64_t ts_ns)
 {
 	char local[ADDR_TEXT], peer[ADDR_TEXT], h[32];
 	unsigned k, d;
@@ -978,6 +984,8 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 				sbuf_addf(b, " %14s/s", h);
 			}
 	text_kernel(b, f, c, ts_ns);
+	if (type == SUMMARY_EXEC && f->s.close_on_exec)
+		sbuf_adds(b, " close_on_exec=yes");
 	sbuf_addc(b, '\n');
 }
 
@@ -1041,11 +1049,15 @@ static void format_text(const struct summary *r, const struct config *c,
 		text_time(alive + 13, sizeof(alive) - 13, r->alive_ns);
 	}
 	sbuf_addf(b, "%s sockmeter %s%s%s%s%s pid=%ld prog=%s fds_open=%" PRIu64
-		     " fds_closed=%" PRIu64 "\n",
+		     " fds_closed=%" PRIu64,
 		  when, type_names[r->type], end ? " end=" : "", end ? end : "",
 		  end && r->incomplete ? " incomplete=yes" : "", alive, r->pid,
 		  clean_copy(r->prog, prog, sizeof(prog)), r->fds_open,
 		  r->fds_closed);
+	if (r->type == SUMMARY_EXEC && r->fds_close_on_exec)
+		sbuf_addf(b, " fds_close_on_exec=%" PRIu64,
+			  r->fds_close_on_exec);
+	sbuf_addc(b, '\n');
 	sbuf_addf(b, "  totals:");
 	text_counters(b, &r->totals, c);
 	if (r->close_dropped)
@@ -1060,7 +1072,7 @@ static void format_text(const struct summary *r, const struct config *c,
 	if (r->nfds > 0)
 		text_header(b, c);
 	for (i = 0; i < r->nfds; i++)
-		text_fd(b, &r->fds[i], c, r->ts_ns);
+		text_fd(b, &r->fds[i], c, r->type, r->ts_ns);
 	if (r->omitted)
 		sbuf_addf(b, "  (%u more active fds not shown: top = %u)\n",
 			  r->omitted, c->top);

@@ -51,6 +51,7 @@ struct summary {
 	struct fd_counters totals; /* all connections, closed ones included */
 	uint64_t fds_open;      /* tracked fds open now */
 	uint64_t fds_closed;    /* tracked fds closed so far */
+	uint64_t fds_close_on_exec; /* exec records: open fds the exec closes */
 	uint64_t close_dropped; /* close records lost to a full queue */
 	bool have_unseen;       /* tcp_info on: unseen is meaningful */
 	uint64_t unseen[DIR_COUNT]; /* closed + listed TCP connections */

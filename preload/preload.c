@@ -2142,6 +2142,12 @@ void sm_spawning(void)
 		meter_forked(&sm_meter, real_now());
 }
 
+/* fcntl(fd, F_GETFD) without errno: the flags, or a negative errno. */
+static int fd_flags(int fd)
+{
+	return (int)raw_syscall6(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
+}
+
 SM_FORK_PATH
 void sm_final_record(bool exec)
 {
@@ -2189,6 +2195,10 @@ void sm_final_record(bool exec)
 		sigemptyset(&mask);
 	else
 		block_all(&mask);
+	/* The exec closes the fds marked close-on-exec: the record says
+	 * which (one fcntl per tracked fd; a sandboxed thread asks none). */
+	if (exec && !sm_quiet())
+		fdtab_note_exec(&sm_meter.tab, fd_flags);
 	if (stderr_stuck())
 		goto out;
 	if (may_not_ask_ticker()) {

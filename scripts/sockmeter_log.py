@@ -200,14 +200,14 @@ class ProcessTotals:
     are lists in COUNTER_KEYS order."""
 
     __slots__ = ("ts", "base", "extra", "fds_open", "fds_closed",
-                 "dropped", "closed_after", "opened_after")
+                 "dropped", "closed_after", "opened_after", "exec_closes")
 
     def __init__(self):
         self.ts = -math.inf
         self.base = [0] * 6
         self.extra = [0] * 6
         self.fds_open = self.fds_closed = self.dropped = 0
-        self.closed_after = self.opened_after = 0
+        self.closed_after = self.opened_after = self.exec_closes = 0
 
     def take(self, ts, tot):
         """An interval or exit record's totals, at ts; an older one than
@@ -221,6 +221,10 @@ class ProcessTotals:
         self.fds_open = tot.get("fds_open", 0) or 0
         self.fds_closed = tot.get("fds_closed", 0) or 0
         self.dropped = tot.get("close_records_dropped", 0) or 0
+        # An exec record's open fds that the exec closes (close-on-exec):
+        # closed, once it has replaced the image; a later record (the
+        # exec failed) has none.
+        self.exec_closes = tot.get("fds_close_on_exec", 0) or 0
         self.closed_after = self.opened_after = 0
 
     def closed(self, ts, before, after, opened_after):
@@ -254,8 +258,9 @@ class ProcessTotals:
 
     def fds(self):
         """(fds_open, fds_closed)."""
-        return (max(0, self.fds_open + self.opened_after - self.closed_after),
-                self.fds_closed + self.closed_after)
+        return (max(0, self.fds_open + self.opened_after - self.closed_after -
+                    self.exec_closes),
+                self.fds_closed + self.closed_after + self.exec_closes)
 
 
 # A close record as the library writes it, read without a JSON parser

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +503,42 @@ START_TEST(test_fdtab_snapshot_is_zero_for_unknown_and_untracked)
 	ck_assert_int_eq(fdtab_snapshot(&tab, 42, &snap), 1);
 	ck_assert_int_eq(snap.fd, 42);
 	ck_assert_int_eq(snap.kind, KIND_TTY);
+}
+END_TEST
+
+/* F_GETFD as a test sets it: fds 10 and 12 close-on-exec, 13 unknown. */
+static int fake_getfd(int fd)
+{
+	if (fd == 13)
+		return -EBADF;
+	return fd == 10 || fd == 12 ? FD_CLOEXEC : 0;
+}
+
+START_TEST(test_fdtab_note_exec_marks_close_on_exec_fds_until_reopened)
+{
+	struct fd_snapshot snap;
+
+	fdtab_open(&tab, 10, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 11, KIND_TCP, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 12, KIND_UNTRACKED, 1, NULL, NULL, &snap);
+	fdtab_open(&tab, 13, KIND_UDP, 1, NULL, NULL, &snap);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 10, &snap), 1);
+	ck_assert(!snap.close_on_exec);
+	/* Tracked fds only; an fd whose flags cannot be read is not marked. */
+	ck_assert_uint_eq(fdtab_note_exec(&tab, fake_getfd), 1);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 10, &snap), 1);
+	ck_assert(snap.close_on_exec);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 11, &snap), 1);
+	ck_assert(!snap.close_on_exec);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 13, &snap), 1);
+	ck_assert(!snap.close_on_exec);
+	/* A new connection on the number (the exec failed) starts unmarked,
+	 * and the mark goes with the retired one. */
+	ck_assert_int_eq(fdtab_open(&tab, 10, KIND_TCP, 2, NULL, NULL, &snap),
+			 1);
+	ck_assert(snap.close_on_exec);
+	ck_assert_int_eq(fdtab_snapshot(&tab, 10, &snap), 1);
+	ck_assert(!snap.close_on_exec);
 }
 END_TEST
 
@@ -1170,6 +1207,7 @@ static TCase *tc_regressions(void)
 	tcase_add_test(tc, test_fdtab_forget_all_evens_a_seq_left_odd_by_a_writer_caught_in_fork);
 	tcase_add_test(tc, test_fdtab_lifecycle_calls_on_a_slot_held_by_a_stalled_owner_give_up);
 	tcase_add_test(tc, test_fdtab_event_counters_exact_past_2_pow_32_without_any_tick);
+	tcase_add_test(tc, test_fdtab_note_exec_marks_close_on_exec_fds_until_reopened);
 	return tc;
 }
 

@@ -416,6 +416,41 @@ START_TEST(test_summary_json_fd_omits_zero_errors_and_sizes_totals_keep_them)
 }
 END_TEST
 
+START_TEST(test_summary_exec_record_says_which_fds_the_exec_closes)
+{
+	const char *s;
+	char *a, *b;
+
+	/* Marked, but not an exec record: nothing said. */
+	fds[0].s.close_on_exec = true;
+	rec.fds_close_on_exec = 1;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "close_on_exec"));
+	rec.type = SUMMARY_EXIT;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "close_on_exec"));
+	rec.type = SUMMARY_EXEC;
+	s = format();
+	ck_assert(python_parses(s));
+	ck_assert_ptr_nonnull(strstr(s, "\"fds_closed\":5,\"fds_close_on_exec\":1,"));
+	a = fd_part(s, 7);
+	b = fd_part(s, 9);
+	ck_assert_ptr_nonnull(strstr(a, ",\"close_on_exec\":true"));
+	ck_assert_ptr_null(strstr(b, "close_on_exec"));
+	free(a);
+	free(b);
+	cfg.format = FORMAT_TEXT;
+	s = format();
+	ck_assert_ptr_nonnull(strstr(s, " fds_open=2 fds_closed=5 fds_close_on_exec=1\n"));
+	ck_assert_int_eq(uu_count(s, " close_on_exec=yes\n"), 1);
+	/* None closed by the exec: the count is left out. */
+	rec.fds_close_on_exec = 0;
+	fds[0].s.close_on_exec = false;
+	s = format();
+	ck_assert_ptr_null(strstr(s, "close_on_exec"));
+}
+END_TEST
+
 static TCase *tc_json(void)
 {
 	TCase *tc = tcase_create("json");
@@ -973,6 +1008,7 @@ static TCase *tc_text(void)
 	tcase_add_test(tc, test_summary_rates_without_printf_read_as_printf_writes_them);
 	tcase_add_test(tc, test_summary_text_close_is_one_line_with_peer_and_bytes);
 	tcase_add_test(tc, test_summary_close_of_a_shared_socket_says_shared);
+	tcase_add_test(tc, test_summary_exec_record_says_which_fds_the_exec_closes);
 	tcase_add_test(tc, test_summary_text_name_with_spaces_is_one_field);
 	tcase_add_test(tc, test_summary_text_hides_zero_errors_and_dashes_unknown_addresses);
 	tcase_add_test(tc, test_summary_text_close_stays_one_line_with_newline_in_peer_path);
