@@ -84,15 +84,35 @@ grep -q "^sockmeter: pid [0-9]* is not metered" "$T/off.err" && ! grep -q "log o
 	fail "SOCKMETER=off: $(cat "$T/off.err")"
 
 # A script is known by its interpreter's name, as the library knows it
-# (#! through env): the launcher names that log (before: myscript.PID.log).
+# (#! through env), until it execs another program (a wrapper: a pyenv
+# shim, Debian's chromium, `exec curl "$@"`), which names the log after
+# itself.  So for a script the launcher names the log with * for the name
+# and says what * is (before: myscript.PID.log, and later sh.PID.log for
+# a wrapper whose log was curl.PID.log).  -s shows the log itself.
 printf '#!/usr/bin/env %s\nimport socket\na, b = socket.socketpair()\na.send(b"hello")\nb.recv(5)\n' \
 	"$(basename "$PY")" >"$T/myscript"
 chmod +x "$T/myscript"
 PATH=$(dirname "$PY"):$PATH "$launcher" -f json -o "$T/%n.%p.log" -- "$T/myscript" 2>"$T/script.err" ||
 	fail "a script under the launcher: $(cat "$T/script.err")"
-named=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/script.err")
-[ -f "$named" ] || fail "a script: the log named, '$named', does not exist: $(ls "$T")"
-expect_eq "a script: bytes_out in the log named" "$(q "$named" "tot('bytes_out')")" 5
+grep -q "^sockmeter: log of pid [0-9]*: $T/\*\.[0-9]*\.log (a script: \* is $(basename "$PY"), or the program it execs)\$" "$T/script.err" ||
+	fail "a script: the line: $(cat "$T/script.err")"
+named=$(sed -n 's/^sockmeter: log of pid [0-9]*: \([^ ]*\) .*/\1/p' "$T/script.err")
+set -- $named
+[ $# = 1 ] && [ -f "$1" ] || fail "a script: the log named, '$named', is not one file: $(ls "$T")"
+case $1 in "$T/$(basename "$PY")".*.log) ;; *) fail "a script: log $1" ;; esac
+expect_eq "a script: bytes_out in the log named" "$(q "$1" "tot('bytes_out')")" 5
+mkdir -p "$T/w"
+printf '#!/bin/sh\nexec curl "$@"\n' >"$T/fetch"
+chmod +x "$T/fetch"
+"$launcher" -f json -o "$T/w/%n.%p.log" -- "$T/fetch" -s -o /dev/null -w '%{size_download} %{size_header}\n' \
+	"$url/f.bin" >"$T/wrap.out" 2>"$T/wrap.err" ||
+	fail "a wrapper under the launcher: $(cat "$T/wrap.err")"
+named=$(sed -n 's/^sockmeter: log of pid [0-9]*: \([^ ]*\) (a script: \* is sh, .*/\1/p' "$T/wrap.err")
+set -- $named
+[ $# = 1 ] && [ -f "$1" ] || fail "a wrapper: the log named, '$named', is not one file: $(cat "$T/wrap.err"; ls "$T/w")"
+case $1 in "$T"/w/curl.*.log) ;; *) fail "a wrapper: log $1" ;; esac
+read -r wbody wheader <"$T/wrap.out"
+expect_eq "a wrapper: bytes_in in the log named" "$(q "$1" "tot('bytes_in')")" $((wbody + wheader))
 
 # A bad option: status 2, the program never runs.
 "$launcher" -x -- touch "$T/ran" 2>/dev/null
@@ -168,6 +188,19 @@ klog=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/k.err")
 expect_eq "killed under -s: recovered exit record" \
 	"$(q "$klog" "[E.get('end'), T['bytes_out']]")" '["killed", 70000]'
 grep -q 'exit record is not in the log' "$T/k.err" && fail "killed under -s, recovered: $(cat "$T/k.err")"
+# The same in text (the default format), where a recovered exit record's
+# header has end= and alive_until= before pid=: the launcher said its exit
+# record was not in the log, beside it (a helper's sweep).
+SOCKMETER_STATE=$T/kstate "$launcher" -s -f text -o "$T/kt.%p.log" -- \
+	"$PY" -c 'import os, socket
+a, b = socket.socketpair()
+a.send(b"x" * 5000)
+b.recv(65536)
+os.kill(os.getpid(), 9)' >/dev/null 2>"$T/kt.err"
+expect_eq "killed under -s, text: launcher status" "$?" 137
+grep -q ' sockmeter exit end=killed alive_until=[^ ]* pid=[0-9]* ' "$T/kt.err" ||
+	fail "killed under -s, text: no recovered exit record shown: $(cat "$T/kt.err")"
+grep -q 'exit record is not in the log' "$T/kt.err" && fail "killed under -s, text, recovered: $(cat "$T/kt.err")"
 
 # The same when the program changed user first: its state file is in the
 # new user's directory, which the launcher's recovery (as root) does not
