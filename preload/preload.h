@@ -251,6 +251,24 @@ void sm_opened_dup(int oldfd, int newfd);
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len);
 
 /*
+ * Whether p may point to an object the program owns, as far as can be
+ * told without a system call: aligned for it, past the lowest pages
+ * (vm.mmap_min_addr keeps 64 KiB unmapped by default: NULL and a
+ * member's offset from it), and in the lower, user half of the address
+ * space (not (void *)-1).  A wrapper reads what such an argument points
+ * to before the real call only when this holds: the kernel fails the
+ * call with EFAULT where a read of ours would fault (accept's length, a
+ * clone3's arguments).  A pointer to an unmapped page of the user range
+ * is not told apart (README, Limits).
+ */
+static inline bool sm_ptr_plausible(const void *p, size_t align)
+{
+	uintptr_t u = (uintptr_t)p;
+
+	return u >= 65536 && (intptr_t)u > 0 && !(u & (align - 1));
+}
+
+/*
  * Whether a connect that returned r (errno err) was made to addr: it
  * connected, goes on in the background (non-blocking, or a blocking one
  * interrupted by a signal), or reached the peer's side and failed there

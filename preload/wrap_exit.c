@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -572,6 +573,55 @@ static void static_exec_check(const char *what, char *const env[])
 	sm_warn(msg);
 }
 
+/*
+ * Whether what (a path, or NULL) and env (an environment, or NULL) can be
+ * read as the exec will read them.  A bad pointer there fails the exec
+ * with EFAULT where reading it here faulted: the program died of SIGSEGV
+ * inside the library (a helper's execve(path, argv, (char **)16)).  The
+ * kernel tells: faccessat for the path, process_vm_readv on ourselves for
+ * env's array and the first byte of each of its strings (our checks read
+ * their prefixes).  The process's own environ is taken as readable; a
+ * failed look (a filter's EPERM) trusts the pointers, as before.  Exec
+ * only: about three system calls.
+ */
+#define ENV_LOOK 256 /* entries looked at (6 KiB of stack); past them, trusted */
+
+static bool exec_args_readable(const char *what, char *const env[])
+{
+	extern char **environ;
+	char *ptrs[ENV_LOOK], firsts[ENV_LOOK];
+	struct iovec local, remote[ENV_LOOK];
+	long tid, got, want, i, n;
+
+	if (what && raw_syscall6(SYS_faccessat, AT_FDCWD, (long)what, F_OK, 0,
+				 0, 0) == -EFAULT)
+		return false;
+	if (!env || env == environ)
+		return true;
+	tid = raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	local = (struct iovec){ ptrs, sizeof(ptrs) };
+	remote[0] = (struct iovec){ (void *)env, sizeof(ptrs) };
+	got = raw_syscall6(SYS_process_vm_readv, tid, (long)&local, 1,
+			   (long)remote, 1, 0);
+	if (got == -EFAULT || got == 0)
+		return false;
+	if (got < 0)
+		return true; /* not allowed here: trusted */
+	/* A read that stopped at the array's last mapped page ends there. */
+	n = got / (long)sizeof(char *);
+	for (i = 0; i < n && ptrs[i]; i++)
+		remote[i] = (struct iovec){ ptrs[i], 1 };
+	if (i == n && n < ENV_LOOK)
+		return false; /* no NULL before an unmapped page */
+	if (i == 0)
+		return true;
+	want = i;
+	local = (struct iovec){ firsts, (size_t)want };
+	got = raw_syscall6(SYS_process_vm_readv, tid, (long)&local, 1,
+			   (long)remote, want, 0);
+	return got < 0 ? got != -EFAULT : got == want;
+}
+
 static void unmetered_exec_check(const char *what, char *const env[])
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
@@ -579,7 +629,8 @@ static void unmetered_exec_check(const char *what, char *const env[])
 	char msg[640];
 	int saved = errno;
 
-	if (!own_by_env || !sm_meter.tab.cap || sm_quiet())
+	if (!own_by_env || !sm_meter.tab.cap || sm_quiet() ||
+	    !exec_args_readable(what, env))
 		goto out;
 	/* An exec that will fail (a PATH search trying each directory, a
 	 * missing program) starts nothing: not that one.  (Relative to the
@@ -627,10 +678,10 @@ static void secure_exec_check(const char *what, char *const env[])
 
 	unmetered_exec_check(what, env);
 	if (!sm_meter.tab.cap || sm_quiet() ||
-	    !(pre = preload_by_path(env)) ||
 	    syscall(SYS_getresuid, &r, &e, &s) != 0 ||
 	    syscall(SYS_getresgid, &rg, &eg, &sg) != 0 ||
-	    (r == e && rg == eg)) {
+	    (r == e && rg == eg) || !exec_args_readable(what, env) ||
+	    !(pre = preload_by_path(env))) {
 		errno = saved;
 		return;
 	}
@@ -662,10 +713,15 @@ static bool exec_finds_nothing(int dirfd, const char *path)
 {
 	long r;
 
-	if (!path || !*path || !sm_meter.tab.cap || sm_quiet())
+	if (!path || !sm_meter.tab.cap || sm_quiet())
 		return false;
+	/* The kernel reads the path first: a bad pointer (EFAULT) fails the
+	 * exec as surely, and is never read here.  "" (execveat's
+	 * AT_EMPTY_PATH: the fd's file) may start something. */
 	r = raw_syscall6(SYS_faccessat, dirfd, (long)path, F_OK, 0, 0, 0);
-	return r == -ENOENT || r == -ENOTDIR;
+	if (r == -EFAULT)
+		return true;
+	return *path && (r == -ENOENT || r == -ENOTDIR);
 }
 
 /* The exec record of an exec of path (relative to dirfd), unless that

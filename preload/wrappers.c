@@ -590,11 +590,16 @@ static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
 		if (fd >= 0 && n <= sizeof(peer.u))
 			peer.len = n;
 	} else {
-		if (addr && len)
+		/* Its length is read only where the kernel will read it too
+		 * (a bad pointer: EFAULT, or EAGAIN with nothing to accept,
+		 * never a fault of ours); else the peer is asked at close. */
+		bool seen = addr && len && sm_ptr_plausible(len, _Alignof(socklen_t));
+
+		if (seen)
 			cap = *len;
 		fd = four ? sm_real.accept4(lfd, addr, len, flags)
 			  : sm_real.accept(lfd, addr, len);
-		if (fd >= 0 && addr && len && *len <= cap &&
+		if (fd >= 0 && seen && *len <= cap &&
 		    *len <= sizeof(peer.u)) {
 			memcpy(&peer.u, addr, *len);
 			peer.len = *len;
