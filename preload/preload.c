@@ -1886,12 +1886,36 @@ static bool wildcard_peer(const struct fd_addr *a)
 	return false;
 }
 
+/*
+ * A TCP socket disconnected with connect(AF_UNSPEC) may connect again, to
+ * another peer: a connection of its own.  The one that ended is retired
+ * here as a close (its record, the kernel's view after the disconnect),
+ * and the fd starts again as a new TCP socket.  Before, one record held
+ * both, under the second one's addresses (a helper's sweep).
+ */
+static void disconnected(int fd, const struct fd_slot *s)
+{
+	int family = __atomic_load_n(&s->local.family, __ATOMIC_RELAXED);
+
+	sm_closing(fd);
+	sm_opened_socket(fd, family == AF_INET6 ? AF_INET6 : AF_INET,
+			 SOCK_STREAM, 0);
+}
+
 void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	struct fd_addr local, peer;
 	struct fd_slot *s = fdtab_slot(&sm_meter.tab, fd);
 
-	if (!s || !peers_on() || sm_foreign_process())
+	if (!s || sm_foreign_process())
+		return;
+	/* The kernel has read addr: it is ours to read too. */
+	if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
+		if (fdtab_kind(s) == KIND_TCP)
+			disconnected(fd, s);
+		return;
+	}
+	if (!peers_on())
 		return;
 	if (fdtab_kind(s) == KIND_UNKNOWN)
 		sm_classify_slow(fd);
