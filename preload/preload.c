@@ -1911,7 +1911,11 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 		return;
 	/* The kernel has read addr: it is ours to read too. */
 	if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
-		if (fdtab_kind(s) == KIND_TCP)
+		/* A socket that never connected (a no-op): nothing ends. */
+		if (fdtab_kind(s) == KIND_TCP &&
+		    (__atomic_load_n(&s->peer.family, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&s->c.bytes[DIR_IN], __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&s->c.bytes[DIR_OUT], __ATOMIC_RELAXED)))
 			disconnected(fd, s);
 		return;
 	}
