@@ -377,6 +377,11 @@ void meter_forked(struct meter *m, uint64_t real_ns)
 	__atomic_store_n(m->forked_at, real_ns, __ATOMIC_RELAXED);
 }
 
+void meter_disconnected(struct meter *m, int fd, uint64_t real_ns)
+{
+	retire_push(m, fd, NULL, real_ns, NULL, false);
+}
+
 void meter_closed_unseen(struct meter *m, int fd, uint64_t real_ns)
 {
 	retire_push(m, fd, NULL, real_ns, NULL, true);

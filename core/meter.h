@@ -260,6 +260,15 @@ void meter_forked(struct meter *m, uint64_t real_ns);
 uint32_t *meter_inflight_enter(struct meter *m);
 void meter_inflight_leave(uint32_t *stripe);
 
+/*
+ * meter_disconnected - fd's TCP connection ended without a close: a
+ * connect(AF_UNSPEC) disconnected it, and the fd may connect again.
+ * Retired as a seen close at real_ns, without the kernel's view (the
+ * disconnect has zeroed it: rtt 0, nothing acked).
+ * Context: the thread that disconnected it.
+ */
+void meter_disconnected(struct meter *m, int fd, uint64_t real_ns);
+
 /* meter_closed_unseen - fd was found reused by a call that creates fds
  * (open, pipe, SCM_RIGHTS...): its connection ended at an unknown time.
  * Context: any thread and signal handler. */

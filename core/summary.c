@@ -626,8 +626,15 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 	json_ts(b, "last_active", f->last_active_ns);
 	if (type == SUMMARY_CLOSE)
 		json_close(b, f, c);
-	else if (type == SUMMARY_EXEC && f->s.close_on_exec)
-		sbuf_adds(b, ",\"close_on_exec\":true");
+	else if (type == SUMMARY_EXEC) {
+		/* Which fds the exec closes, and which are another fd's or
+		 * process's too (as in a close record): readers count such
+		 * copies of one connection once. */
+		if (f->s.close_on_exec)
+			sbuf_adds(b, ",\"close_on_exec\":true");
+		if (f->s.shared)
+			sbuf_adds(b, ",\"shared\":true");
+	}
 	json_kernel(b, f, c, ts_ns);
 	sbuf_addc(b, '}');
 }
@@ -986,6 +993,8 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 	text_kernel(b, f, c, ts_ns);
 	if (type == SUMMARY_EXEC && f->s.close_on_exec)
 		sbuf_adds(b, " close_on_exec=yes");
+	if (type == SUMMARY_EXEC && f->s.shared)
+		sbuf_adds(b, " shared=yes");
 	sbuf_addc(b, '\n');
 }
 

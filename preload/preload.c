@@ -1889,15 +1889,18 @@ static bool wildcard_peer(const struct fd_addr *a)
 /*
  * A TCP socket disconnected with connect(AF_UNSPEC) may connect again, to
  * another peer: a connection of its own.  The one that ended is retired
- * here as a close (its record, the kernel's view after the disconnect),
- * and the fd starts again as a new TCP socket.  Before, one record held
- * both, under the second one's addresses (a helper's sweep).
+ * here as a close (its record, without the kernel's view, which the
+ * disconnect zeroed), and the fd starts again as a new TCP socket (a
+ * socket that never connects again is one more record, as any socket
+ * closed unconnected is).  Before, one record held both, under the
+ * second one's addresses (a helper's sweep).
  */
 static void disconnected(int fd, const struct fd_slot *s)
 {
 	int family = __atomic_load_n(&s->local.family, __ATOMIC_RELAXED);
 
-	sm_closing(fd);
+	sm_settle_left();
+	meter_disconnected(&sm_meter, fd, real_now());
 	sm_opened_socket(fd, family == AF_INET6 ? AF_INET6 : AF_INET,
 			 SOCK_STREAM, 0);
 }
@@ -1909,13 +1912,14 @@ void sm_connected(int fd, const struct sockaddr *addr, socklen_t len)
 
 	if (!s || sm_foreign_process())
 		return;
-	/* The kernel has read addr: it is ours to read too. */
-	if (addr && len >= sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
-		/* A socket that never connected (a no-op): nothing ends. */
-		if (fdtab_kind(s) == KIND_TCP &&
-		    (__atomic_load_n(&s->peer.family, __ATOMIC_RELAXED) ||
-		     __atomic_load_n(&s->c.bytes[DIR_IN], __ATOMIC_RELAXED) ||
-		     __atomic_load_n(&s->c.bytes[DIR_OUT], __ATOMIC_RELAXED)))
+	/* The kernel has read addr: it is ours to read too.  A TCP socket
+	 * that never connected (a no-op) ends nothing; other kinds go on as
+	 * ever (a UDP socket's peer becomes unknown). */
+	if (addr && len >= sizeof(sa_family_t) &&
+	    addr->sa_family == AF_UNSPEC && fdtab_kind(s) == KIND_TCP) {
+		if (__atomic_load_n(&s->peer.family, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&s->c.bytes[DIR_IN], __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&s->c.bytes[DIR_OUT], __ATOMIC_RELAXED))
 			disconnected(fd, s);
 		return;
 	}
@@ -2176,6 +2180,12 @@ static int fd_flags(int fd)
 	return (int)raw_syscall6(SYS_fcntl, fd, F_GETFD, 0, 0, 0, 0);
 }
 
+static int fd_flags_unknown(int fd)
+{
+	(void)fd;
+	return -ENOSYS;
+}
+
 SM_FORK_PATH
 void sm_final_record(bool exec)
 {
@@ -2224,9 +2234,11 @@ void sm_final_record(bool exec)
 	else
 		block_all(&mask);
 	/* The exec closes the fds marked close-on-exec: the record says
-	 * which (one fcntl per tracked fd; a sandboxed thread asks none). */
-	if (exec && !sm_quiet())
-		fdtab_note_exec(&sm_meter.tab, fd_flags);
+	 * which (one fcntl per tracked fd).  A sandboxed thread asks none,
+	 * and clears what an exec that failed before had noted. */
+	if (exec)
+		fdtab_note_exec(&sm_meter.tab,
+				sm_quiet() ? fd_flags_unknown : fd_flags);
 	if (stderr_stuck())
 		goto out;
 	if (may_not_ask_ticker()) {

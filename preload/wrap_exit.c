@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <threads.h>
 #include <unistd.h>
 
@@ -578,48 +577,29 @@ static void static_exec_check(const char *what, char *const env[])
  * read as the exec will read them.  A bad pointer there fails the exec
  * with EFAULT where reading it here faulted: the program died of SIGSEGV
  * inside the library (a helper's execve(path, argv, (char **)16)).  The
- * kernel tells: faccessat for the path, process_vm_readv on ourselves for
- * env's array and the first byte of each of its strings (our checks read
- * their prefixes).  The process's own environ is taken as readable; a
- * failed look (a filter's EPERM) trusts the pointers, as before.  Exec
- * only: about three system calls.
+ * path is asked of the kernel (faccessat, which the exec checks below
+ * make anyway).  env's array and strings are taken when they look like
+ * pointers (sm_ptr_plausible): no system call a filter the program
+ * inherited might punish (process_vm_readv, tried first, got a program
+ * killed under a filter that forbids it: the review).  A pointer into an
+ * unmapped page of the user range still faults (README, Limits).
  */
-#define ENV_LOOK 256 /* entries looked at (6 KiB of stack); past them, trusted */
-
 static bool exec_args_readable(const char *what, char *const env[])
 {
 	extern char **environ;
-	char *ptrs[ENV_LOOK], firsts[ENV_LOOK];
-	struct iovec local, remote[ENV_LOOK];
-	long tid, got, want, i, n;
+	size_t i;
 
 	if (what && raw_syscall6(SYS_faccessat, AT_FDCWD, (long)what, F_OK, 0,
 				 0, 0) == -EFAULT)
 		return false;
 	if (!env || env == environ)
 		return true;
-	tid = raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	local = (struct iovec){ ptrs, sizeof(ptrs) };
-	remote[0] = (struct iovec){ (void *)env, sizeof(ptrs) };
-	got = raw_syscall6(SYS_process_vm_readv, tid, (long)&local, 1,
-			   (long)remote, 1, 0);
-	if (got == -EFAULT || got == 0)
+	if (!sm_ptr_plausible(env, _Alignof(char *)))
 		return false;
-	if (got < 0)
-		return true; /* not allowed here: trusted */
-	/* A read that stopped at the array's last mapped page ends there. */
-	n = got / (long)sizeof(char *);
-	for (i = 0; i < n && ptrs[i]; i++)
-		remote[i] = (struct iovec){ ptrs[i], 1 };
-	if (i == n && n < ENV_LOOK)
-		return false; /* no NULL before an unmapped page */
-	if (i == 0)
-		return true;
-	want = i;
-	local = (struct iovec){ firsts, (size_t)want };
-	got = raw_syscall6(SYS_process_vm_readv, tid, (long)&local, 1,
-			   (long)remote, want, 0);
-	return got < 0 ? got != -EFAULT : got == want;
+	for (i = 0; env[i]; i++)
+		if (!sm_ptr_plausible(env[i], 1))
+			return false;
+	return true;
 }
 
 static void unmetered_exec_check(const char *what, char *const env[])

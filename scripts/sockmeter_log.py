@@ -240,6 +240,9 @@ class ProcessTotals:
         """The same with what it moved since the latest totals as a list."""
         if ts <= self.ts:
             return
+        # A close after an exec record: the exec failed, and closed
+        # nothing.
+        self.exec_closes = 0
         e = self.extra
         for i in range(6):
             e[i] += moved[i]

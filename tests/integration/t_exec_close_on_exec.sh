@@ -91,6 +91,10 @@ want = sorted([(f, "open") for f in kept] +
               [(c["fd"], "closed by exec") for c in r["by_bytes"]
                if c["fd"] not in kept])
 assert rows == want and len(rows) == 7, rows
+# The two kept connections' ends go on in the new image: one connection
+# each in the kinds' count, not one per image (a helper's sweep: 7).
+tcp = [k for k in r["kinds"] if k["kind"] == "tcp"][0]
+assert tcp["connections"] == 5, r["kinds"]
 EOF
 
 # 2. An exec that fails: the marks do not outlive it.
@@ -114,6 +118,36 @@ assert p["state"] == "exited", p
 assert (p["fds_open"], p["fds_closed"]) == (0, 5), p
 assert {c["state"] for c in r["by_bytes"]} == {"closed"}, r["by_bytes"]
 EOF
+
+# 2b. The same, read while the image still runs after its failed exec:
+# interval records list only active fds, and its idle connections were
+# left "closed by exec" (the review).  python3 waits, its sockets idle,
+# while records are written every 0.2 s; the report, made after the first
+# one, shows
+# its five connections open and none closed.
+sed 's/^for s in (c, a, keep, peer, srv):$/open(sys.argv[2], "w").close()\nimport time\ntime.sleep(30)\n&/' \
+	"$T/img.py" >"$T/img_wait.py"
+grep -q 'time.sleep(30)' "$T/img_wait.py" || fail "img_wait.py"
+SOCKMETER_INTERVAL=0.2 SOCKMETER_LOG=$T/live.%p.log \
+	sm /usr/bin/python3 "$T/img_wait.py" "$T/notexec" "$T/ready" >/dev/null &
+lpid=$!
+wait_for 10 test -e "$T/ready" || fail "the image did not go on after its failed exec"
+# Its first interval record after the exec record comes within a second.
+wait_for 10 eval 'grep -q "\"type\":\"interval\"" "$T"/live.*.log' ||
+	fail "no interval record after the failed exec"
+"$PY" "$SM_TOP/scripts/sockmeter-report" -f json "$T"/live.*.log >"$T/rep2b.json" 2>"$T/rep2b.err" ||
+	fail "sockmeter-report failed (2b)"
+kill "$lpid" 2>/dev/null
+wait "$lpid" 2>/dev/null
+"$PY" - "$T/rep2b.json" <<'PYEOF' || fail "report while the image goes on: $(cat "$T/rep2b.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["processes"][0]
+assert p["state"] == "no exit record", p
+assert (p["fds_open"], p["fds_closed"]) == (5, 0), p
+assert {c["state"] for c in r["by_bytes"]} == {"open"}, r["by_bytes"]
+PYEOF
+expect_eq "2b: the report's stderr" "$(cat "$T/rep2b.err")" ""
 
 # 3. Text: the same marks in words.
 SOCKMETER_FORMAT=text SOCKMETER_LOG=$T/text.%p.log sm /usr/bin/python3 "$T/img.py" /usr/bin/python3 ||

@@ -49,4 +49,27 @@ grep -Eq "^python3 +[0-9]+ +[0-9]+ tcp +127\.0\.0\.1:$port .* closed " "$T/last"
 grep -Eq '^python3 +[0-9]+ +[0-9]+ unix .* +0 +70 .* at exec ' "$T/last" ||
 	fail "python's inherited socket end is not 'at exec': $(cat "$T/last")"
 grep -Eq '^python3 .* open ' "$T/last" && fail "an open connection of the old image: $(cat "$T/last")"
+
+# Followed live: the old image's exec record does not end top -b while
+# the process goes on in its new image (a helper's sweep: top ended at
+# once, before the new image's records).  python3 execs python3, which
+# waits 1.5 s, sends 70 bytes on the inherited end and exits.
+bg_start timeout 30 "$TOPCMD" -b -d 0.2 --linger -1 "$T/logs/live.log" >"$T/live.out" 2>&1
+tpid=$BG_PID
+SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/live.log" sm "$PY" -c '
+import os, socket, sys
+a, b = socket.socketpair()
+a.set_inheritable(True)
+b.set_inheritable(True)
+os.execv(sys.executable, [sys.executable, "-c", """
+import os, time
+time.sleep(1.5)
+os.write(%d, b"y" * 70)
+assert len(os.read(%d, 100)) == 70
+""" % (a.fileno(), b.fileno())])' || fail "python3 (live) failed"
+wait_for 10 eval '! kill -0 $tpid 2>/dev/null' || fail "top -b did not end after the new image"
+awk '/^sockmeter top - / { n = 0 } { t[n++] = $0 } END { for (i = 0; i < n; i++) print t[i] }' \
+	"$T/live.out" >"$T/live.last"
+grep -Eq '^python3 +[0-9]+ .* 70 +70 +2 +exited$' "$T/live.last" ||
+	fail "top -b ended before the new image did: $(cat "$T/live.last")"
 true

@@ -430,22 +430,27 @@ START_TEST(test_summary_exec_record_says_which_fds_the_exec_closes)
 	s = format();
 	ck_assert_ptr_null(strstr(s, "close_on_exec"));
 	rec.type = SUMMARY_EXEC;
+	fds[1].s.shared = true;
 	s = format();
 	ck_assert(python_parses(s));
 	ck_assert_ptr_nonnull(strstr(s, "\"fds_closed\":5,\"fds_close_on_exec\":1,"));
 	a = fd_part(s, 7);
 	b = fd_part(s, 9);
 	ck_assert_ptr_nonnull(strstr(a, ",\"close_on_exec\":true"));
+	ck_assert_ptr_null(strstr(a, "shared"));
 	ck_assert_ptr_null(strstr(b, "close_on_exec"));
+	ck_assert_ptr_nonnull(strstr(b, ",\"shared\":true"));
 	free(a);
 	free(b);
 	cfg.format = FORMAT_TEXT;
 	s = format();
 	ck_assert_ptr_nonnull(strstr(s, " fds_open=2 fds_closed=5 fds_close_on_exec=1\n"));
 	ck_assert_int_eq(uu_count(s, " close_on_exec=yes\n"), 1);
+	ck_assert_int_eq(uu_count(s, " shared=yes\n"), 1);
 	/* None closed by the exec: the count is left out. */
 	rec.fds_close_on_exec = 0;
 	fds[0].s.close_on_exec = false;
+	fds[1].s.shared = false;
 	s = format();
 	ck_assert_ptr_null(strstr(s, "close_on_exec"));
 }
