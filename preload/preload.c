@@ -2731,8 +2731,10 @@ static void wait_limiting(void)
  * limit, if one is wanted.  Only for a small limit (SM_NPROC_SMALL: one
  * meant to forbid forking, not pam_limits' thousands), not when the
  * ticker runs already; a limit of another process is its own.  The value
- * is read with process_vm_readv, as the kernel reads it: a bad pointer is
- * the call's EFAULT, not a fault of ours.
+ * is read when its pointer looks like one (sm_ptr_plausible): a bad
+ * pointer is the call's EFAULT, not a fault of ours.  (It was read with
+ * process_vm_readv, a call a seccomp filter the program inherited may
+ * punish with death: systemd's SystemCallFilter=@system-service lacks it.)
  */
 void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 {
@@ -2742,19 +2744,16 @@ void sm_tasks_limiting(pid_t pid, int resource, const void *lim)
 		return;
 	int saved = errno;
 	uint64_t cur = 0; /* rlim_cur: first, 64 bits (rlimit and rlimit64) */
-	struct iovec local = {&cur, sizeof(cur)};
-	struct iovec remote = {(void *)lim, sizeof(cur)};
 
 	if ((pid != 0 && pid != getpid()) || !sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
 	    (ticker_running() && __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) ||
 	    maybe_in_handler())
 		goto out;
 	if (sizeof(rlim_t) != sizeof(uint64_t) ||
-	    raw_syscall6(SYS_process_vm_readv,
-			 raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
-			 (long)&local, 1, (long)&remote, 1, 0) !=
-		    (long)sizeof(cur) ||
-	    cur >= SM_NPROC_SMALL)
+	    !sm_ptr_plausible(lim, _Alignof(uint64_t)))
+		goto out;
+	memcpy(&cur, lim, sizeof(cur));
+	if (cur >= SM_NPROC_SMALL)
 		goto out;
 	if (!__atomic_load_n(&tk.started, __ATOMIC_ACQUIRE)) {
 		__atomic_add_fetch(&tk.limiting, 1, __ATOMIC_ACQ_REL);

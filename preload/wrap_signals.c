@@ -603,28 +603,17 @@ static uint64_t low_word(const sigset_t *set)
 	return w;
 }
 
-/* *out = the low word of the set at p, read as the kernel would: false
- * (nothing read) where the kernel would fail with EFAULT, instead of a
- * fault of ours (glibc's sigsuspend and the raw system calls pass the
- * pointer on unread).  process_vm_readv on this thread (its process's pid
- * is gone once the main thread has ended); should it be refused (a
- * seccomp filter that fails it with an errno), read directly, as before:
- * a bad set then faults here. */
+/* *out = the low word of the set at p: false (nothing read) where it
+ * does not look like a pointer (sm_ptr_plausible), where the kernel would
+ * fail with EFAULT, instead of a fault of ours (glibc's sigsuspend and
+ * the raw system calls pass the pointer on unread).  It was read with
+ * process_vm_readv, which a seccomp filter the program inherited may
+ * punish with death (systemd's SystemCallFilter=@system-service lacks
+ * it): a pointer into an unmapped page of the user range faults here
+ * (README, Limits). */
 static bool read_set(const void *p, uint64_t *out)
 {
-	struct iovec local = {out, sizeof(*out)}, remote = {(void *)p,
-							     sizeof(*out)};
-	long r;
-
-	if (!p)
-		return false;
-	r = raw_syscall6(SYS_process_vm_readv,
-			 raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0),
-			 (long)&local, 1, (long)&remote, 1, 0);
-	if (r == (long)sizeof(*out))
-		return true;
-	/* A short read is a set running onto an unmapped page: EFAULT. */
-	if (r >= 0 || r == -EFAULT)
+	if (!sm_ptr_plausible(p, _Alignof(unsigned long)))
 		return false;
 	memcpy(out, p, sizeof(*out));
 	return true;
