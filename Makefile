@@ -13,7 +13,10 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wmissing-prototypes -Wshadow \
            -Wstrict-prototypes -Wpointer-arith -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC \
+# -fno-plt: calls into libc go through the GOT, which the library binds at
+# load (-z now) anyway, not through PLT stubs on a page of their own: one
+# page less for a fork child to touch (core/rawsys.h's SM_FORK_DATA).
+ALL_CFLAGS := -std=gnu11 -D_GNU_SOURCE -U_FORTIFY_SOURCE -fPIC -fno-plt \
            -fvisibility=hidden $(WARN) $(shell pkg-config --cflags inih) \
            $(CFLAGS) -MMD -MP
 LDLIBS_SO := $(INIH_LIBDIR)/libinih.a -ldl -pthread
@@ -67,10 +70,12 @@ $(BUILD)/asan/obj/preload/wrap_exit.o $(BUILD)/tsan/obj/preload/wrap_exit.o: \
 
 # Only the interposed calls are exported; inih is linked in privately so a
 # host with its own ini_parse never binds to ours (or we to its).
-$(BUILD)/libsockmeter.so: $(LIB_OBJ) preload/exports.map
+# preload/fork.ld: what a fork child touches of the library's code
+# and variables, each on one page (core/rawsys.h).
+$(BUILD)/libsockmeter.so: $(LIB_OBJ) preload/exports.map preload/fork.ld
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) $(LDLIBS_SO) -Wl,--exclude-libs,ALL \
-		-Wl,-z,now -Wl,-z,relro $(LDFLAGS_SO)
+		-Wl,-z,now -Wl,-z,relro -Wl,-T,preload/fork.ld $(LDFLAGS_SO)
 
 $(BUILD)/tests/check_%: tests/unit/check_%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)

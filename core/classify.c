@@ -4,6 +4,7 @@
 #include "classify.h"
 #include "decimal.h"
 #include "quiet.h"
+#include "rawsys.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,7 +47,7 @@ static void get_addr(int fd, struct fd_addr *a, bool peer)
 }
 
 /* quiet.h's state, here because every build of core links this file. */
-uint8_t sm_quiet_level;
+uint8_t sm_quiet_level SM_FORK_DATA;
 __thread bool sm_ticker_thread;
 
 void classify_addrs(int fd, struct fd_addr *local, struct fd_addr *peer)

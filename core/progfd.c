@@ -259,7 +259,7 @@ int progfd_run_copy(int (*fn)(void *), void *arg)
 	return run(fn, arg, true);
 }
 
-uint32_t progfd_lent;
+uint32_t progfd_lent SM_FORK_DATA;
 
 #define AWAIT_NS 50000000L /* 50 ms */
 

@@ -23,11 +23,25 @@
  * (the fork handlers, the final record's first checks).  A child's page
  * tables start without the library's code, and each 64 KB window of it
  * touched is a fault (the kernel maps code around a fault in such
- * windows).  These functions go to one section, .text.hot.*, which the
- * linker places together at the start of .text: one window, not one per
- * object file they come from.
+ * windows); where page tables are shadowed (see SM_FORK_DATA) each page
+ * touched costs again.  These functions go to one section, which
+ * preload/fork.ld gathers on one page before .text: one window and one
+ * page, not one per object file they come from.
  */
 #define SM_FORK_PATH __attribute__((section(".text.hot.sockmeter_fork")))
+
+/*
+ * SM_FORK_DATA - on a variable of the library's own (not the meter's or
+ * the state's: sm_core, preload.h) that a fork child reads or writes
+ * before it exits or execs.  Where system calls and page faults are dear
+ * (a virtual machine that shadows page tables, as here) a child pays for
+ * every page it touches, even one its parent's page tables hold: about
+ * 4-5 us a page read, 15 a page written (2026-12-05).  Spread over .data
+ * and .bss these variables were seven pages; preload/fork.ld gathers
+ * them in one section, one page (docs/performance.md).  Outside the
+ * library (the unit tests, the tools) the section is only a name.
+ */
+#define SM_FORK_DATA __attribute__((section(".sm_fork_data")))
 
 /* Always inlined, in sanitizer builds too (which inline nothing else):
  * an uninstrumented caller (wrap_creds.c's limits, which a sanitizer's

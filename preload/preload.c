@@ -121,7 +121,7 @@ static union {
 #define tk (tk_page.s)
 _Static_assert(sizeof(struct ticker_shared) <= 4096,
 	       "the ticker's shared variables fit their page");
-static bool tk_wiped;
+static bool tk_wiped SM_FORK_DATA;
 static int initialized;
 
 static void bind_all(void)
@@ -178,7 +178,7 @@ struct held_warnings {
  * that finds it taken says its line at once); 0 again in a fork child.
  */
 static struct held_warnings until_tracked;
-static uint32_t until_tracked_lock;
+static uint32_t until_tracked_lock SM_FORK_DATA;
 
 static bool until_tracked_take(void)
 {
@@ -375,7 +375,7 @@ static void final_written(uint32_t req)
 #define ALONE_FAST_NS 20000000ull
 #define ALONE_FAST_MAX_NS 320000000ull
 
-static uint32_t main_ended; /* atomic; the main thread called pthread_exit */
+static uint32_t main_ended SM_FORK_DATA; /* atomic; the main thread called pthread_exit */
 /* See sm_confine_filter: forbidden to every thread (strict mode can only
  * be the caller's; TSYNC: all), or to this one and the threads and
  * children it makes after. */
@@ -398,7 +398,7 @@ static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
 
 /* The thread the process started with (a fork child's: the thread that
  * forked), whose pthread_exit leaves the others running. */
-static pthread_t main_thread;
+static pthread_t main_thread SM_FORK_DATA;
 
 int *sm_dl_lock(void)
 {
@@ -428,8 +428,8 @@ void sm_thread_exits(void)
  * other ways (inline assembly) are not seen: the main thread's status,
  * as before.
  */
-static int32_t last_raw_exit = -1;
-static uint32_t raw_exits; /* raw exits seen (syscall(SYS_exit)) */
+static int32_t last_raw_exit SM_FORK_DATA = -1;
+static uint32_t raw_exits SM_FORK_DATA; /* raw exits seen (syscall(SYS_exit)) */
 /* glibc's thread count (see uncount_ticker), found in the constructor:
  * dlsym takes the loader's lock, which a dlopen holds while constructors
  * run (one that starts a thread that starts the ticker waited for good). */
@@ -1018,12 +1018,20 @@ static bool lock_bounded(pthread_mutex_t *lock, long ms)
 /* Each handler may run twice in one fork (glibc did, in apache's daemon:
  * see wrap_names.c); the forking thread knows whether it is in one. */
 static __thread bool in_fork __attribute__((tls_model("initial-exec")));
+/* The forking thread's pthread_self(), noted by fork_prepare: the child's
+ * main thread, known there without a call into libc's code (a page the
+ * child would touch for it alone).  Beside in_fork, on the page of the
+ * thread's own that fork_prepare writes anyway: a variable of the
+ * library's written there would be a copy-on-write fault in the parent at
+ * every fork after the first. */
+static __thread pthread_t fork_self __attribute__((tls_model("initial-exec")));
 
 static void fork_prepare(void)
 {
 	if (in_fork)
 		return;
 	in_fork = true;
+	fork_self = pthread_self();
 	sm_warn_before_fork();
 	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
@@ -1087,8 +1095,8 @@ static void fork_child(void)
 		raw_exits = 0;
 	if (last_raw_exit != -1)
 		last_raw_exit = -1;
-	if (!pthread_equal(main_thread, pthread_self()))
-		main_thread = pthread_self();
+	if (!pthread_equal(main_thread, fork_self))
+		main_thread = fork_self;
 	/* It has no children yet: a child that shares the parent's memory
 	 * is not its own; and it is no vfork child, whatever its thread's
 	 * mark said in the parent. */
@@ -2186,15 +2194,13 @@ static int fd_flags_unknown(int fd)
 	return -ENOSYS;
 }
 
+static void final_record_made(bool exec);
+
 SM_FORK_PATH
 void sm_final_record(bool exec)
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
-	struct meter_time now;
-	sigset_t mask;
-	int saved;
-
 	/* A vfork child shares our memory: nothing of ours is its to end.
 	 * A sandboxed thread's exec (quiet.h) asks the ticker for the exec
 	 * record as its exit would, if its filter lets the futex calls
@@ -2225,6 +2231,18 @@ void sm_final_record(bool exec)
 		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
 		return;
 	}
+	final_record_made(exec);
+}
+
+/* The final record of a process that tracked something: sm_final_record's
+ * rest, out of the fork path's section (its code is more than the page
+ * that section keeps for a child that only exits: preload/fork.ld). */
+__attribute__((noinline)) static void final_record_made(bool exec)
+{
+	struct meter_time now;
+	sigset_t mask;
+	int saved;
+
 	saved = errno;
 	/* A sandboxed thread (quiet.h) makes no system call it need not:
 	 * a filter that kills for rt_sigprocmask killed it here (vsftpd's

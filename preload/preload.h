@@ -121,24 +121,30 @@ SM_REAL_FUNCS(X)
  * The meter and the durable state of this process, side by side: a fork
  * child writes the meter's tail (from pid on: meter_after_fork) and the
  * state's head (up to the low slots' chunk states: state_after_fork), and
- * pad puts both on one page, one copy-on-write fault in each child
- * instead of two.  chores_due is durable.c's, written there too.
+ * reads a few of the meter's settings before pid (cfg.interval_ms,
+ * cfg.state_enabled, tab.cap, sink.pin); pad puts all of it on one page,
+ * which the child pays for once (rawsys.h's SM_FORK_DATA: each page a
+ * child touches costs it, read or written).  The page starts at the
+ * first of those settings.  chores_due is durable.c's, written there too.
  */
-#define SM_CORE_PAD (4096 - offsetof(struct meter, pid) % 4096)
+#define SM_CORE_FIRST offsetof(struct meter, cfg.interval_ms)
+#define SM_CORE_PAD (4096 - SM_CORE_FIRST % 4096)
 struct sm_core {
 	char pad[SM_CORE_PAD];
 	struct meter meter;
 	uint64_t chores_due;
 	struct state state;
 };
-_Static_assert(sizeof(struct meter) - offsetof(struct meter, pid) +
-			       sizeof(uint64_t) +
+_Static_assert(sizeof(struct meter) - SM_CORE_FIRST + sizeof(uint64_t) +
 			       offsetof(struct state, slot_chunks) + 256 <=
 		       4096,
-	       "a fork child's writes to sm_core span more than a page");
-_Static_assert((offsetof(struct sm_core, meter) +
-		offsetof(struct meter, pid)) % 4096 == 0,
-	       "sm_core's pad puts the meter's pid at a page's start");
+	       "what a fork child touches of sm_core spans more than a page");
+_Static_assert((offsetof(struct sm_core, meter) + SM_CORE_FIRST) % 4096 == 0,
+	       "sm_core's pad puts the child's first setting at a page's start");
+_Static_assert(offsetof(struct meter, cfg.state_enabled) > SM_CORE_FIRST &&
+		       offsetof(struct meter, tab.cap) > SM_CORE_FIRST &&
+		       offsetof(struct meter, sink.pin) > SM_CORE_FIRST,
+	       "a setting a fork child reads is before its page");
 extern struct sm_core sm_core;
 #define sm_meter (sm_core.meter)
 /* The metered path must leave the inline default counting: latency is on,

@@ -19,7 +19,7 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
 ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 		       struct sockaddr *from, socklen_t *fromlen);
 
-struct sm_real sm_real = {
+struct sm_real sm_real SM_FORK_DATA = {
 #define X(name, ret, args) .name = unbound_##name,
 	SM_REAL_FUNCS(X)
 #undef X

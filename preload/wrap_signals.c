@@ -92,7 +92,7 @@ typedef void (*info_handler)(int, siginfo_t *, void *);
 static sm_sighandler_t plain_fn[2][NSIG];
 static info_handler info_fn[2][NSIG];
 static unsigned char cur_tab[NSIG];
-static uint32_t install_lock; /* see install_begin */
+static uint32_t install_lock SM_FORK_DATA; /* see install_begin */
 
 /* Handlers running on this thread; the outermost one's trampoline frame
  * and whether it is on the alternate signal stack; that stack as the

@@ -44,7 +44,7 @@ __thread int sm_vfork_child __attribute__((tls_model("initial-exec")));
 
 #if SM_COUNT_VFORK
 
-int sm_vm_children;
+int sm_vm_children SM_FORK_DATA;
 
 /* The failed vfork's tail: errno, and -1 to the caller. */
 int sm_vfork_failed(int err);
@@ -109,7 +109,7 @@ __asm__(
 
 #else
 
-int sm_vm_children = 1;
+int sm_vm_children SM_FORK_DATA = 1;
 
 #endif
 
