@@ -1,12 +1,13 @@
 # tests/bench/bench.mk - benchmark targets, included by the Makefile.
 #   make bench        side-by-side wall-clock suite; rewrites BENCHMARKS.md
 #   make bench-instr  instructions added per wrapped call (callgrind)
-#   make test-instr   the same, failing when a budget is missed
+#   make test-instr   the same, failing when a budget is missed, and the
+#                     pages a fork child touches (tests/bench/forkpages.sh)
 #   make bench-tools  the tools (report, top) on big logs; its own section
 #   make bench-churn  only the churn part (issue 9), printed
 #   make bench-tcpinfo  what tcp_info and names cost (issue 11), printed
 BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen \
-	$(BUILD)/bench/syscost
+	$(BUILD)/bench/syscost $(BUILD)/bench/forkpages
 
 .PHONY: bench bench-instr test-instr bench-tcpinfo bench-fork-state
 
@@ -21,6 +22,13 @@ $(BUILD)/bench/churngen: tests/bench/churngen.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
+
+# -z now: no symbol bound lazily in a child (tests/bench/forkpages.sh).
+$(BUILD)/bench/forkpages: tests/bench/forkpages.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+		-Wmissing-prototypes -Wl,-z,now $< -o $@ -pthread
 
 $(BUILD)/bench/syscost: tests/bench/syscost.c
 	@mkdir -p $(dir $@)
@@ -59,9 +67,12 @@ bench-fork-state: $(BUILD)/libsockmeter.so $(BUILD)/bench/forkrate
 
 bench-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 	$(Q)tests/with-private-state.sh tests/bench/instr.sh $(BUILD)
+	$(Q)tests/with-private-state.sh tests/bench/forkpages.sh $(BUILD)
 
+# The instruction budgets, and the pages a fork child touches.
 test-instr: $(BUILD)/libsockmeter.so $(BENCH_BIN)
 	$(Q)tests/with-private-state.sh tests/bench/instr.sh --check $(BUILD)
+	$(Q)tests/with-private-state.sh tests/bench/forkpages.sh --check $(BUILD)
 
 # make bench-tools - sockmeter-report and sockmeter top on generated logs
 # of 10^5, 10^6 and 10^7 records (made from a real run's records), top on

@@ -15,12 +15,15 @@
  *                              each: a pre-fork server's cost, under churn.
  *
  * Prints one line: RESULT workload=... conns=N conns_per_s=R
- * [forks=F forks_per_s=S] ticker_cpu_s=C cpu_s=P closes=K, where
- * ticker_cpu_s is the CPU time of the preload's ticker thread (named
- * "sockmeter"; 0 without the preload) and cpu_s the whole process's (its
- * children's not counted), both read after a pause of DRAIN_WAIT seconds
- * that lets the ticker write the records of the last connections, and
- * closes counts the connection fds closed (two per connection).
+ * [forks=F forks_per_s=S] ticker_cpu_s=C cpu_s=P closes=K minflt=M
+ * child_cpu_s=Q child_minflt=N, where ticker_cpu_s is the CPU time of the
+ * preload's ticker thread (named "sockmeter"; 0 without the preload) and
+ * cpu_s the whole process's (its children's not counted), both read after
+ * a pause of DRAIN_WAIT seconds that lets the ticker write the records of
+ * the last connections, closes counts the connection fds closed (two per
+ * connection), minflt the process's page faults (each fork makes its
+ * written pages copy-on-write again: the next write to each is a fault),
+ * and child_* the forked children's CPU time and page faults, together.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -257,9 +260,15 @@ int main(int argc, char **argv)
 		printf(" forks=%llu forks_per_s=%.1f",
 		       (unsigned long long)forks, (double)forks / (t1 - t0));
 	getrusage(RUSAGE_SELF, &ru);
-	printf(" ticker_cpu_s=%.4f cpu_s=%.4f closes=%llu\n", ticker_cpu(),
+	printf(" ticker_cpu_s=%.4f cpu_s=%.4f closes=%llu minflt=%ld",
+	       ticker_cpu(),
 	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 		       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
-	       (unsigned long long)(2 * conns + 1));
+	       (unsigned long long)(2 * conns + 1), ru.ru_minflt);
+	getrusage(RUSAGE_CHILDREN, &ru);
+	printf(" child_cpu_s=%.4f child_minflt=%ld\n",
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+	       ru.ru_minflt);
 	return 0;
 }
