@@ -1030,8 +1030,8 @@ static void fork_prepare(void)
 {
 	if (in_fork)
 		return;
-	in_fork = true;
 	fork_self = pthread_self();
+	in_fork = true;
 	sm_warn_before_fork();
 	sm_durable_prepare_fork();
 	/* Without the lock the child still starts clean: fork_child
