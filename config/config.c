@@ -15,6 +15,7 @@
 
 #include "config.h"
 
+#include "../core/rawsys.h"
 #include "../core/window.h"
 
 #include <ctype.h>
@@ -1186,7 +1187,7 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 	why[0] = '\0';
 	if (!path)
 		goto err;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+	fd = (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	err = fd < 0 ? -errno : check_file(fd, why, n);
 	if (err)
@@ -1197,7 +1198,7 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 		goto err;
 	}
 	while (len <= CONFIG_FILE_MAX) {
-		got = (ssize_t)syscall(SYS_read, fd, buf + len,
+		got = (ssize_t)SM_SYSCALL(SYS_read, fd, buf + len,
 				       CONFIG_FILE_MAX + 1 - len);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -1208,7 +1209,7 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 	err = got < 0 ? -errno : len > CONFIG_FILE_MAX ? -EFBIG : 0;
 	if (err)
 		goto err;
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	*bufp = buf;
 	*lenp = len;
 	return 0;
@@ -1219,7 +1220,7 @@ err:
 		errno_text(-err, why, n);
 	free(buf);
 	if (fd >= 0)
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 	return err;
 }
 

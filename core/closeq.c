@@ -104,7 +104,7 @@ static void ask_drain(struct closeq *q, uint64_t head)
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
 	saved = errno;
-	syscall(SYS_futex, &q->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL,
+	SM_SYSCALL(SYS_futex, &q->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL,
 		NULL, 0);
 	errno = saved;
 }
@@ -152,7 +152,7 @@ bool closeq_wait(struct closeq *q, uint64_t until_ns)
 
 	/* FUTEX_WAIT_BITSET: an absolute CLOCK_MONOTONIC deadline. */
 	while (!LOAD(&q->wake)) {
-		if (syscall(SYS_futex, &q->wake,
+		if (SM_SYSCALL(SYS_futex, &q->wake,
 			    FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0, &ts,
 			    NULL, FUTEX_BITSET_MATCH_ANY) == 0 ||
 		    errno == EINTR || errno == EAGAIN)

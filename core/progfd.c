@@ -59,26 +59,26 @@ static __thread struct {
  * when not, -1 when the kernel cannot say (no kcmp, a filter). */
 static int shares_table(long a, long b)
 {
-	long r = syscall(SYS_kcmp, a, b, KCMP_FILES, 0, 0);
+	long r = SM_SYSCALL(SYS_kcmp, a, b, KCMP_FILES, 0, 0);
 
 	return r < 0 ? -1 : r == 0;
 }
 
 int progfd_detach(void)
 {
-	long pid = syscall(SYS_getpid);
+	long pid = SM_SYSCALL(SYS_getpid);
 
 	if (me.on)
 		return 0;
-	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0)
+	if (SM_SYSCALL(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0)
 		return -errno;
 	/* A filter that fakes success left this thread in the program's
 	 * table: the kernel says so. */
-	if (shares_table(syscall(SYS_gettid), pid) == 1)
+	if (shares_table(SM_SYSCALL(SYS_gettid), pid) == 1)
 		return -EPERM;
 	me.on = true;
 	me.pid = pid;
-	me.pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+	me.pidfd = (int)SM_SYSCALL(SYS_pidfd_open, (pid_t)pid, 0u);
 	return 0;
 }
 
@@ -100,7 +100,7 @@ struct run {
  * parent's, -1 when the kernel cannot say. */
 static int own_table(void)
 {
-	int shared = shares_table(syscall(SYS_getpid), syscall(SYS_getppid));
+	int shared = shares_table(SM_SYSCALL(SYS_getpid), SM_SYSCALL(SYS_getppid));
 
 	return shared < 0 ? -1 : !shared;
 }
@@ -122,15 +122,15 @@ static bool leave_table(struct run *r)
 {
 	int own, fd;
 
-	if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
+	if (SM_SYSCALL(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) == 0) {
 		own = own_table();
 		for (fd = 0; own < 0 && fd < 3; fd++)
-			if (syscall(SYS_fcntl, fd, F_GETFD) >= 0)
+			if (SM_SYSCALL(SYS_fcntl, fd, F_GETFD) >= 0)
 				own = 0;
 		if (own != 0)
 			return true;
 	}
-	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+	if (SM_SYSCALL(SYS_unshare, CLONE_FILES) != 0)
 		return false;
 	own = own_table();
 	/* A copy the kernel confirmed is the child's to make room in. */
@@ -145,10 +145,10 @@ static void make_room(void)
 {
 	int fd, closed = 0;
 
-	if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+	if (SM_SYSCALL(SYS_close_range, 3u, ~0u, 0u) == 0)
 		return;
 	for (fd = 3; fd < 4096 && closed < 4; fd++)
-		if (syscall(SYS_close, fd) == 0)
+		if (SM_SYSCALL(SYS_close, fd) == 0)
 			closed++;
 }
 
@@ -174,10 +174,10 @@ static int child_main(void *p)
 		 * make room and go again: the soft limit raised to the hard
 		 * one (the child's own), copies above stderr closed.
 		 */
-		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) == 0 &&
+		if (SM_SYSCALL(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &lim) == 0 &&
 		    lim.rlim_cur < lim.rlim_max) {
 			lim.rlim_cur = lim.rlim_max;
-			syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL);
+			SM_SYSCALL(SYS_prlimit64, 0, RLIMIT_NOFILE, &lim, NULL);
 		}
 		/* Only in a copy known to be the child's own (clone's, or
 		 * unshare's as kcmp confirms it): a table this child left
@@ -203,7 +203,7 @@ static int run_child(struct run *r, void *stack, bool shared)
 	pid = clone(child_main, (char *)stack + CHILD_STACK,
 		    CLONE_VM | CLONE_VFORK | (shared ? CLONE_FILES : 0), r);
 	if (pid > 0) {
-		while (syscall(SYS_wait4, pid, NULL, __WALL, NULL) < 0 &&
+		while (SM_SYSCALL(SYS_wait4, pid, NULL, __WALL, NULL) < 0 &&
 		       errno == EINTR)
 			;
 	}
@@ -295,7 +295,7 @@ void progfd_await_slow(unsigned first, unsigned last)
 			continue;
 		/* Shared with a CLONE_VM child (a vfork child closing), so
 		 * not FUTEX_PRIVATE_FLAG's key either way. */
-		syscall(SYS_futex, &progfd_lent, FUTEX_WAIT_BITSET,
+		SM_SYSCALL(SYS_futex, &progfd_lent, FUTEX_WAIT_BITSET,
 			v | PROGFD_WAITING, &until, NULL, FUTEX_BITSET_MATCH_ANY);
 	}
 out:
@@ -307,7 +307,7 @@ static void lend_end(void)
 {
 	if (__atomic_exchange_n(&progfd_lent, 0, __ATOMIC_SEQ_CST) &
 	    PROGFD_WAITING)
-		syscall(SYS_futex, &progfd_lent, FUTEX_WAKE, INT_MAX, NULL,
+		SM_SYSCALL(SYS_futex, &progfd_lent, FUTEX_WAKE, INT_MAX, NULL,
 			NULL, 0);
 }
 
@@ -327,7 +327,7 @@ static int getfd(int n, bool keep)
 	if (!keep)
 		__atomic_store_n(&progfd_lent, (uint32_t)n + 1,
 				 __ATOMIC_SEQ_CST);
-	fd = (int)syscall(SYS_pidfd_getfd, me.pidfd, n, 0u);
+	fd = (int)SM_SYSCALL(SYS_pidfd_getfd, me.pidfd, n, 0u);
 	if (fd >= 0)
 		return fd;
 	err = errno;
@@ -374,7 +374,7 @@ int progfd_stat_addrs(int fd, struct stat *st, struct progfd_addrs *a)
 		if (!r && a && S_ISSOCK(st->st_mode))
 			sock_addrs(got, &a->local, &a->local_len, &a->peer,
 				   &a->peer_len);
-		syscall(SYS_close, got);
+		SM_SYSCALL(SYS_close, got);
 		lend_end();
 	} else if (got == -EBADF) {
 		r = -EBADF;
@@ -410,7 +410,7 @@ static int get(int fd, bool keep)
 		if (!keep)
 			__atomic_store_n(&progfd_lent, (uint32_t)fd + 1,
 					 __ATOMIC_SEQ_CST);
-		got = (int)syscall(SYS_openat, AT_FDCWD, path,
+		got = (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 				   O_WRONLY | O_APPEND | O_CLOEXEC |
 					   O_NONBLOCK | O_NOCTTY);
 		if (got < 0) {
@@ -438,7 +438,7 @@ void progfd_put(int fd, int got)
 	int saved = errno;
 
 	if (me.on && got >= 0) {
-		syscall(SYS_close, got);
+		SM_SYSCALL(SYS_close, got);
 		/* Back, whether lent (a copy of fd) or kept. */
 		if ((__atomic_load_n(&progfd_lent, __ATOMIC_RELAXED) &
 		     ~PROGFD_WAITING) == (uint32_t)fd + 1)

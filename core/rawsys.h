@@ -43,6 +43,21 @@
  */
 #define SM_FORK_DATA __attribute__((section(".sm_fork_data")))
 
+/*
+ * SM_SYSCALL(n, args...) - the library's own syscall(), every argument
+ * converted to a long first, and six of them always passed.  syscall() is
+ * variadic: an int passed where the kernel takes a long (an offset, a
+ * length, a pointer written as 0) arrives with whatever the register's
+ * upper half held.  gcc happened to zero it; clang did not, and the state
+ * file was mapped at a garbage offset (found 2026-12-05: a clang build's
+ * every state file failed, "no room").  Calls that forward a host's
+ * arguments, already longs, keep syscall().
+ */
+#define SM_SYSCALL_7(n, a, b, c, d, e, f, ...)                               \
+	syscall((long)(n), (long)(a), (long)(b), (long)(c), (long)(d),         \
+		(long)(e), (long)(f))
+#define SM_SYSCALL(...) SM_SYSCALL_7(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
+
 /* Always inlined, in sanitizer builds too (which inline nothing else):
  * an uninstrumented caller (wrap_creds.c's limits, which a sanitizer's
  * runtime calls while it starts) then has no instrumented callee. */

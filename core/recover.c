@@ -60,7 +60,7 @@ static void say(const struct recover_opts *o, const char *fmt, ...)
  * here is checked to be a regular one once open. */
 static long sys_open(const char *path, int flags)
 {
-	return syscall(SYS_openat, AT_FDCWD, path,
+	return SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 		       flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
 }
 
@@ -77,12 +77,12 @@ static long open_regular(const char *path, int flags)
 	struct stat sb, got;
 	long pfd, fd;
 
-	pfd = syscall(SYS_openat, AT_FDCWD, path,
+	pfd = SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 		      O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0)
 		return -1;
 	if (fstat((int)pfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		syscall(SYS_close, pfd);
+		SM_SYSCALL(SYS_close, pfd);
 		errno = S_ISLNK(sb.st_mode) ? ELOOP : EINVAL;
 		return -1;
 	}
@@ -97,18 +97,18 @@ static long open_regular(const char *path, int flags)
 	snprintf(via, sizeof(via), "/proc/thread-self/fd/%ld", pfd);
 	fd = sys_open(via, flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
 	if (fd < 0 && errno == ENOENT &&
-	    syscall(SYS_faccessat, AT_FDCWD, "/proc/thread-self", F_OK) != 0) {
+	    SM_SYSCALL(SYS_faccessat, AT_FDCWD, "/proc/thread-self", F_OK) != 0) {
 		snprintf(via, sizeof(via), "/proc/self/fd/%ld", pfd);
 		fd = sys_open(via, flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW));
 	}
 	/* And it is the file looked at, or nothing. */
 	if (fd >= 0 && (fstat((int)fd, &got) != 0 || got.st_dev != sb.st_dev ||
 			got.st_ino != sb.st_ino)) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		errno = ESTALE;
 		fd = -1;
 	}
-	syscall(SYS_close, pfd);
+	SM_SYSCALL(SYS_close, pfd);
 	return fd;
 }
 
@@ -117,7 +117,7 @@ static int read_header(long fd, struct state_header *h, const char **why)
 {
 	struct state_layout mine;
 
-	if (syscall(SYS_pread64, fd, h, sizeof(*h), 0) != (long)sizeof(*h)) {
+	if (SM_SYSCALL(SYS_pread64, fd, h, sizeof(*h), 0) != (long)sizeof(*h)) {
 		*why = "too short for a state file";
 		return -1;
 	}
@@ -155,19 +155,19 @@ static int read_image(const char *path, struct image *img, const char **why)
 		return -1;
 	if (fstat((int)fd, &st) != 0 || st.st_uid != geteuid()) {
 		*why = "owned by another user";
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		return -1;
 	}
 	if (read_header(fd, &img->hdr, why) != 0 ||
 	    (uint64_t)st.st_size != img->hdr.layout.file_size) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		return -1;
 	}
 	img->size = (size_t)st.st_size;
 	img->p = mmap(NULL, img->size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (img->p == MAP_FAILED) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		*why = "no memory to read it";
 		return -1;
 	}
@@ -180,7 +180,7 @@ static int read_image(const char *path, struct image *img, const char **why)
 		if (hole < 0)
 			hole = st.st_size;
 		for (pos = data; pos < hole;) {
-			long n = syscall(SYS_pread64, fd, img->p + pos,
+			long n = SM_SYSCALL(SYS_pread64, fd, img->p + pos,
 					 (size_t)(hole - pos), pos);
 
 			if (n <= 0)
@@ -190,7 +190,7 @@ static int read_image(const char *path, struct image *img, const char **why)
 		if (pos < hole)
 			break;
 	}
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return 0;
 }
 
@@ -206,8 +206,8 @@ static bool process_alive(const struct state_header *h, const char *name)
 
 	fd = sys_open("/proc/sys/kernel/random/boot_id", O_RDONLY);
 	if (fd >= 0) {
-		n = syscall(SYS_read, fd, boot, sizeof(boot) - 1);
-		syscall(SYS_close, fd);
+		n = SM_SYSCALL(SYS_read, fd, boot, sizeof(boot) - 1);
+		SM_SYSCALL(SYS_close, fd);
 		while (n > 0 && (boot[n - 1] == '\n' || boot[n - 1] == ' '))
 			n--;
 		boot[n > 0 ? n : 0] = '\0';
@@ -229,9 +229,9 @@ static void end_torn_line_fd(long fd)
 	char last;
 
 	if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    syscall(SYS_pread64, fd, &last, 1, st.st_size - 1) == 1 &&
+	    SM_SYSCALL(SYS_pread64, fd, &last, 1, st.st_size - 1) == 1 &&
 	    last != '\n')
-		syscall(SYS_write, fd, "\n", 1);
+		SM_SYSCALL(SYS_write, fd, "\n", 1);
 }
 
 static void end_torn_line(const char *path)
@@ -241,7 +241,7 @@ static void end_torn_line(const char *path)
 	if (fd < 0)
 		return;
 	end_torn_line_fd(fd);
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 }
 
 static void sum_closed(const struct state_closed *w, struct meter *m)
@@ -364,7 +364,7 @@ static long open_sockmeter_log(const char *path, int64_t pid)
 		return errno == ELOOP || errno == EINVAL ? -1 : -2 - errno;
 	if (fstat((int)fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
 	    sb.st_nlink == 1 &&
-	    (n = syscall(SYS_pread64, fd, buf, sizeof(buf) - 1, 0)) >= 0) {
+	    (n = SM_SYSCALL(SYS_pread64, fd, buf, sizeof(buf) - 1, 0)) >= 0) {
 		buf[n] = '\0';
 		/* Named after the process (%p): its own log, even empty
 		 * (opened before it wrote: kept open before a sandbox) or
@@ -375,7 +375,7 @@ static long open_sockmeter_log(const char *path, int64_t pid)
 		     strstr(buf, "Z sockmeter ")))
 			return fd;
 	}
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return -1;
 }
 
@@ -424,15 +424,15 @@ static int root_append(struct image *img, const char *fallback, int format,
 	}
 	end_torn_line_fd(fd);
 	while (done < out->len) {
-		n = syscall(SYS_write, fd, out->p + done, out->len - done);
+		n = SM_SYSCALL(SYS_write, fd, out->p + done, out->len - done);
 		if (n <= 0) {
 			n = n < 0 ? -errno : -EIO;
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			return (int)n;
 		}
 		done += (size_t)n;
 	}
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return 0;
 }
 
@@ -469,7 +469,7 @@ static bool park_for_hand(const char *from, size_t len, char *to, size_t cap)
 	int n = snprintf(to, cap, "%.*s%s", (int)len, from, UNWRITTEN);
 
 	return n > 0 && (size_t)n < cap &&
-	       syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
+	       SM_SYSCALL(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to,
 		       RENAME_NOREPLACE) == 0;
 }
 
@@ -644,14 +644,14 @@ static bool log_has_final_in(const struct image *img, const char *path,
 	if (fd < 0)
 		return false;
 	if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		return false;
 	}
 	off = (size_t)sb.st_size > tail_max ? (size_t)sb.st_size - tail_max : 0;
 	off &= ~(size_t)4095;
 	len = (size_t)sb.st_size - off;
 	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, (int)fd, (off_t)off);
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	if (map == MAP_FAILED)
 		return false;
 	snprintf(pj, sizeof(pj), ",\"pid\":%" PRId64 ",", img->hdr.pid);
@@ -752,7 +752,7 @@ static void unpark(const char *dir, const char *name)
 	if (fstatat(AT_FDCWD, from, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
 	    sb.st_uid != geteuid())
 		return;
-	syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+	SM_SYSCALL(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
 static bool is_state_name(const char *name)
@@ -789,7 +789,7 @@ static bool unfinished(const char *name, const char *path,
 	start = strtoull(end + 1, NULL, 10);
 	if (pid_alive(pid) && state_proc_start(pid) == start)
 		return false;
-	return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+	return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 }
 
 /* The pid namespaces this view of /proc shows a process in (their
@@ -821,8 +821,8 @@ static bool in_proc_ns(const char *pid)
 	fd = sys_open(path, O_RDONLY);
 	if (fd < 0)
 		return false;
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
+	n = SM_SYSCALL(SYS_read, fd, buf, sizeof(buf) - 1);
+	SM_SYSCALL(SYS_close, fd);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
@@ -852,7 +852,7 @@ static void ns_seen_read(struct ns_seen *ns)
 		ns->full = true;
 		return;
 	}
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+	while ((n = SM_SYSCALL(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
 		for (pos = 0; pos < n;) {
 			const struct dirent64_raw *e = (const void *)(buf + pos);
 
@@ -879,7 +879,7 @@ static void ns_seen_read(struct ns_seen *ns)
 		}
 	if (n < 0)
 		ns->full = true;
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 }
 
 static bool ns_seen_has(struct ns_seen *ns, uint64_t ino)
@@ -946,22 +946,22 @@ static bool final_elsewhere(const char *dir, const char *name,
 		return false;
 	bad = fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
 	      read_header(fd, &h, &why) != 0;
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	if (bad || h.status != STATE_FINAL ||
 	    ns_seen_has(ns, state_name_view(name)) ||
-	    syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0)
+	    SM_SYSCALL(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0)
 		return false;
 	fd = sys_open(claim, O_RDONLY | O_NOFOLLOW);
 	bad = fd < 0 || read_header(fd, &h, &why) != 0 ||
 	      h.status != STATE_FINAL;
 	if (fd >= 0)
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 	if (bad) {
-		syscall(SYS_renameat2, AT_FDCWD, claim, AT_FDCWD, path,
+		SM_SYSCALL(SYS_renameat2, AT_FDCWD, claim, AT_FDCWD, path,
 			RENAME_NOREPLACE);
 		return false;
 	}
-	return syscall(SYS_unlinkat, AT_FDCWD, claim, 0) == 0;
+	return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, claim, 0) == 0;
 }
 
 /* gone: the file is of another pid namespace, which is gone (ns_gone):
@@ -1004,7 +1004,7 @@ static void recover_one(const char *dir, const char *name,
 		/* Another user's file is that user's to recover (its records
 		 * go to that user's log): not claimed, not touched. */
 		if (fstat((int)fd, &sb) == 0 && sb.st_uid != geteuid()) {
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			say(o,
 			    "sockmeter recover: %s: owned by uid %u; left for "
 			    "that user's sockmeter recover",
@@ -1013,7 +1013,7 @@ static void recover_one(const char *dir, const char *name,
 			return;
 		}
 		if (read_header(fd, &img.hdr, &why) != 0) {
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			if (unfinished(name, path, &img.hdr)) {
 				st->removed++;
 				return;
@@ -1023,11 +1023,11 @@ static void recover_one(const char *dir, const char *name,
 			st->skipped++;
 			return;
 		}
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		if (img.hdr.status == STATE_FINAL) {
 			/* Its last record is written (exec): nothing to do
 			 * but tidy up, once. */
-			if (syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0)
+			if (SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0)
 				st->removed++;
 			return;
 		}
@@ -1052,7 +1052,7 @@ static void recover_one(const char *dir, const char *name,
 			 (long)getpid());
 	}
 	/* The one atomic step that makes the recovery ours alone. */
-	if (syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0) {
+	if (SM_SYSCALL(SYS_renameat, AT_FDCWD, path, AT_FDCWD, claim) != 0) {
 		st->skipped++;
 		return;
 	}
@@ -1120,7 +1120,7 @@ static void recover_one(const char *dir, const char *name,
 		return;
 	}
 	munmap(img.p, img.size);
-	syscall(SYS_unlinkat, AT_FDCWD, claim, 0);
+	SM_SYSCALL(SYS_unlinkat, AT_FDCWD, claim, 0);
 }
 
 /*
@@ -1150,7 +1150,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		return -err;
 	}
 	while (o->retry_unwritten &&
-	       (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+	       (n = SM_SYSCALL(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		long pos = 0;
 
 		while (pos < n) {
@@ -1162,8 +1162,8 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		}
 	}
 	if (o->retry_unwritten)
-		syscall(SYS_lseek, fd, 0, SEEK_SET);
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		SM_SYSCALL(SYS_lseek, fd, 0, SEEK_SET);
+	while ((n = SM_SYSCALL(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		long pos = 0;
 
 		while (pos < n) {
@@ -1212,7 +1212,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		}
 	}
 done:
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return 0;
 }
 
@@ -1249,7 +1249,7 @@ static bool plain_credentials(void)
 	if (e == 0)
 		return true;
 	memset(data, 0, sizeof(data));
-	return syscall(SYS_capget, &hdr, data) == 0 && !data[0].effective &&
+	return SM_SYSCALL(SYS_capget, &hdr, data) == 0 && !data[0].effective &&
 	       !data[0].permitted && !data[1].effective && !data[1].permitted;
 }
 
@@ -1279,16 +1279,16 @@ void recover_auto(const struct config *cfg, const uint32_t *stop)
 	if (fd < 0)
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (syscall(SYS_flock, fd, LOCK_EX | LOCK_NB) != 0 ||
+	if (SM_SYSCALL(SYS_flock, fd, LOCK_EX | LOCK_NB) != 0 ||
 	    fstat((int)fd, &sb) != 0 || sb.st_uid != geteuid() ||
 	    (sb.st_size > 0 &&
 	     now.tv_sec - sb.st_mtime < RECOVER_AUTO_EVERY_S &&
 	     now.tv_sec >= sb.st_mtime)) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		return;
 	}
 	/* Its mtime says when the last scan was. */
-	syscall(SYS_pwrite64, fd, "1", 1, 0);
+	SM_SYSCALL(SYS_pwrite64, fd, "1", 1, 0);
 	recover_dir(dir, &o, &st);
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 }

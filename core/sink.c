@@ -178,7 +178,7 @@ static int own_dir(struct sink *s, const char *dir)
 {
 	struct stat st;
 
-	if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
+	if (SM_SYSCALL(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
 		say(s, "cannot create its directory", errno);
 		return -errno;
 	}
@@ -309,7 +309,7 @@ static bool remake_own_dir(struct sink *s)
 static int write_all(int fd, const char *buf, size_t len, size_t *done)
 {
 	while (len > 0) {
-		long n = syscall(SYS_write, fd, buf, len);
+		long n = SM_SYSCALL(SYS_write, fd, buf, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -340,7 +340,7 @@ static void swallow(int sig, const sigset_t *before, const sigset_t *after)
 
 static int open_append(const char *path)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
 				    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
 			    0600);
@@ -348,7 +348,7 @@ static int open_append(const char *path)
 
 static int open_replace(const char *path)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 				    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
 			    0644);
@@ -373,7 +373,7 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
 	raw_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
 	r = write_all(fd, buf, len, &wrote);
-	if (r < 0 && cut >= 0 && syscall(SYS_ftruncate, fd, cut) == 0)
+	if (r < 0 && cut >= 0 && SM_SYSCALL(SYS_ftruncate, fd, cut) == 0)
 		wrote = 0;
 	if (done)
 		*done += wrote;
@@ -428,7 +428,7 @@ static int rotate(const char *path, unsigned keep)
 	unsigned n, gap;
 
 	if (keep == 0)
-		return syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0 ? 0 : -errno;
+		return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0 ? 0 : -errno;
 	/* Only the files up to the first missing one need to move. */
 	for (gap = 1; gap < keep; gap++) {
 		numbered(to, sizeof(to), path, gap);
@@ -439,7 +439,7 @@ static int rotate(const char *path, unsigned keep)
 	for (n = gap; n > 0; n--) {
 		numbered(from, sizeof(from), path, n - 1);
 		numbered(to, sizeof(to), path, n);
-		if (syscall(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to) != 0 &&
+		if (SM_SYSCALL(SYS_renameat, AT_FDCWD, from, AT_FDCWD, to) != 0 &&
 		    (errno != ENOENT || n == 1))
 			return -errno;
 	}
@@ -526,18 +526,18 @@ static int append_batch(void *p)
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
 			r = r ? r : guarded_write(fd, buf, len, st.st_size,
 						  &b->done);
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			return r;
 		}
-		if (syscall(SYS_flock, fd, LOCK_EX) != 0) {
+		if (SM_SYSCALL(SYS_flock, fd, LOCK_EX) != 0) {
 			r = -errno;
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			return r;
 		}
 		if (!still_named(fd, b->path, &st)) {
 			/* Rotated while we waited: the new file, again.  The
 			 * clock is read from the 100th try on only. */
-			syscall(SYS_close, fd);
+			SM_SYSCALL(SYS_close, fd);
 			if (++tries == 100)
 				since = mono_ms();
 			else if (tries > 100 &&
@@ -555,7 +555,7 @@ static int append_batch(void *p)
 		len -= n;
 		if (r == 0 && len > 0)
 			r = rotate(b->path, b->keep);
-		syscall(SYS_close, fd); /* also the lock */
+		SM_SYSCALL(SYS_close, fd); /* also the lock */
 		if (r || len == 0)
 			return r;
 	}
@@ -573,8 +573,8 @@ static int replace_batch(void *p)
 	if (fd < 0)
 		return -errno;
 	r = guarded_write(fd, b->buf, b->len, -1, NULL);
-	syscall(SYS_close, fd);
-	if (r == 0 && syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
+	SM_SYSCALL(SYS_close, fd);
+	if (r == 0 && SM_SYSCALL(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
 			      b->path) != 0)
 		r = -errno;
 	return r;
@@ -669,14 +669,14 @@ static int pinned_fd(struct sink *s, struct stat *st)
 	nfd = open_append(s->path);
 	if (nfd >= 0 && still_named(nfd, s->path, &nst) &&
 	    S_ISREG(nst.st_mode)) {
-		syscall(SYS_close, fd);
+		SM_SYSCALL(SYS_close, fd);
 		s->pin = nfd + 1;
 		s->pin_said = false;
 		*st = nst;
 		return nfd;
 	}
 	if (nfd >= 0)
-		syscall(SYS_close, nfd);
+		SM_SYSCALL(SYS_close, nfd);
 	if (st->st_nlink == 0) {
 		snprintf(what, sizeof(what),
 			 "removed while the process kept it open (it changed "

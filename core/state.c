@@ -177,13 +177,13 @@ int state_dir_expand_uid(const char *tmpl, unsigned uid, char *out,
 /* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
 static long read_small(const char *path, char *buf, size_t cap)
 {
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long fd = SM_SYSCALL(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	long n;
 
 	if (fd < 0)
 		return -1;
-	n = syscall(SYS_read, fd, buf, cap - 1);
-	syscall(SYS_close, fd);
+	n = SM_SYSCALL(SYS_read, fd, buf, cap - 1);
+	SM_SYSCALL(SYS_close, fd);
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
@@ -247,13 +247,13 @@ uint64_t state_pid_view(long *pid)
 {
 	char self[32];
 	struct stat sb;
-	long n, mine = (long)syscall(SYS_getpid);
+	long n, mine = (long)SM_SYSCALL(SYS_getpid);
 
 	if (pid)
 		*pid = mine;
 	if (stat("/proc/self/ns/pid", &sb) != 0)
 		return 0; /* no /proc (or no namespaces): as ever */
-	n = syscall(SYS_readlinkat, AT_FDCWD, "/proc/self", self,
+	n = SM_SYSCALL(SYS_readlinkat, AT_FDCWD, "/proc/self", self,
 		    sizeof(self) - 1);
 	if (n <= 0)
 		return STATE_VIEW_BLIND;
@@ -383,7 +383,7 @@ static int check_dir(const char *dir, config_report_fn report, void *ctx)
 {
 	struct stat st;
 
-	if (syscall(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
+	if (SM_SYSCALL(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
 		int err = errno;
 
 		say(report, ctx, dir, "cannot create it", err);
@@ -416,17 +416,17 @@ static int populate(const struct state *st, char *addr, uint64_t off,
 	/* A sandboxed thread (quiet.h): the chunk stays private memory. */
 	if (sm_quiet())
 		return -EPERM;
-	if (syscall(SYS_madvise, addr, len, MADV_POPULATE_WRITE) == 0)
+	if (SM_SYSCALL(SYS_madvise, addr, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
 	if (errno != EINVAL)
 		return -errno;
-	fd = syscall(SYS_openat, AT_FDCWD, st->path,
+	fd = SM_SYSCALL(SYS_openat, AT_FDCWD, st->path,
 		     O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = syscall(SYS_fallocate, fd, 0, (off_t)off, (off_t)len);
+	r = SM_SYSCALL(SYS_fallocate, fd, 0, (off_t)off, (off_t)len);
 	r = r == 0 ? 0 : -errno;
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return r;
 }
 
@@ -439,30 +439,30 @@ static bool clear_predecessor(const char *path, long pid, uint64_t start)
 {
 	struct state_header h;
 	char to[CONFIG_PATH_MAX + 160];
-	long fd = syscall(SYS_openat, AT_FDCWD, path,
+	long fd = SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			  O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	bool ok = false;
 
 	if (fd < 0)
 		return false;
-	if (syscall(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
+	if (SM_SYSCALL(SYS_pread64, fd, &h, sizeof(h), 0) == (long)sizeof(h) &&
 	    memcmp(h.magic, STATE_MAGIC, sizeof(h.magic)) == 0 &&
 	    h.pid == pid && h.proc_start == start) {
 		if (h.status == STATE_FINAL) {
-			ok = syscall(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+			ok = SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 		} else {
 			uint32_t orphan = STATE_ORPHAN;
 
-			syscall(SYS_pwrite64, fd, &orphan, sizeof(orphan),
+			SM_SYSCALL(SYS_pwrite64, fd, &orphan, sizeof(orphan),
 				offsetof(struct state_header, status));
 			snprintf(to, sizeof(to), "%.*s-%" PRIu64 "%s",
 				 (int)(strlen(path) - strlen(STATE_SUFFIX)),
 				 path, h.start_real_ns, STATE_SUFFIX);
-			ok = syscall(SYS_renameat, AT_FDCWD, path, AT_FDCWD,
+			ok = SM_SYSCALL(SYS_renameat, AT_FDCWD, path, AT_FDCWD,
 				     to) == 0;
 		}
 	}
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return ok;
 }
 
@@ -519,18 +519,18 @@ static int create_job(void *arg)
 		snprintf(st->path, sizeof(st->path), "%s/%ld-%" PRIu64 "%s",
 			 j->dir, j->view_pid, st->proc_start, STATE_SUFFIX);
 	j->stage = 1;
-	fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
+	fd = SM_SYSCALL(SYS_openat, AT_FDCWD, st->path, flags, 0600);
 	if (fd < 0 && errno == EEXIST &&
 	    clear_predecessor(st->path, j->pid, st->proc_start))
-		fd = syscall(SYS_openat, AT_FDCWD, st->path, flags, 0600);
+		fd = SM_SYSCALL(SYS_openat, AT_FDCWD, st->path, flags, 0600);
 	if (fd < 0)
 		return -errno;
 	j->stage = 2;
-	if (syscall(SYS_ftruncate, fd, (off_t)j->size) != 0) {
+	if (SM_SYSCALL(SYS_ftruncate, fd, (off_t)j->size) != 0) {
 		err = errno;
 		goto fail;
 	}
-	p = (void *)syscall(SYS_mmap, NULL, j->size, PROT_READ | PROT_WRITE,
+	p = (void *)SM_SYSCALL(SYS_mmap, NULL, j->size, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		err = errno;
@@ -544,12 +544,12 @@ static int create_job(void *arg)
 			st->file_ino = (uint64_t)sb.st_ino;
 		}
 	}
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	j->map = p;
 	return 0;
 fail:
-	syscall(SYS_close, fd);
-	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	SM_SYSCALL(SYS_close, fd);
+	SM_SYSCALL(SYS_unlinkat, AT_FDCWD, st->path, 0);
 	return -err;
 }
 
@@ -657,7 +657,7 @@ static void fill_header(struct state *st, const struct config *cfg,
 static bool move_out(const struct state *st, char *from, uint64_t len,
 		     char *to)
 {
-	if (syscall(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+	if (SM_SYSCALL(SYS_mremap, from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 		    to) != (long)to)
 		return false;
 	if (st->file_dontfork)
@@ -725,7 +725,7 @@ static bool open_durable(struct state *st, const struct config *cfg,
 	return true;
 fail:
 	munmap(st->file, st->size);
-	syscall(SYS_unlinkat, AT_FDCWD, st->path, 0);
+	SM_SYSCALL(SYS_unlinkat, AT_FDCWD, st->path, 0);
 	st->file = NULL;
 	st->size = 0;
 	return false;
@@ -795,13 +795,13 @@ static int block_signals(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	return (int)syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, old,
+	return (int)SM_SYSCALL(SYS_rt_sigprocmask, SIG_SETMASK, &all, old,
 			    _NSIG / 8);
 }
 
 static void restore_signals(const sigset_t *old)
 {
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	SM_SYSCALL(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
 /* Move chunk c of r from the file's mapping to the address the process
@@ -880,7 +880,7 @@ static bool make_file(struct state *st)
 		errno = saved;
 	}
 	while (LOAD(&st->file_state) == FILE_MAKING)
-		syscall(SYS_sched_yield);
+		SM_SYSCALL(SYS_sched_yield);
 	return LOAD(&st->durable);
 }
 
@@ -940,7 +940,7 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 	}
 	/* Another thread is backing it: a few system calls, wait. */
 	while (LOAD(&r->chunk_state[c]) == CHUNK_BACKING)
-		syscall(SYS_sched_yield);
+		SM_SYSCALL(SYS_sched_yield);
 }
 
 /* Element index of r is about to be written: back the chunk it lies in,

@@ -2,6 +2,7 @@
  * syslog.c - warnings for syslog (contract in syslog.h).
  */
 #include "syslog.h"
+#include "rawsys.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -37,19 +38,19 @@ size_t syslog_format(char *out, size_t cap, long pid, const char *msg)
 static int send_on(const struct sockaddr_un *to, int type, const char *buf,
 		   size_t len)
 {
-	long fd = syscall(SYS_socket, AF_UNIX, type | SOCK_CLOEXEC, 0);
+	long fd = SM_SYSCALL(SYS_socket, AF_UNIX, type | SOCK_CLOEXEC, 0);
 	int r = 0;
 
 	if (fd < 0)
 		return -errno;
 	if (type == SOCK_STREAM &&
-	    syscall(SYS_connect, fd, to, sizeof(*to)) != 0)
+	    SM_SYSCALL(SYS_connect, fd, to, sizeof(*to)) != 0)
 		r = -errno;
-	else if (syscall(SYS_sendto, fd, buf, len, MSG_NOSIGNAL,
+	else if (SM_SYSCALL(SYS_sendto, fd, buf, len, MSG_NOSIGNAL,
 			 type == SOCK_STREAM ? NULL : to,
 			 type == SOCK_STREAM ? 0 : sizeof(*to)) < 0)
 		r = -errno;
-	syscall(SYS_close, fd);
+	SM_SYSCALL(SYS_close, fd);
 	return r;
 }
 

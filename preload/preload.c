@@ -311,7 +311,7 @@ static uint32_t final_done;
 
 static long futex(uint32_t *w, int op, uint32_t val, const struct timespec *t)
 {
-	return syscall(SYS_futex, w, op | FUTEX_PRIVATE_FLAG, val, t, NULL,
+	return SM_SYSCALL(SYS_futex, w, op | FUTEX_PRIVATE_FLAG, val, t, NULL,
 		       FUTEX_BITSET_MATCH_ANY);
 }
 
@@ -2121,7 +2121,7 @@ static bool stderr_stuck(void)
 	struct timespec zero = { 0, 0 };
 
 	return sm_meter.sink.to_stderr && !sm_quiet() &&
-	       (syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) != 1 ||
+	       (SM_SYSCALL(SYS_ppoll, &p, 1, &zero, NULL, 0) != 1 ||
 		!(p.revents & POLLOUT));
 }
 

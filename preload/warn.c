@@ -81,7 +81,7 @@ static uint64_t said_hash(const char *msg, uint32_t pid)
 static bool said_by_family(const char *msg)
 {
 	struct said_table *t = __atomic_load_n(&said_shared, __ATOMIC_ACQUIRE);
-	uint32_t pid = (uint32_t)syscall(SYS_getpid), n, i;
+	uint32_t pid = (uint32_t)SM_SYSCALL(SYS_getpid), n, i;
 	uint64_t h = said_hash(msg, pid);
 	bool mine = false;
 
@@ -176,6 +176,6 @@ void sm_warn(const char *msg)
 	if (!err_unfit && stderr_id_same(&err_at_start) && err_has_room())
 		sink_warn(&err_at_start, msg);
 	else if (strcmp(syslog_path, "off") != 0)
-		syslog_send(syslog_path, (long)syscall(SYS_getpid), msg);
+		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
 	errno = saved;
 }

@@ -284,63 +284,63 @@ int unbound_setuid(uid_t u)
 {
 	if (BOUND(setuid))
 		return sm_real.setuid(u);
-	return (int)syscall(SYS_setuid, u);
+	return (int)SM_SYSCALL(SYS_setuid, u);
 }
 
 int unbound_setgid(gid_t g)
 {
 	if (BOUND(setgid))
 		return sm_real.setgid(g);
-	return (int)syscall(SYS_setgid, g);
+	return (int)SM_SYSCALL(SYS_setgid, g);
 }
 
 int unbound_seteuid(uid_t u)
 {
 	if (BOUND(seteuid))
 		return sm_real.seteuid(u);
-	return (int)syscall(SYS_setresuid, -1, u, -1);
+	return (int)SM_SYSCALL(SYS_setresuid, -1, u, -1);
 }
 
 int unbound_setegid(gid_t g)
 {
 	if (BOUND(setegid))
 		return sm_real.setegid(g);
-	return (int)syscall(SYS_setresgid, -1, g, -1);
+	return (int)SM_SYSCALL(SYS_setresgid, -1, g, -1);
 }
 
 int unbound_setreuid(uid_t ru, uid_t eu)
 {
 	if (BOUND(setreuid))
 		return sm_real.setreuid(ru, eu);
-	return (int)syscall(SYS_setreuid, ru, eu);
+	return (int)SM_SYSCALL(SYS_setreuid, ru, eu);
 }
 
 int unbound_setregid(gid_t rg, gid_t eg)
 {
 	if (BOUND(setregid))
 		return sm_real.setregid(rg, eg);
-	return (int)syscall(SYS_setregid, rg, eg);
+	return (int)SM_SYSCALL(SYS_setregid, rg, eg);
 }
 
 int unbound_setresuid(uid_t ru, uid_t eu, uid_t su)
 {
 	if (BOUND(setresuid))
 		return sm_real.setresuid(ru, eu, su);
-	return (int)syscall(SYS_setresuid, ru, eu, su);
+	return (int)SM_SYSCALL(SYS_setresuid, ru, eu, su);
 }
 
 int unbound_setresgid(gid_t rg, gid_t eg, gid_t sg)
 {
 	if (BOUND(setresgid))
 		return sm_real.setresgid(rg, eg, sg);
-	return (int)syscall(SYS_setresgid, rg, eg, sg);
+	return (int)SM_SYSCALL(SYS_setresgid, rg, eg, sg);
 }
 
 int unbound_chroot(const char *path)
 {
 	if (BOUND(chroot))
 		return sm_real.chroot(path);
-	return (int)syscall(SYS_chroot, path);
+	return (int)SM_SYSCALL(SYS_chroot, path);
 }
 
 int unbound_prctl(int option, unsigned long a2, unsigned long a3,
@@ -348,19 +348,19 @@ int unbound_prctl(int option, unsigned long a2, unsigned long a3,
 {
 	if (BOUND(prctl))
 		return sm_real.prctl(option, a2, a3, a4, a5);
-	return (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+	return (int)SM_SYSCALL(SYS_prctl, option, a2, a3, a4, a5);
 }
 
 int unbound_capset(void *hdr, void *data)
 {
 	if (BOUND(capset))
 		return sm_real.capset(hdr, data);
-	return (int)syscall(SYS_capset, hdr, data);
+	return (int)SM_SYSCALL(SYS_capset, hdr, data);
 }
 
 int unbound_setgroups(size_t n, const gid_t *list)
 {
 	if (BOUND(setgroups))
 		return sm_real.setgroups(n, list);
-	return (int)syscall(SYS_setgroups, n, list);
+	return (int)SM_SYSCALL(SYS_setgroups, n, list);
 }

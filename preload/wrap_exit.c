@@ -36,7 +36,7 @@ void unbound_exit(int status)
 {
 	if (BOUND(exit))
 		sm_real.exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -44,7 +44,7 @@ void unbound_pthread_exit(void *ret)
 {
 	if (BOUND(pthread_exit))
 		sm_real.pthread_exit(ret);
-	syscall(SYS_exit, 0);
+	SM_SYSCALL(SYS_exit, 0);
 	__builtin_unreachable();
 }
 
@@ -52,7 +52,7 @@ void unbound_thrd_exit(int ret)
 {
 	if (BOUND(thrd_exit))
 		sm_real.thrd_exit(ret);
-	syscall(SYS_exit, 0);
+	SM_SYSCALL(SYS_exit, 0);
 	__builtin_unreachable();
 }
 
@@ -60,7 +60,7 @@ void unbound__exit(int status)
 {
 	if (BOUND(_exit))
 		sm_real._exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -68,7 +68,7 @@ void unbound__Exit(int status)
 {
 	if (BOUND(_Exit))
 		sm_real._Exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -76,14 +76,14 @@ int unbound_execve(const char *path, char *const argv[], char *const envp[])
 {
 	if (BOUND(execve))
 		return sm_real.execve(path, argv, envp);
-	return (int)syscall(SYS_execve, path, argv, envp);
+	return (int)SM_SYSCALL(SYS_execve, path, argv, envp);
 }
 
 int unbound_execv(const char *path, char *const argv[])
 {
 	if (BOUND(execv))
 		return sm_real.execv(path, argv);
-	return (int)syscall(SYS_execve, path, argv, environ);
+	return (int)SM_SYSCALL(SYS_execve, path, argv, environ);
 }
 
 /* No system call searches PATH: without the real one, say so. */
@@ -107,7 +107,7 @@ int unbound_fexecve(int fd, char *const argv[], char *const envp[])
 {
 	if (BOUND(fexecve))
 		return sm_real.fexecve(fd, argv, envp);
-	return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+	return (int)SM_SYSCALL(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
 }
 
 int unbound_execveat(int dirfd, const char *path, char *const argv[],
@@ -115,7 +115,7 @@ int unbound_execveat(int dirfd, const char *path, char *const argv[],
 {
 	if (BOUND(execveat))
 		return sm_real.execveat(dirfd, path, argv, envp, flags);
-	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+	return (int)SM_SYSCALL(SYS_execveat, dirfd, path, argv, envp, flags);
 }
 
 /* No system call spawns: without the real one, say so. */
@@ -165,7 +165,7 @@ SM_EXPORT void exit(int status)
 {
 	sm_exit_begins();
 	sm_real.exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -198,7 +198,7 @@ SM_EXPORT void _exit(int status)
 {
 	sm_final_record(false);
 	sm_real._exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -207,7 +207,7 @@ SM_EXPORT void _Exit(int status)
 {
 	sm_final_record(false);
 	sm_real._Exit(status);
-	syscall(SYS_exit_group, status);
+	SM_SYSCALL(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -234,7 +234,7 @@ SM_EXPORT int daemon(int nochdir, int noclose)
 		/* As the _exit wrapper. */
 		sm_final_record(false);
 		sm_real._exit(0);
-		syscall(SYS_exit_group, 0);
+		SM_SYSCALL(SYS_exit_group, 0);
 		__builtin_unreachable();
 	}
 	if (setsid() == -1)
@@ -658,8 +658,8 @@ static void secure_exec_check(const char *what, char *const env[])
 
 	unmetered_exec_check(what, env);
 	if (!sm_meter.tab.cap || sm_quiet() ||
-	    syscall(SYS_getresuid, &r, &e, &s) != 0 ||
-	    syscall(SYS_getresgid, &rg, &eg, &sg) != 0 ||
+	    SM_SYSCALL(SYS_getresuid, &r, &e, &s) != 0 ||
+	    SM_SYSCALL(SYS_getresgid, &rg, &eg, &sg) != 0 ||
 	    (r == e && rg == eg) || !exec_args_readable(what, env) ||
 	    !(pre = preload_by_path(env))) {
 		errno = saved;

@@ -432,7 +432,7 @@ int unbound_open(const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (BOUND(open))
 		return sm_real.open(path, flags, mode);
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
 int unbound_open64(const char *path, int flags, ...)
@@ -442,7 +442,7 @@ int unbound_open64(const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (BOUND(open64))
 		return sm_real.open64(path, flags, mode);
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE,
 			    mode);
 }
 
@@ -453,7 +453,7 @@ int unbound_openat(int dirfd, const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (BOUND(openat))
 		return sm_real.openat(dirfd, path, flags, mode);
-	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+	return (int)SM_SYSCALL(SYS_openat, dirfd, path, flags, mode);
 }
 
 int unbound_openat64(int dirfd, const char *path, int flags, ...)
@@ -463,7 +463,7 @@ int unbound_openat64(int dirfd, const char *path, int flags, ...)
 	MODE_ARG(flags, mode);
 	if (BOUND(openat64))
 		return sm_real.openat64(dirfd, path, flags, mode);
-	return (int)syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE,
+	return (int)SM_SYSCALL(SYS_openat, dirfd, path, flags | O_LARGEFILE,
 			    mode);
 }
 
@@ -471,14 +471,14 @@ int unbound___open_2(const char *path, int flags)
 {
 	if (BOUND(__open_2))
 		return sm_real.__open_2(path, flags);
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, 0);
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path, flags, 0);
 }
 
 int unbound___open64_2(const char *path, int flags)
 {
 	if (BOUND(__open64_2))
 		return sm_real.__open64_2(path, flags);
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path, flags | O_LARGEFILE,
 			    0);
 }
 
@@ -486,21 +486,21 @@ int unbound___openat_2(int dirfd, const char *path, int flags)
 {
 	if (BOUND(__openat_2))
 		return sm_real.__openat_2(dirfd, path, flags);
-	return (int)syscall(SYS_openat, dirfd, path, flags, 0);
+	return (int)SM_SYSCALL(SYS_openat, dirfd, path, flags, 0);
 }
 
 int unbound___openat64_2(int dirfd, const char *path, int flags)
 {
 	if (BOUND(__openat64_2))
 		return sm_real.__openat64_2(dirfd, path, flags);
-	return (int)syscall(SYS_openat, dirfd, path, flags | O_LARGEFILE, 0);
+	return (int)SM_SYSCALL(SYS_openat, dirfd, path, flags | O_LARGEFILE, 0);
 }
 
 int unbound_creat(const char *path, mode_t mode)
 {
 	if (BOUND(creat))
 		return sm_real.creat(path, mode);
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			    O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
 
@@ -508,7 +508,7 @@ int unbound_creat64(const char *path, mode_t mode)
 {
 	if (BOUND(creat64))
 		return sm_real.creat64(path, mode);
-	return (int)syscall(SYS_openat, AT_FDCWD, path,
+	return (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			    O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
 }
 
@@ -516,35 +516,35 @@ int unbound_pipe(int *fds)
 {
 	if (BOUND(pipe))
 		return sm_real.pipe(fds);
-	return (int)syscall(SYS_pipe2, fds, 0);
+	return (int)SM_SYSCALL(SYS_pipe2, fds, 0);
 }
 
 int unbound_pipe2(int *fds, int flags)
 {
 	if (BOUND(pipe2))
 		return sm_real.pipe2(fds, flags);
-	return (int)syscall(SYS_pipe2, fds, flags);
+	return (int)SM_SYSCALL(SYS_pipe2, fds, flags);
 }
 
 int unbound_eventfd(unsigned int initval, int flags)
 {
 	if (BOUND(eventfd))
 		return sm_real.eventfd(initval, flags);
-	return (int)syscall(SYS_eventfd2, initval, flags);
+	return (int)SM_SYSCALL(SYS_eventfd2, initval, flags);
 }
 
 int unbound_timerfd_create(int clockid, int flags)
 {
 	if (BOUND(timerfd_create))
 		return sm_real.timerfd_create(clockid, flags);
-	return (int)syscall(SYS_timerfd_create, clockid, flags);
+	return (int)SM_SYSCALL(SYS_timerfd_create, clockid, flags);
 }
 
 int unbound_signalfd(int fd, const sigset_t *mask, int flags)
 {
 	if (BOUND(signalfd))
 		return sm_real.signalfd(fd, mask, flags);
-	return (int)syscall(SYS_signalfd4, fd, mask, _NSIG / 8, flags);
+	return (int)SM_SYSCALL(SYS_signalfd4, fd, mask, _NSIG / 8, flags);
 }
 
 int unbound_epoll_create(int size)
@@ -555,42 +555,42 @@ int unbound_epoll_create(int size)
 		errno = EINVAL;
 		return -1;
 	}
-	return (int)syscall(SYS_epoll_create1, 0);
+	return (int)SM_SYSCALL(SYS_epoll_create1, 0);
 }
 
 int unbound_epoll_create1(int flags)
 {
 	if (BOUND(epoll_create1))
 		return sm_real.epoll_create1(flags);
-	return (int)syscall(SYS_epoll_create1, flags);
+	return (int)SM_SYSCALL(SYS_epoll_create1, flags);
 }
 
 int unbound_memfd_create(const char *name, unsigned int flags)
 {
 	if (BOUND(memfd_create))
 		return sm_real.memfd_create(name, flags);
-	return (int)syscall(SYS_memfd_create, name, flags);
+	return (int)SM_SYSCALL(SYS_memfd_create, name, flags);
 }
 
 int unbound_inotify_init(void)
 {
 	if (BOUND(inotify_init))
 		return sm_real.inotify_init();
-	return (int)syscall(SYS_inotify_init1, 0);
+	return (int)SM_SYSCALL(SYS_inotify_init1, 0);
 }
 
 int unbound_inotify_init1(int flags)
 {
 	if (BOUND(inotify_init1))
 		return sm_real.inotify_init1(flags);
-	return (int)syscall(SYS_inotify_init1, flags);
+	return (int)SM_SYSCALL(SYS_inotify_init1, flags);
 }
 
 int unbound_pidfd_open(pid_t pid, unsigned int flags)
 {
 	if (BOUND(pidfd_open))
 		return sm_real.pidfd_open(pid, flags);
-	return (int)syscall(SYS_pidfd_open, pid, flags);
+	return (int)SM_SYSCALL(SYS_pidfd_open, pid, flags);
 }
 
 FILE *unbound_fopen(const char *path, const char *mode)

@@ -119,7 +119,7 @@ SM_EXPORT ssize_t copy_file_range(int in, off64_t *off_in, int out,
 	{                                         \
 		if (BOUND(name))                  \
 			return sm_real.name args; \
-		return syscall(nr, __VA_ARGS__);  \
+		return SM_SYSCALL(nr, __VA_ARGS__); \
 	}
 #define PIO_HI(off) ((unsigned long)((uint64_t)(off) >> 32))
 

@@ -55,7 +55,7 @@ SM_EXPORT ssize_t tee(int in, int out, size_t n, unsigned int flags)
 enum fd_dir sm_vmsplice_dir(int fd)
 {
 	int saved = errno;
-	long fl = syscall(SYS_fcntl, fd, F_GETFL);
+	long fl = SM_SYSCALL(SYS_fcntl, fd, F_GETFL);
 
 	errno = saved;
 	return fl >= 0 && (fl & O_ACCMODE) == O_RDONLY ? DIR_IN : DIR_OUT;
@@ -92,14 +92,14 @@ ssize_t unbound_splice(int in, loff_t *off_in, int out, loff_t *off_out,
 {
 	if (BOUND(splice))
 		return sm_real.splice(in, off_in, out, off_out, n, flags);
-	return syscall(SYS_splice, in, off_in, out, off_out, n, flags);
+	return SM_SYSCALL(SYS_splice, in, off_in, out, off_out, n, flags);
 }
 
 ssize_t unbound_tee(int in, int out, size_t n, unsigned int flags)
 {
 	if (BOUND(tee))
 		return sm_real.tee(in, out, n, flags);
-	return syscall(SYS_tee, in, out, n, flags);
+	return SM_SYSCALL(SYS_tee, in, out, n, flags);
 }
 
 ssize_t unbound_vmsplice(int fd, const struct iovec *iov, size_t nr,
@@ -107,5 +107,5 @@ ssize_t unbound_vmsplice(int fd, const struct iovec *iov, size_t nr,
 {
 	if (BOUND(vmsplice))
 		return sm_real.vmsplice(fd, iov, nr, flags);
-	return syscall(SYS_vmsplice, fd, iov, nr, flags);
+	return SM_SYSCALL(SYS_vmsplice, fd, iov, nr, flags);
 }
