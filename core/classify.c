@@ -46,6 +46,35 @@ static void get_addr(int fd, struct fd_addr *a, bool peer)
 	a->len = (r == 0 && len <= sizeof(a->u)) ? len : 0;
 }
 
+void classify_wildcard_peer(struct fd_addr *peer, const struct fd_addr *local)
+{
+	bool l4 = local && local->len >= sizeof(struct sockaddr_in) &&
+		  local->u.sa.sa_family == AF_INET;
+	bool l6 = local && local->len >= sizeof(struct sockaddr_in6) &&
+		  local->u.sa.sa_family == AF_INET6;
+
+	if (peer->len >= sizeof(struct sockaddr_in) &&
+	    peer->u.sa.sa_family == AF_INET &&
+	    peer->u.in4.sin_addr.s_addr == htonl(INADDR_ANY)) {
+		peer->u.in4.sin_addr.s_addr =
+			l4 && local->u.in4.sin_addr.s_addr != htonl(INADDR_ANY)
+				? local->u.in4.sin_addr.s_addr
+				: htonl(INADDR_LOOPBACK);
+	} else if (peer->len >= sizeof(struct sockaddr_in6) &&
+		   peer->u.sa.sa_family == AF_INET6 &&
+		   IN6_IS_ADDR_UNSPECIFIED(&peer->u.in6.sin6_addr)) {
+		if (l6 && IN6_IS_ADDR_V4MAPPED(&local->u.in6.sin6_addr)) {
+			static const uint8_t mapped[16] = {
+				0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+				127, 0, 0, 1 };
+
+			memcpy(&peer->u.in6.sin6_addr, mapped, sizeof(mapped));
+		} else {
+			peer->u.in6.sin6_addr = in6addr_loopback;
+		}
+	}
+}
+
 /* quiet.h's state, here because every build of core links this file. */
 uint8_t sm_quiet_level SM_FORK_DATA;
 __thread bool sm_ticker_thread;

@@ -34,6 +34,20 @@ enum fd_kind classify_socket(int domain, int type, int protocol);
 void classify_addrs(int fd, struct fd_addr *local, struct fd_addr *peer);
 
 /*
+ * classify_wildcard_peer - the peer a connect to the wildcard address
+ * (0.0.0.0 or [::], in *peer with its port) reached, by Linux's rule, for
+ * when the kernel can no longer say (getpeername fails once the connection
+ * is reset, and a server may reset it before the connect wrapper asks):
+ * the route to 0.0.0.0 is this host, at the socket's own address (local,
+ * once connected: the one the kernel chose, 127.0.0.1 for a socket bound
+ * to none); [::] is ::1, or 127.0.0.1 v4-mapped on a socket bound to a
+ * v4-mapped address (net/ipv4/route.c, tcp_v6_connect).  Leaves *peer
+ * alone when it is not a wildcard.
+ * Context: any thread and signal handler.
+ */
+void classify_wildcard_peer(struct fd_addr *peer, const struct fd_addr *local);
+
+/*
  * fd_addr_format - write addr as text: "1.2.3.4:80", "[::1]:80",
  * "/path/sock", "@abstract", or "" when unknown.  Always NUL-terminates;
  * returns the length written.

@@ -230,6 +230,140 @@ START_TEST(test_classify_addrs_fills_only_requested_addresses)
 }
 END_TEST
 
+/* --- the peer a connect to the wildcard reached ------------------------------ */
+
+static struct fd_addr addr4(const char *ip, int port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
+	return a;
+}
+
+static struct fd_addr addr6(const char *ip, int port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in6);
+	a.u.in6.sin6_family = AF_INET6;
+	a.u.in6.sin6_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET6, ip, &a.u.in6.sin6_addr), 1);
+	return a;
+}
+
+static void ck_addr(const struct fd_addr *a, const char *want)
+{
+	char buf[128];
+
+	fd_addr_format(a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_wildcard_peer_rule)
+{
+	struct fd_addr p, l, none;
+
+	memset(&none, 0, sizeof(none));
+	/* 0.0.0.0: the socket's own address, loopback when it has none. */
+	p = addr4("0.0.0.0", 8080);
+	l = addr4("127.0.0.1", 40000);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "127.0.0.1:8080");
+	p = addr4("0.0.0.0", 8080);
+	l = addr4("10.1.2.3", 40000);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "10.1.2.3:8080");
+	p = addr4("0.0.0.0", 8080);
+	classify_wildcard_peer(&p, &none);
+	ck_addr(&p, "127.0.0.1:8080");
+	classify_wildcard_peer(&p, NULL);
+	ck_addr(&p, "127.0.0.1:8080");
+	/* [::]: ::1, or 127.0.0.1 v4-mapped on a v4-mapped socket. */
+	p = addr6("::", 443);
+	l = addr6("::1", 40000);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "[::1]:443");
+	p = addr6("::", 443);
+	l = addr6("2001:db8::5", 40000);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "[::1]:443");
+	p = addr6("::", 443);
+	l = addr6("::ffff:10.0.0.7", 40000);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "[::ffff:127.0.0.1]:443");
+	/* Not a wildcard: untouched. */
+	p = addr4("192.0.2.9", 25);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "192.0.2.9:25");
+	p = addr6("2001:db8::1", 25);
+	classify_wildcard_peer(&p, &l);
+	ck_addr(&p, "[2001:db8::1]:25");
+}
+END_TEST
+
+/* The rule against the kernel: a real connect to the wildcard, the peer
+ * getpeername gives beside the one the rule derives from getsockname. */
+START_TEST(test_wildcard_peer_rule_matches_the_kernel)
+{
+	static const struct {
+		int fam;
+		const char *listen_on, *wild, *bind_to;
+	} cases[] = {
+		{ AF_INET, "127.0.0.1", "0.0.0.0", NULL },
+		{ AF_INET, "0.0.0.0", "0.0.0.0", "127.0.0.1" },
+		{ AF_INET6, "::1", "::", NULL },
+		{ AF_INET6, "::", "::", "::ffff:127.0.0.1" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fd_addr la, want, got, local;
+		socklen_t n = sizeof(la.u);
+		char wbuf[128], gbuf[128];
+		int lfd = socket(cases[i].fam, SOCK_STREAM, 0);
+		int c = socket(cases[i].fam, SOCK_STREAM, 0);
+		int one = 0;
+
+		ck_assert_int_ge(lfd, 0);
+		ck_assert_int_ge(c, 0);
+		la = cases[i].fam == AF_INET ? addr4(cases[i].listen_on, 0)
+					     : addr6(cases[i].listen_on, 0);
+		if (cases[i].fam == AF_INET6)
+			setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+				   sizeof(one));
+		ck_assert_int_eq(bind(lfd, &la.u.sa, la.len), 0);
+		ck_assert_int_eq(listen(lfd, 4), 0);
+		ck_assert_int_eq(getsockname(lfd, &la.u.sa, &n), 0);
+		if (cases[i].bind_to) {
+			struct fd_addr b = cases[i].fam == AF_INET
+						   ? addr4(cases[i].bind_to, 0)
+						   : addr6(cases[i].bind_to, 0);
+
+			ck_assert_int_eq(bind(c, &b.u.sa, b.len), 0);
+		}
+		got = cases[i].fam == AF_INET
+			      ? addr4(cases[i].wild,
+				      ntohs(la.u.in4.sin_port))
+			      : addr6(cases[i].wild,
+				      ntohs(la.u.in6.sin6_port));
+		ck_assert_int_eq(connect(c, &got.u.sa, got.len), 0);
+		classify_addrs(c, &local, &want);
+		ck_assert_uint_gt(want.len, 0);
+		classify_wildcard_peer(&got, &local);
+		fd_addr_format(&want, wbuf, sizeof(wbuf));
+		fd_addr_format(&got, gbuf, sizeof(gbuf));
+		ck_assert_str_eq(gbuf, wbuf);
+		close(c);
+		close(lfd);
+	}
+}
+END_TEST
+
 static TCase *tc_fds(void)
 {
 	TCase *tc = tcase_create("fds");
@@ -245,6 +379,8 @@ static TCase *tc_fds(void)
 	tcase_add_test(tc, test_classify_fd_connected_tcp_over_loopback_with_addresses);
 	tcase_add_test(tc, test_classify_fd_udp_socket_unconnected_has_no_peer);
 	tcase_add_test(tc, test_classify_addrs_fills_only_requested_addresses);
+	tcase_add_test(tc, test_wildcard_peer_rule);
+	tcase_add_test(tc, test_wildcard_peer_rule_matches_the_kernel);
 	return tc;
 }
 
