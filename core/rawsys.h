@@ -25,8 +25,9 @@
  * touched is a fault (the kernel maps code around a fault in such
  * windows); where page tables are shadowed (see SM_FORK_DATA) each page
  * touched costs again.  These functions go to one section, which
- * preload/fork.ld gathers on one page before .text: one window and one
- * page, not one per object file they come from.
+ * preload/fork.ld gathers before .text, on one page in the default build
+ * (tests/bench/forkpages.sh): one window and one page, not one per object
+ * file they come from.
  */
 #define SM_FORK_PATH __attribute__((section(".text.hot.sockmeter_fork")))
 

@@ -1195,6 +1195,20 @@ void sm_raw_fork(enum sm_raw_fork_phase phase)
 		sm_names_fork(SM_RAW_FORK_PARENT);
 		break;
 	case SM_RAW_FORK_CHILD:
+		/* glibc runs nothing of its own in a raw clone's child: its
+		 * locks are as the parent's other threads left them, and its
+		 * thread count is theirs.  A child of a process with threads
+		 * of the program's starts no ticker (threadless): our
+		 * pthread_create hung such a child for good, one in twenty,
+		 * on the stack cache's lock that another thread's
+		 * pthread_create held at the clone; and the ticker, waiting
+		 * for a thread count that never falls, ended the child with
+		 * its main thread's status where the kernel gives its last
+		 * thread's.  Its exit writes its exit record; one whose last
+		 * thread ends otherwise is recovered from its state file. */
+		if (glibc_nthreads &&
+		    __atomic_load_n(glibc_nthreads, __ATOMIC_ACQUIRE) > 1)
+			threadless = true;
 		fork_child();
 		sm_names_fork(SM_RAW_FORK_CHILD);
 		break;
