@@ -232,29 +232,6 @@ END_TEST
 
 /* --- the peer a connect to the wildcard reached ------------------------------ */
 
-static struct fd_addr addr4(const char *ip, int port)
-{
-	struct fd_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.len = sizeof(a.u.in4);
-	a.u.in4.sin_family = AF_INET;
-	a.u.in4.sin_port = htons((uint16_t)port);
-	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
-	return a;
-}
-
-static struct fd_addr addr6(const char *ip, int port)
-{
-	struct fd_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.len = sizeof(a.u.in6);
-	a.u.in6.sin6_family = AF_INET6;
-	a.u.in6.sin6_port = htons((uint16_t)port);
-	ck_assert_int_eq(inet_pton(AF_INET6, ip, &a.u.in6.sin6_addr), 1);
-	return a;
-}
 
 static void ck_addr(const struct fd_addr *a, const char *want)
 {

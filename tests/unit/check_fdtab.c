@@ -30,18 +30,6 @@ static void teardown(void)
 	fdtab_destroy(&tab);
 }
 
-static struct fd_addr addr4(const char *ip, unsigned port)
-{
-	struct fd_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.len = sizeof(a.u.in4);
-	a.u.in4.sin_family = AF_INET;
-	a.u.in4.sin_port = htons((uint16_t)port);
-	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
-	return a;
-}
-
 /* The slot of fd, which must exist (so the compiler knows it is not NULL
  * where fd_account is inlined). */
 static struct fd_slot *slot_of(int fd)

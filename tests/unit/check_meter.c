@@ -78,18 +78,6 @@ static void start(void)
 			 0);
 }
 
-static struct fd_addr addr4(const char *ip, unsigned port)
-{
-	struct fd_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.len = sizeof(a.u.in4);
-	a.u.in4.sin_family = AF_INET;
-	a.u.in4.sin_port = htons((uint16_t)port);
-	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
-	return a;
-}
-
 /* A TCP connection on fake fd number fd, opened at second s. */
 static void open_tcp(int fd, uint64_t s)
 {

@@ -22,18 +22,6 @@ static struct summary_fd fds[2];
 static struct summary rec;
 static struct sbuf out;
 
-static struct fd_addr addr4(const char *ip, unsigned port)
-{
-	struct fd_addr a;
-
-	memset(&a, 0, sizeof(a));
-	a.len = sizeof(a.u.in4);
-	a.u.in4.sin_family = AF_INET;
-	a.u.in4.sin_port = htons((uint16_t)port);
-	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
-	return a;
-}
-
 /*
  * An interval record by hand: fd 7 (tcp, addresses, rates) and fd 9 (udp,
  * inherited, no addresses, no rates), 3 more fds omitted.

@@ -337,4 +337,32 @@ static inline void uu_tcp_pair(int *c, int *s)
 	close(l);
 }
 
+#ifdef SOCKMETER_FDTAB_H
+/* An inet address as the fd table keeps it (core/fdtab.h, included
+ * before this file). */
+static inline struct fd_addr addr4(const char *ip, unsigned port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in4);
+	a.u.in4.sin_family = AF_INET;
+	a.u.in4.sin_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET, ip, &a.u.in4.sin_addr), 1);
+	return a;
+}
+
+static inline struct fd_addr addr6(const char *ip, unsigned port)
+{
+	struct fd_addr a;
+
+	memset(&a, 0, sizeof(a));
+	a.len = sizeof(a.u.in6);
+	a.u.in6.sin6_family = AF_INET6;
+	a.u.in6.sin6_port = htons((uint16_t)port);
+	ck_assert_int_eq(inet_pton(AF_INET6, ip, &a.u.in6.sin6_addr), 1);
+	return a;
+}
+#endif
+
 #endif
