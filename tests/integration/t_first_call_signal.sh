@@ -9,8 +9,14 @@
 #    100 us to 2.4 ms after the call began;
 #  - a handler that calls _exit: each process's exit record says exactly
 #    what the receiver got from its connection, whenever the signal came
-#    (before the call: nothing sent, nothing counted).  Before: about
-#    half the processes wrote no record at all;
+#    (before the call: nothing sent, nothing counted), but for at most one
+#    process: a signal that lands in the few instructions between the
+#    write's return and the wrapper's blocking of signals cuts a call the
+#    handler cannot see (README, Limits: "Not counted: a call whose signal
+#    landed in the few instructions..."), and on an fd not yet looked at
+#    that leaves the process nothing to record (CI met it once in 15 runs;
+#    about 1 run in 600 here).  Before: about half the processes wrote no
+#    record at all;
 #  - the default action (a death, recovered from the state file), from
 #    300 us on: the same, but for at most one connection.  A fatal
 #    signal that lands while the write is in the kernel kills the process
@@ -90,8 +96,11 @@ received() {
 }
 
 run exit 100 200 300 400 500 600 700 800 900 1000 1200 1400 1600 2000 2400
-expect_eq "_exit in a handler: bytes out in the records, processes that sent" \
-	"$(logged exit)" "$(received exit)"
+read -r lb ln < <(logged exit)
+read -r rb rn < <(received exit)
+[ "$rb" -gt 0 ] || fail "_exit: no connection moved a byte: the test proves nothing"
+[ "$lb" -le "$rb" ] && [ "$((rn - ln))" -le 1 ] && [ "$((rb - lb))" = "$(((rn - ln) * 4096))" ] ||
+	fail "_exit in a handler: records say $lb bytes from $ln processes, the receiver got $rb from $rn"
 run default 300 400 500 600 700 800 900 1000 1200 1400 1600 2000 2400
 "$SM_TOP/build/sockmeter-recover" -q "$T/st" 2>"$T/recover.err" ||
 	fail "recover: $(cat "$T/recover.err")"
