@@ -1,7 +1,7 @@
 # tcp_info category: the kernel's view of a connection in its records.
-# A receiver that reads slowly through a tiny SO_RCVBUF makes the sender
-# rwnd_limited most of its busy time; a fast receiver far less; a tiny
-# SO_SNDBUF shows sndbuf_limited.  While the sender's socket sits idle
+# A receiver that reads slowly (4 KiB reads 1 ms apart, 64 KiB SO_RCVBUF)
+# makes the sender rwnd_limited most of its busy time; a fast receiver
+# far less; a tiny SO_SNDBUF shows sndbuf_limited.  While the sender's socket sits idle
 # after its transfer, `ss -ti` prints the same busy, rwnd_limited and rtt
 # as its close record.  bytes_acked agrees with bytes_out (+1: the
 # connecting side's SYN), interval records carry the live view, text
@@ -57,8 +57,10 @@ ssval() {
 	sed -n "s/.* $2:\([0-9.]*\).*/\1/p" "$T/$1.ss" | head -n 1
 }
 
-# 1. Slow receiver: 4 KiB receive buffer, 1 ms between 4 KiB reads.
-xfer slow 2000000 4096 1000 0 SOCKMETER_INTERVAL=0.1
+# 1. Slow receiver: 64 KiB receive buffer, 1 ms between 4 KiB reads.  (A
+# 4 KiB buffer, a window under one segment, left 40 % of the busy time
+# plain busy, and over half under load: rwnd_limited is not "most".)
+xfer slow 2000000 65536 1000 0 SOCKMETER_INTERVAL=0.1
 check "$T/slow.log" "len([f for f in closes(kind='tcp') if f['bytes_out']]) == 1" \
 	"slow: one sending connection"
 expect_eq "slow: bytes_out" "$(conn slow "['bytes_out']")" 2000000
