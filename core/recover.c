@@ -1192,6 +1192,8 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				    !(o->stop &&
 				      __atomic_load_n(o->stop, __ATOMIC_ACQUIRE)) &&
 				    ns_gone(&ns, view, state_name_view(e->name))) {
+					if (o->between)
+						o->between(o->between_ctx);
 					recover_one(dir, e->name, o, st, true);
 					continue;
 				}
@@ -1208,6 +1210,8 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 			 * exec): the ticker is wanted, the rest can wait. */
 			if (o->stop && __atomic_load_n(o->stop, __ATOMIC_ACQUIRE))
 				goto done;
+			if (o->between)
+				o->between(o->between_ctx);
 			recover_one(dir, e->name, o, st, false);
 		}
 	}
@@ -1253,11 +1257,14 @@ static bool plain_credentials(void)
 	       !data[0].permitted && !data[1].effective && !data[1].permitted;
 }
 
-void recover_auto(const struct config *cfg, const uint32_t *stop)
+void recover_auto(const struct config *cfg, const uint32_t *stop,
+		  void (*between)(void *ctx), void *ctx)
 {
 	struct recover_opts o = {.max_files = RECOVER_AUTO_MAX,
 				 .report = no_report,
-				 .stop = stop};
+				 .stop = stop,
+				 .between = between,
+				 .between_ctx = ctx};
 	struct recover_stats st;
 	char dir[CONFIG_PATH_MAX], lock[CONFIG_PATH_MAX + 32];
 	struct stat sb;

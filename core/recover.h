@@ -58,6 +58,12 @@ struct recover_opts {
 	const uint32_t *stop;   /* when not NULL and non-zero: stop before
 				 * the next file (the ticker's final record
 				 * is wanted) */
+	void (*between)(void *ctx); /* when not NULL: called before each
+				     * file (the ticker writes its own
+				     * waiting close records: a scan of
+				     * many files must not make the
+				     * process drop them) */
+	void *between_ctx;
 };
 
 /*
@@ -73,9 +79,11 @@ int recover_dir(const char *dir, const struct recover_opts *o,
  * cfg's state
  * directory: quiet, bounded, and skipped when another process holds the
  * directory's lock file or scanned it recently; it stops between files
- * once *stop (when stop is not NULL) is non-zero.
+ * once *stop (when stop is not NULL) is non-zero, and calls between(ctx)
+ * (when not NULL) before each file.
  * Context: ticker only (outside its lock).
  */
-void recover_auto(const struct config *cfg, const uint32_t *stop);
+void recover_auto(const struct config *cfg, const uint32_t *stop,
+		  void (*between)(void *ctx), void *ctx);
 
 #endif

@@ -372,7 +372,8 @@ void sm_durable_watch(uint64_t mono_ns)
 	sm_warn(msg);
 }
 
-void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop)
+void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
+		       void (*between)(void *ctx), void *ctx)
 {
 	if (!sm_meter.cfg.state_enabled || chores_due == UINT64_MAX)
 		return;
@@ -383,5 +384,5 @@ void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop)
 	if (mono_ns < chores_due)
 		return;
 	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
-	recover_auto(&sm_meter.cfg, stop);
+	recover_auto(&sm_meter.cfg, stop, between, ctx);
 }

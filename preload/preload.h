@@ -504,10 +504,12 @@ void sm_durable_mark_exposed(void);
  * header names the new one.  Context: the caller holds the write lock. */
 void sm_durable_log_moved(void);
 
-/* sm_durable_chores - once, a little after the ticker starts: recover
- * dead processes' state files (rate-limited across processes).
+/* sm_durable_chores - a little after the ticker starts, then once a
+ * minute: recover dead processes' state files (rate-limited across
+ * processes), calling between(ctx) before each file.
  * Context: ticker only, outside the ticker's lock. */
-void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop);
+void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
+		       void (*between)(void *ctx), void *ctx);
 
 /* sm_durable_watch - at most once a second: whether this process's state
  * file was removed while it runs (state_removed), said once in a warning.
