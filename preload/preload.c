@@ -737,7 +737,10 @@ static void ticker_not_realtime(void)
  * tens of milliseconds (14 files of killed `churngen churn` runs, 19 MB
  * each: 1.1 s): meanwhile a busy server filled the 8,192-record queue and
  * dropped its records, 32,858 of 111,087 in a 3-s run (2026-12-05).  A
- * final record asked for ends the scan instead (its stop word).
+ * final record asked for ends the scan instead (its stop word).  A
+ * credential call waiting to be repeated here is served first: a daemon
+ * that drops capabilities about when the scan starts (a second in) would
+ * wait for the whole scan (sm_creds_mirror gives up after 2 s).
  */
 static void catch_up(void *unused)
 {
@@ -745,6 +748,7 @@ static void catch_up(void *unused)
 	int rounds = 0;
 
 	(void)unused;
+	serve_cred();
 	while (closeq_pending(&sm_meter.q) >= CLOSEQ_WAKE_AT &&
 	       !__atomic_load_n(&tk.final_req, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&tk.exec_hold, __ATOMIC_ACQUIRE) &&
