@@ -700,6 +700,48 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
+/* The ticker's scan calls between() before each file (it writes its own
+ * waiting close records there: t_churn_while_recovering), and a stop word
+ * set meanwhile ends the scan before the next file; the rest is left for
+ * the next scan. */
+struct between_count {
+	unsigned calls;
+	uint32_t stop;
+};
+
+static void count_between(void *ctx)
+{
+	struct between_count *b = ctx;
+
+	if (++b->calls == 2)
+		__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+}
+
+START_TEST(test_recovery_calls_between_before_each_file)
+{
+	struct between_count b = {0, 0};
+	struct recover_opts o = {.report = quiet,
+				 .stop = &b.stop,
+				 .between = count_between,
+				 .between_ctx = &b};
+	struct recover_stats rs;
+	char sd[300];
+
+	dead_process("between", 11, STATE_LIVE);
+	dead_process("between", 22, STATE_LIVE);
+	dead_process("between", 33, STATE_LIVE);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(b.calls, 2);
+	ck_assert_uint_eq(rs.recovered, 2);
+	o.stop = NULL;
+	o.between = NULL;
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 1);
+	ck_assert_uint_eq(b.calls, 2);
+}
+END_TEST
+
 /* A header whose log is a FIFO (any file that blocks an open, or whose
  * open does something: a FIFO planted at the path, a tty, a device):
  * root's recovery neither waits for a writer, as an open for reading
@@ -1119,6 +1161,7 @@ int main(void)
 	tcase_add_test(tc, test_only_a_fork_child_without_a_file_wants_one);
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
+	tcase_add_test(tc, test_recovery_calls_between_before_each_file);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
 	tcase_add_test(tc, test_automatic_recovery_only_in_a_closed_directory);
