@@ -35,16 +35,20 @@ cleanup() {
 trap cleanup EXIT
 raw=$tmp/raw.tsv
 : >"$raw"
-mkdir -m 1777 "$tmp/log"
+mkdir -m 1777 "$tmp/log" "$tmp/state"
 
 # ini NAME LINES... : a config; the log in $tmp/log (any user may write
-# there: nginx's workers run as nobody), one interval record an hour.
+# there: nginx's workers run as nobody), one interval record an hour, the
+# state files in a directory of the run's own: a ticker that starts while
+# dead processes' files wait in the default one recovers them (its CPU,
+# not the library's cost per connection; docs/state.md).
 ini() {
 	local name=$1
 	shift
 	{
 		printf '[log]\npath = %s/log/%s.%%n.%%p.log\ninterval = 3600\n' "$tmp" "$name"
 		printf '%s\n' "$@"
+		printf '[state]\ndir = %s/state/%%u\n' "$tmp"
 	} >"$tmp/$name.ini"
 	chmod 644 "$tmp/$name.ini"
 }
