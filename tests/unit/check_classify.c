@@ -241,45 +241,35 @@ static void ck_addr(const struct fd_addr *a, const char *want)
 	ck_assert_str_eq(buf, want);
 }
 
+/* peer after the rule, given the socket's own address (NULL: none). */
+static void ck_wild(struct fd_addr peer, const struct fd_addr *local,
+		    const char *want)
+{
+	classify_wildcard_peer(&peer, local);
+	ck_addr(&peer, want);
+}
+
 START_TEST(test_wildcard_peer_rule)
 {
-	struct fd_addr p, l, none;
+	struct fd_addr none, l4 = addr4("127.0.0.1", 40000),
+			     l4b = addr4("10.1.2.3", 40000),
+			     l6 = addr6("::1", 40000),
+			     l6b = addr6("2001:db8::5", 40000),
+			     l6m = addr6("::ffff:10.0.0.7", 40000);
 
 	memset(&none, 0, sizeof(none));
 	/* 0.0.0.0: the socket's own address, loopback when it has none. */
-	p = addr4("0.0.0.0", 8080);
-	l = addr4("127.0.0.1", 40000);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "127.0.0.1:8080");
-	p = addr4("0.0.0.0", 8080);
-	l = addr4("10.1.2.3", 40000);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "10.1.2.3:8080");
-	p = addr4("0.0.0.0", 8080);
-	classify_wildcard_peer(&p, &none);
-	ck_addr(&p, "127.0.0.1:8080");
-	classify_wildcard_peer(&p, NULL);
-	ck_addr(&p, "127.0.0.1:8080");
+	ck_wild(addr4("0.0.0.0", 8080), &l4, "127.0.0.1:8080");
+	ck_wild(addr4("0.0.0.0", 8080), &l4b, "10.1.2.3:8080");
+	ck_wild(addr4("0.0.0.0", 8080), &none, "127.0.0.1:8080");
+	ck_wild(addr4("127.0.0.1", 8080), NULL, "127.0.0.1:8080");
 	/* [::]: ::1, or 127.0.0.1 v4-mapped on a v4-mapped socket. */
-	p = addr6("::", 443);
-	l = addr6("::1", 40000);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "[::1]:443");
-	p = addr6("::", 443);
-	l = addr6("2001:db8::5", 40000);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "[::1]:443");
-	p = addr6("::", 443);
-	l = addr6("::ffff:10.0.0.7", 40000);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "[::ffff:127.0.0.1]:443");
+	ck_wild(addr6("::", 443), &l6, "[::1]:443");
+	ck_wild(addr6("::", 443), &l6b, "[::1]:443");
+	ck_wild(addr6("::", 443), &l6m, "[::ffff:127.0.0.1]:443");
 	/* Not a wildcard: untouched. */
-	p = addr4("192.0.2.9", 25);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "192.0.2.9:25");
-	p = addr6("2001:db8::1", 25);
-	classify_wildcard_peer(&p, &l);
-	ck_addr(&p, "[2001:db8::1]:25");
+	ck_wild(addr4("192.0.2.9", 25), &l6m, "192.0.2.9:25");
+	ck_wild(addr6("2001:db8::1", 25), &l6m, "[2001:db8::1]:25");
 }
 END_TEST
 
