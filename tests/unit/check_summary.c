@@ -553,6 +553,8 @@ static TCase *tc_categories(void)
 {
 	TCase *tc = tcase_create("categories");
 
+	/* Each case runs python3 on its JSON, one case six times. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_summary_json_sizes_off_removes_sizes_keeps_bytes);
