@@ -37,8 +37,19 @@ SOCKMETER_LOG="$T/busy.log" SOCKMETER_FORMAT=json \
 got=$(field rate "$T/busy.out")
 [ "$got" -ge 22500 ] || fail "churned at $got closes/s, under 90 % of 25,000"
 conns=$(field connections "$T/busy.out")
-check "$T/busy.log" '"close_records_dropped" not in T' \
-	"no close record dropped while $victims files were recovered ($(q "$T/busy.log" "T.get('close_records_dropped')") dropped)"
+dropped=$(q "$T/busy.log" "T.get('close_records_dropped', 0)")
+if [ "$dropped" != 0 ]; then
+	# The claim holds while the log keeps up with 25,000 closes/s: on a
+	# machine busy with other work (two CPUs, a loaded moment) it may
+	# not, recovery or none.  The same churn without dead files tells.
+	SOCKMETER_LOG="$T/control.log" SOCKMETER_FORMAT=json \
+		timeout 60 env LD_PRELOAD="$LIB" "$PROGS/churnrate" 25000 4 \
+		>"$T/control.out" 2>"$T/control.err" || fail "churnrate failed: $(cat "$T/control.err")"
+	control=$(q "$T/control.log" "T.get('close_records_dropped', 0)")
+	[ "$control" != 0 ] &&
+		skip "this machine cannot keep up with 25,000 closes/s now: $control dropped without any recovery ($dropped with it)"
+	fail "$dropped close records dropped while $victims files were recovered (none without recovery)"
+fi
 check "$T/busy.log" "len(CL) == T['fds_closed'] == $conns" \
 	"every close record in the log ($conns connections)"
 left=$(find "$T/st" -name '*.state' | wc -l)
