@@ -320,7 +320,6 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->unseen = false;
 	out->shared = __atomic_load_n(&s->shared, __ATOMIC_RELAXED);
 	out->close_on_exec = __atomic_load_n(&s->cloexec, __ATOMIC_RELAXED);
-	out->in_flight = false;
 	load_addr(t, fd, 0, &s->local, &out->local);
 	load_addr(t, fd, 1, &s->peer, &out->peer);
 	memset(&out->ti, 0, sizeof(out->ti));

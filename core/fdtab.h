@@ -213,21 +213,11 @@ struct fd_snapshot {
 	/* An exec under way closes it (the slot's cloexec): exec records
 	 * only. */
 	bool close_on_exec;
-	/* A recovery's look at a dead process's slot: a data call of its was
-	 * in the kernel when it died (the slot's inflight_sp), so bytes that
-	 * call moved may be in no count.  Set by the meter of a recovery
-	 * only; false everywhere else.  In what was padding: the close
-	 * queue's entries (in the state file) keep their layout. */
-	bool in_flight;
 	struct fd_counters c;
 	struct fd_addr local;
 	struct fd_addr peer;
 	struct tcpinfo ti; /* the kernel's view, when read (have != 0) */
 };
-_Static_assert(offsetof(struct fd_snapshot, in_flight) <
-			   offsetof(struct fd_snapshot, c) &&
-		       offsetof(struct fd_snapshot, c) == 32,
-	       "in_flight fills padding: a close queue entry's layout is unchanged");
 
 /*
  * fdtab_capacity - how many fd numbers to meter: max_fds when set ([track]

@@ -837,11 +837,6 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 
 		if (!fdtab_snapshot(&m->tab, (int)fd, &cand.s))
 			continue;
-		/* A dead process's call cut off in the kernel: said in its
-		 * recovered exit record (the bytes it moved are in no count). */
-		cand.s.in_flight =
-		    m->dead && __atomic_load_n(&m->tab.slots[fd].inflight_sp,
-					       __ATOMIC_RELAXED) != 0;
 		sample_fd(m, &cand.s, now, boundary);
 		cand.have_unseen = false;
 		cand.peer_name[0] = '\0';

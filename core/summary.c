@@ -634,8 +634,7 @@ static void json_fd(struct sbuf *b, const struct summary_fd *f,
 			sbuf_adds(b, ",\"close_on_exec\":true");
 		if (f->s.shared)
 			sbuf_adds(b, ",\"shared\":true");
-	} else if (type == SUMMARY_EXIT && f->s.in_flight)
-		sbuf_adds(b, ",\"call_in_flight\":true");
+	}
 	json_kernel(b, f, c, ts_ns);
 	sbuf_addc(b, '}');
 }
@@ -996,8 +995,6 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 		sbuf_adds(b, " close_on_exec=yes");
 	if (type == SUMMARY_EXEC && f->s.shared)
 		sbuf_adds(b, " shared=yes");
-	if (type == SUMMARY_EXIT && f->s.in_flight)
-		sbuf_adds(b, " call_in_flight=yes");
 	sbuf_addc(b, '\n');
 }
 

@@ -276,36 +276,6 @@ START_TEST(test_summary_recovered_incomplete_exit_says_so)
 }
 END_TEST
 
-/* A recovered exit record marks the fd whose call the death cut off, in
- * both formats, and that fd only; an interval record never does. */
-START_TEST(test_summary_recovered_exit_marks_the_call_in_flight)
-{
-	const char *s;
-	char *a, *b;
-
-	rec.type = SUMMARY_EXIT;
-	rec.end = "killed";
-	fds[1].s.in_flight = true;
-	s = format();
-	a = fd_part(s, 7);
-	b = fd_part(s, 9);
-	ck_assert_ptr_null(strstr(a, "call_in_flight"));
-	ck_assert_ptr_nonnull(strstr(b, ",\"call_in_flight\":true"));
-	free(a);
-	free(b);
-	ck_assert_uint_eq(uu_count(s, "call_in_flight"), 1);
-	ck_assert(python_parses(s));
-	cfg.format = FORMAT_TEXT;
-	s = format();
-	ck_assert_uint_eq(uu_count(s, " call_in_flight=yes\n"), 1);
-	ck_assert_ptr_nonnull(strstr(strstr(s, "\n      9 udp"), "call_in_flight=yes"));
-	ck_assert_ptr_null(strstr(strstr(s, "\n      7 tcp"), "call_in_flight=yes\n      9"));
-	rec.type = SUMMARY_INTERVAL;
-	s = format();
-	ck_assert_ptr_null(strstr(s, "call_in_flight"));
-}
-END_TEST
-
 START_TEST(test_summary_json_close_record_has_closed_duration_and_average)
 {
 	const char *s;
@@ -486,7 +456,6 @@ static TCase *tc_json(void)
 	tcase_add_test(tc, test_summary_json_reports_dropped_close_records_in_totals);
 	tcase_add_test(tc, test_summary_json_empty_record_has_empty_fds_array);
 	tcase_add_test(tc, test_summary_recovered_incomplete_exit_says_so);
-	tcase_add_test(tc, test_summary_recovered_exit_marks_the_call_in_flight);
 	tcase_add_test(tc, test_summary_json_close_record_has_closed_duration_and_average);
 	tcase_add_test(tc, test_summary_json_close_of_inherited_fd_has_no_duration);
 	tcase_add_test(tc, test_summary_json_close_record_is_lean_without_totals);
