@@ -3054,13 +3054,18 @@ static void count_first(struct fd_slot *s, enum fd_dir dir, int64_t r,
 
 void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
-	int err = r < 0 ? errno : 0;
+	int err = r < 0 ? sm_call_errno() : 0;
 	enum fd_kind kind = fdtab_kind(s);
 
 	/* Unknown: classified now.  Untracked: another thread's first call
-	 * classified it since this one began (it is not to be counted). */
+	 * classified it since this one began (it is not to be counted).  Not
+	 * on a thread whose TLS is not libc's (a zeroed-TLS CLONE_VM child,
+	 * sm_tls_foreign): the look reads and sets errno, there a SIGSEGV
+	 * (a reviewer's child writing first on an fd its parent never used;
+	 * the call is not counted, as such a child's others are not). */
 	if (kind == KIND_UNKNOWN) {
-		count_first(s, dir, r, err, t0);
+		if (!sm_tls_foreign())
+			count_first(s, dir, r, err, t0);
 		return;
 	}
 	if (!fd_kind_counts(kind))

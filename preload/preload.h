@@ -678,6 +678,19 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r,
 		   uint64_t t0);
 
 /*
+ * The errno a failed data call left, to class its error: read through
+ * libc's errno location, which on a thread whose TLS is not libc's (a
+ * zeroed-TLS CLONE_VM child, sm_tls_foreign) is no address at all: there
+ * the error is unclassed (0, "other") rather than a SIGSEGV.  libc's own
+ * calls set errno there fs-relative, without that pointer.  Only on the
+ * failure branch: a successful call pays nothing.
+ */
+static inline __attribute__((always_inline)) int sm_call_errno(void)
+{
+	return sm_tls_foreign() ? 0 : errno;
+}
+
+/*
  * sm_data - account one finished data call in slot s: r is its return
  * value, t0 what sm_start() gave.  No lock, no allocation, no system call,
  * errno left as the call left it.  Only s and t0 live across the real
@@ -690,7 +703,8 @@ sm_data(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 {
 	if (SM_LIKELY(!t0 && fd_kind_counts(__atomic_load_n(
 				     &s->kind, __ATOMIC_RELAXED))))
-		fd_account(s, dir, r, r < 0 ? errno : 0, SM_ACCT_DEFAULT);
+		fd_account(s, dir, r, r < 0 ? sm_call_errno() : 0,
+			   SM_ACCT_DEFAULT);
 	else
 		sm_count_slow(s, dir, r, t0);
 }

@@ -8,12 +8,15 @@
 # - a child on our memory with a zeroed TLS of its own
 #   (CLONE_VM | CLONE_VFORK | CLONE_SETTLS, Chromium's chroot helper)
 #   calling syscall(), dup2, close and _exit: each wrapper touched TLS
-#   there (SIGSEGV in the child, and Chromium's zygote aborted).
+#   there (SIGSEGV in the child, and Chromium's zygote aborted);
+# - the same child writing first on a socket its parent never looked at,
+#   and failing a recv (EAGAIN): the first look and the error's class
+#   read errno through libc's pointer, none there (SIGSEGV in the child).
 . "$(dirname "$0")/lib.sh"
 P=$PROGS/tlsclone
 printf '[sockmeter]\nenabled = false\n' >"$T/off.ini"
 printf '[sockmeter]\nskip = tlsclone\n' >"$T/skip.ini"
-for mode in fork-clone fork-sysclone fork-clone3 settls; do
+for mode in fork-clone fork-sysclone fork-clone3 settls settls-io; do
 	plain "$P" "$mode" >"$T/plain.out" 2>&1 || fail "$mode fails without the preload: $(cat "$T/plain.out")"
 	for how in on kill-switch enabled-false skip; do
 		case $how in
