@@ -29,7 +29,6 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/futex.h>
-#include <linux/kcmp.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -2947,30 +2946,6 @@ uint64_t sm_start_slow(void)
 	return sm_ticks() | 1;
 }
 
-/*
- * Whether fd names, in this child on our memory (a vfork child), the open
- * file that its parent's fd of that number names: kcmp says so (0), and
- * says no when the child closed, replaced or never had it.  No answer (a
- * kernel without kcmp, a parent whose credentials the child may not
- * read, a sandboxed thread, which makes no system call it need not) is a
- * no.  Context: a vfork child, at its first data call on an fd the parent
- * never looked at.
- */
-static bool parents_file(int fd)
-{
-	int saved = errno;
-	pid_t self;
-	bool same;
-
-	if (sm_quiet())
-		return false;
-	self = (pid_t)raw_getpid();
-	same = self != sm_meter.pid &&
-	       SM_SYSCALL(SYS_kcmp, self, sm_meter.pid, KCMP_FILE, fd, fd) == 0;
-	errno = saved;
-	return same;
-}
-
 /* What fd is, learned into its slot; the ticker is the caller's. */
 static enum fd_kind classify_unknown(int fd)
 {
@@ -2978,14 +2953,9 @@ static enum fd_kind classify_unknown(int fd)
 	enum fd_kind kind, got;
 	bool peers = peers_on();
 
-	/* A vfork child counts its data calls into its parent's slots (the
-	 * README's Limits).  A slot the parent never looked at (an fd it
-	 * inherited and had not used yet) is learned here only when the
-	 * child's fd is still the parent's: else not counted, not learned.
-	 * Before, such a child's write was in no record at all (an inherited
-	 * socket that a vfork child wrote to before its exec: a helper's
-	 * sweep). */
-	if (sm_foreign_process() && !parents_file(fd))
+	/* A vfork child's fd is not the one our slot describes: not
+	 * counted, not learned. */
+	if (sm_foreign_process())
 		return KIND_UNTRACKED;
 	kind = classify_fd(fd, peers ? &local : NULL, peers ? &peer : NULL);
 	if (kind == KIND_UNKNOWN)
@@ -3046,8 +3016,7 @@ static void count_first(struct fd_slot *s, enum fd_dir dir, int64_t r,
 				 __ATOMIC_RELEASE);
 	if (blocked)
 		raw_sigmask(SIG_SETMASK, &old, NULL);
-	/* (A vfork child starts no thread: its parent's next call does.) */
-	if (fd_kind_tracked(kind) && !sm_foreign_process())
+	if (fd_kind_tracked(kind))
 		want_ticker();
 	errno = saved;
 }
@@ -3077,7 +3046,7 @@ enum fd_kind sm_classify_slow(int fd)
 {
 	enum fd_kind kind = classify_unknown(fd);
 
-	if (fd_kind_tracked(kind) && !sm_foreign_process())
+	if (fd_kind_tracked(kind))
 		want_ticker();
 	return kind;
 }
