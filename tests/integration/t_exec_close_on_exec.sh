@@ -139,7 +139,7 @@ wait_for 10 eval 'grep -q "\"type\":\"interval\"" "$T"/live.*.log' ||
 	fail "sockmeter-report failed (2b)"
 kill "$lpid" 2>/dev/null
 wait "$lpid" 2>/dev/null
-"$PY" - "$T/rep2b.json" <<'PYEOF' || fail "report while the image goes on: $(cat "$T/rep2b.json")"
+"$PY" - "$T/rep2b.json" >"$T/rep2b.check" 2>&1 <<'PYEOF' || fail "report while the image goes on: $(tail -n 1 "$T/rep2b.check")"
 import json, sys
 r = json.load(open(sys.argv[1]))
 p = r["processes"][0]
