@@ -3030,8 +3030,9 @@ void sm_count_slow(struct fd_slot *s, enum fd_dir dir, int64_t r, uint64_t t0)
 	 * classified it since this one began (it is not to be counted).  Not
 	 * on a thread whose TLS is not libc's (a zeroed-TLS CLONE_VM child,
 	 * sm_tls_foreign): the look reads and sets errno, there a SIGSEGV
-	 * (a reviewer's child writing first on an fd its parent never used;
-	 * the call is not counted, as such a child's others are not). */
+	 * (a reviewer's child writing first on an fd its parent never used).
+	 * Such a call goes uncounted; the child's calls on fds already
+	 * looked at are counted as ever. */
 	if (kind == KIND_UNKNOWN) {
 		if (!sm_tls_foreign())
 			count_first(s, dir, r, err, t0);
