@@ -253,13 +253,13 @@ static inline int uu_python_json_lines_ok(const char *path)
 	 * first on PATH (pyenv's is a shell script) takes about a second to
 	 * start here, several under load, and a test case that parses six
 	 * records then outran Check's timeout. */
-	const char *py = access("/usr/bin/python3", X_OK) == 0
-				 ? "/usr/bin/python3"
-				 : "python3";
+	const char *py = "/usr/bin/python3";
 
-	if (strcmp(py, "python3") == 0 &&
-	    system("command -v python3 >/dev/null 2>&1") != 0)
-		return 1;
+	if (access(py, X_OK) != 0) {
+		py = "python3";
+		if (system("command -v python3 >/dev/null 2>&1") != 0)
+			return 1;
+	}
 	snprintf(cmd, sizeof(cmd),
 		 "%s -c 'import json,sys\n"
 		 "for l in open(sys.argv[1], encoding=\"utf-8\", "
