@@ -33,6 +33,18 @@
 #include "funcs_stdio.h"
 
 #define SM_EXPORT __attribute__((visibility("default")))
+/* Another name of function f (putc of fputc, getc of fgetc: glibc's are
+ * one function too), with f's attributes where the compiler can copy them
+ * (GCC 9 on; clang has no copy attribute and stopped the build with
+ * -Werror). */
+#if defined(__has_attribute)
+#if __has_attribute(copy)
+#define SM_ALIAS_OF(f) __attribute__((alias(#f), copy(f)))
+#endif
+#endif
+#ifndef SM_ALIAS_OF
+#define SM_ALIAS_OF(f) __attribute__((alias(#f)))
+#endif
 /* Receive flags that move no data from the peer, so nothing is counted:
  * MSG_PEEK (the later read counts it), MSG_ERRQUEUE (the socket's own
  * error queue: our sent packets looped back with their timestamps, as

@@ -492,9 +492,9 @@ SM_EXPORT int fputc(int ch, FILE *fp)
 /* glibc's own putc is fputc under other names: the same function, at the
  * same address (no extra jump on the fast path). */
 SM_EXPORT int putc(int ch, FILE *fp)
-    __attribute__((alias("fputc"), copy(fputc)));
+    SM_ALIAS_OF(fputc);
 SM_EXPORT int _IO_putc(int ch, FILE *fp)
-    __attribute__((alias("fputc"), copy(fputc)));
+    SM_ALIAS_OF(fputc);
 
 SM_EXPORT int putchar(int ch)
 {
@@ -516,7 +516,7 @@ SM_EXPORT int fputc_unlocked(int ch, FILE *fp)
 }
 
 SM_EXPORT int putc_unlocked(int ch, FILE *fp)
-    __attribute__((alias("fputc_unlocked"), copy(fputc_unlocked)));
+    SM_ALIAS_OF(fputc_unlocked);
 
 SM_EXPORT int putchar_unlocked(int ch)
 {
@@ -1159,8 +1159,8 @@ SM_EXPORT int fgetc(FILE *fp)
 	return metered_getc(sm_real.fgetc, true, fp, s);
 }
 
-SM_EXPORT int getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
-SM_EXPORT int _IO_getc(FILE *fp) __attribute__((alias("fgetc"), copy(fgetc)));
+SM_EXPORT int getc(FILE *fp) SM_ALIAS_OF(fgetc);
+SM_EXPORT int _IO_getc(FILE *fp) SM_ALIAS_OF(fgetc);
 
 SM_EXPORT int getchar(void)
 {
@@ -1182,7 +1182,7 @@ SM_EXPORT int fgetc_unlocked(FILE *fp)
 }
 
 SM_EXPORT int getc_unlocked(FILE *fp)
-    __attribute__((alias("fgetc_unlocked"), copy(fgetc_unlocked)));
+    SM_ALIAS_OF(fgetc_unlocked);
 
 SM_EXPORT int getchar_unlocked(void)
 {
@@ -1259,7 +1259,7 @@ SM_EXPORT ssize_t getdelim(char **line, size_t *cap, int delim, FILE *fp)
 }
 
 SM_EXPORT ssize_t __getdelim(char **line, size_t *cap, int delim, FILE *fp)
-    __attribute__((alias("getdelim"), copy(getdelim)));
+    SM_ALIAS_OF(getdelim);
 
 SM_EXPORT ssize_t getline(char **line, size_t *cap, FILE *fp)
 {

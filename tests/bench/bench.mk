@@ -14,26 +14,26 @@ BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen \
 $(BUILD)/bench/loadgen: tests/bench/loadgen.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
 
 $(BUILD)/bench/churngen: tests/bench/churngen.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
 
 # -z now: no symbol bound lazily in a child (tests/bench/forkpages.sh).
 $(BUILD)/bench/forkpages: tests/bench/forkpages.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \
 		-Wmissing-prototypes -Wl,-z,now $< -o $@ -pthread
 
 $(BUILD)/bench/syscost: tests/bench/syscost.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@
 
 # The churn part alone (tests/bench/churn.sh), printed, not written.
@@ -55,7 +55,7 @@ bench: $(BUILD)/libsockmeter.so $(BENCH_BIN) $(BUILD)/bench/tcpinfo_cost bench-f
 $(BUILD)/bench/tcpinfo_cost: tests/bench/tcpinfo_cost.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror $< \
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror $< \
 		$(UNIT_OBJ) -o $@ $(INIH_LIBDIR)/libinih.a -pthread
 
 bench-tcpinfo: $(BUILD)/libsockmeter.so $(BUILD)/bench/tcpinfo_cost
