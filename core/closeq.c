@@ -262,6 +262,18 @@ void closeq_note_dropped(struct closeq *q, uint64_t n)
 	__atomic_fetch_add(&q->sh->dropped, n, __ATOMIC_RELAXED);
 }
 
+void closeq_note_written(struct closeq *q, uint64_t n)
+{
+	uint64_t cur = __atomic_load_n(&q->sh->dropped, __ATOMIC_RELAXED);
+
+	/* Only the ticker lowers it; producers (a full queue) only raise
+	 * it, and never below what was noted. */
+	while (!__atomic_compare_exchange_n(&q->sh->dropped, &cur,
+					    cur > n ? cur - n : 0, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 SM_FORK_PATH
 void closeq_after_fork(struct closeq *q, bool fresh)
 {

@@ -156,6 +156,14 @@ uint64_t closeq_dropped_records(const struct closeq *q);
 void closeq_note_dropped(struct closeq *q, uint64_t n);
 
 /*
+ * closeq_note_written - n records counted by closeq_note_dropped reached
+ * the log after all (held back from a refused batch and written with a
+ * later one: meter_flush): no longer counted as lost.  Context: ticker
+ * only.
+ */
+void closeq_note_written(struct closeq *q, uint64_t n);
+
+/*
  * closeq_after_fork - in a fresh child: empty, every count zero.  The ring
  * is wiped on fork (fork is cheaper for it): only the entries the parent
  * had pending are touched, where the kernel could not wipe it.  fresh: the

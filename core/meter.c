@@ -31,6 +31,12 @@
  * pages faulted in again each time. */
 #define METER_OUT_KEEP_TEXT (512u * 1024u)
 #define METER_OUT_KEEP_JSON (1024u * 1024u)
+/* Close records of refused batches held for the next (struct meter's
+ * held): about 280 JSON records or 1,000 text ones, enough for a log that
+ * refused a few batches (a daemon that had switched to a user who may not
+ * write its log for a moment, a disk full for a few seconds); a log that
+ * stays closed loses the rest, counted, as before. */
+#define METER_HELD_MAX SINK_HELD_MAX
 
 static void *map_lazy(size_t bytes)
 {
@@ -175,6 +181,8 @@ void meter_destroy(struct meter *m)
 	fdcheck_destroy(&m->check);
 	topn_free(&m->top);
 	topn_free(&m->closing);
+	if (m->held_pid == m->pid)
+		sbuf_free(&m->held);
 	free(m->prom);
 	fdtab_destroy(&m->tab);
 	memset(m, 0, sizeof(*m));
@@ -657,7 +665,7 @@ void meter_build(struct meter *m, enum summary_type type,
 		 struct meter_time now, struct summary *r)
 {
 	struct fd_counters dropped;
-	uint64_t dropped_n;
+	uint64_t dropped_n, held;
 
 	memset(r, 0, sizeof(*r));
 	r->type = type;
@@ -682,6 +690,10 @@ void meter_build(struct meter *m, enum summary_type type,
 	r->close_dropped = m->cfg.close_records == CLOSE_RECORDS_OFF
 				   ? 0
 				   : closeq_dropped_records(&m->q);
+	/* Held records go first in the batch this record goes in: written
+	 * with it, or refused with it. */
+	held = __atomic_load_n(&m->held_n, __ATOMIC_RELAXED);
+	r->close_dropped -= held < r->close_dropped ? held : r->close_dropped;
 	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
 	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
 	r->unseen[DIR_IN] = m->closed_unseen[DIR_IN];
@@ -1014,46 +1026,103 @@ static bool close_line(const char *p, const char *nl, bool json)
 		      sizeof(text_mark) - 1) != NULL;
 }
 
-/* How many of out's close records lie, whole or torn, past its first done
- * bytes: each is one line (JSON, and text's one-line close records). */
-static uint64_t closes_from(const struct sbuf *out, size_t done, bool json)
+/*
+ * After a refused write of buf (len bytes, of which the log kept the first
+ * done, whole or torn; the first held_len bytes being close records held
+ * from before, counted as dropped already): the close records written
+ * after all are no longer counted as dropped, the new ones not written
+ * are, and those not written at all are held for the next batch, the
+ * oldest first, up to METER_HELD_MAX bytes.  A record torn at done is not
+ * written again (its head is in the log: glued to a copy of itself it
+ * would spoil a second line).  Into next, empty.
+ */
+static void hold_refused(struct meter *m, const char *buf, size_t len,
+			 size_t done, size_t held_len, struct sbuf *next)
 {
-	const char *p = out->p, *end = out->p + out->len, *nl;
-	uint64_t n = 0;
+	bool json = m->cfg.format == FORMAT_JSON;
+	const char *p = buf, *end = buf + len, *nl;
+	uint64_t written = 0, lost = 0;
 
-	if (done == 0)
-		return out->closes;
-	/* From the start of the line done falls in. */
-	while (done > 0 && p[done - 1] != '\n')
-		done--;
-	for (p += done; p < end; p = nl + 1) {
+	for (; p < end; p = nl + 1) {
+		size_t at = (size_t)(p - buf), n;
+		bool was_held = at < held_len;
+
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
-			nl = end;
-		if (close_line(p, nl, json))
-			n++;
+			nl = end - 1; /* (every record ends in one) */
+		n = (size_t)(nl + 1 - p);
+		if (!close_line(p, nl, json))
+			continue;
+		if (at + n <= done) {
+			written += was_held; /* in the log after all */
+			continue;
+		}
+		if (!was_held)
+			lost++; /* counted now, until written */
+		if (at >= done && next->len + n <= METER_HELD_MAX &&
+		    !next->failed) {
+			sbuf_addn(next, p, n);
+			if (!next->failed)
+				next->closes++;
+		}
 	}
-	return n < out->closes ? n : out->closes;
+	closeq_note_dropped(&m->q, lost);
+	closeq_note_written(&m->q, written);
 }
 
 void meter_flush(struct meter *m, struct sbuf *out)
 {
-	if (out->len)
+	struct sbuf *w = out, next = { 0 };
+	size_t held_len;
+
+	/* A fork child's copy of its parent's held records: not its own
+	 * (and not mapped in the child). */
+	if (m->held_pid != m->pid) {
+		memset(&m->held, 0, sizeof(m->held));
+		m->held_pid = m->pid;
+		__atomic_store_n(&m->held_n, 0, __ATOMIC_RELAXED);
+	}
+	held_len = m->held.len;
+	if (out->len || held_len)
 		sink_ready(m);
-	if (out->len && m->prom)
+	if (out->len && m->prom) {
 		sink_replace(&m->sink, out->p, out->len);
-	else if (out->len && sink_write(&m->sink, out->p, out->len) < 0 &&
-		 out->closes)
+	} else if (out->len || held_len) {
+		/* The held records first: older than the batch, whose
+		 * totals count them. */
+		if (held_len) {
+			sbuf_addn(&m->held, out->p, out->len);
+			if (m->held.failed) { /* no memory: as before holding */
+				sbuf_free(&m->held);
+				held_len = 0;
+			} else {
+				w = &m->held;
+			}
+		}
 		/* The close records of a batch the log refused (a full disk,
-		 * RLIMIT_FSIZE, a read-only remount; said once on stderr) are
-		 * lost: counted as dropped, in the durable state too, so that
-		 * every record after (and a recovered exit record) says how
-		 * many.  Those of a head that stayed written (a rotation's
-		 * first part, a stderr pipe that took some) are not; a record
-		 * torn there is. */
-		closeq_note_dropped(&m->q,
-				    closes_from(out, m->sink.batch_done,
-						m->cfg.format == FORMAT_JSON));
+		 * RLIMIT_FSIZE, a read-only remount, a directory the uid of
+		 * the moment may not write: said once on stderr) are held
+		 * for the next batch, and counted as dropped until written,
+		 * in the durable state too, so that every record after (and
+		 * a recovered exit record) says how many are not in the log.
+		 * Those of a head that stayed written (a rotation's first
+		 * part, a stderr pipe that took some) are not; a record torn
+		 * there is. */
+		if (sink_write(&m->sink, w->p, w->len) == 0) {
+			closeq_note_written(&m->q, m->held.closes);
+		} else if (w->closes || held_len) {
+			hold_refused(m, w->p, w->len, m->sink.batch_done,
+				     held_len, &next);
+		}
+		if (held_len || next.len) {
+			sbuf_free(&m->held);
+			m->held = next;
+			__atomic_store_n(&m->held_n, next.closes,
+					 __ATOMIC_RELAXED);
+		} else {
+			sbuf_free(&next);
+		}
+	}
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }
@@ -1204,6 +1273,10 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	topn_forget(&m->closing);
 	zero_if_set(&m->closed, sizeof(m->closed));
 	zero_if_set(&m->closed_count, sizeof(m->closed_count));
+	/* The parent's held records (meter_flush forgets them at the
+	 * child's first write): none of the child's records counts them. */
+	if (__atomic_load_n(&m->held_n, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->held_n, 0, __ATOMIC_RELAXED);
 	if (!fresh)
 		memset(m->durable, 0, sizeof(*m->durable));
 	zero_if_set(m->closed_unseen, sizeof(m->closed_unseen));

@@ -135,6 +135,21 @@ struct meter {
 	uint64_t next_tick_mono;
 	struct topn top;            /* fds of the record being made */
 	struct topn closing;        /* close records being made */
+	/* Close records of batches the log refused (a full disk, a log
+	 * directory closed to the uid the process had at that moment), held
+	 * to be written first with the next batch: at most METER_HELD_MAX
+	 * bytes, the oldest kept.  Counted as dropped until written, so that
+	 * every record made meanwhile, and a recovered exit record, says how
+	 * many are not in the log.  held_pid: whose they are (a fork child's
+	 * copy is its parent's, and not even mapped there: sbuf's
+	 * MADV_DONTFORK).  Context: the write lock (meter_flush). */
+	struct sbuf held;
+	long held_pid;
+	/* held.closes, for the records made meanwhile, which say the held
+	 * ones are written (written first, with them: a batch refused
+	 * refuses those records too).  Atomic: a record may be made while
+	 * another thread writes. */
+	uint64_t held_n;
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;

@@ -168,7 +168,8 @@ static void say(struct sink *s, const char *what, int err)
 		 sink_root_was_changed()
 			 ? "(after a chroot, the path is looked up inside the "
 			   "new root)"
-			 : "until it works",
+			 : "until it works, but for up to " SINK_HELD_MAX_TEXT
+			   " of close records, which wait for it",
 		 kept_note(s));
 	s->report(s->ctx, msg);
 }

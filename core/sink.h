@@ -59,6 +59,11 @@ void sink_warn(const struct stderr_id *id, const char *msg);
 
 #define SINK_PATH_CAP (CONFIG_PATH_MAX + 128)
 
+/* Close records of batches the log refused that the meter holds for the
+ * next batch (core/meter.c's meter_flush), and as its warning says it. */
+#define SINK_HELD_MAX (256u * 1024u)
+#define SINK_HELD_MAX_TEXT "256 KiB"
+
 struct sink {
 	char path[SINK_PATH_CAP];
 	bool to_stderr;

@@ -121,6 +121,15 @@ void sbuf_addf(struct sbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+void sbuf_addn(struct sbuf *b, const char *p, size_t n)
+{
+	if (!sbuf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
 static void sbuf_addc(struct sbuf *b, char ch)
 {
 	if (!sbuf_reserve(b, 1))

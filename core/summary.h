@@ -88,6 +88,10 @@ void sbuf_free(struct sbuf *b);
  * ticker only. */
 void sbuf_clear(struct sbuf *b, size_t keep);
 
+/* sbuf_addn - append n bytes of p (allocates; on failure b->failed).
+ * Context: ticker only. */
+void sbuf_addn(struct sbuf *b, const char *p, size_t n);
+
 /* sbuf_addf - append printf-style text (allocates).  Context: ticker
  * only. */
 void sbuf_addf(struct sbuf *b, const char *fmt, ...)

@@ -21,9 +21,10 @@ cleanup_lost() {
 }
 trap cleanup_lost EXIT
 
-# check_case NAME LOG - the records of a churn (NAME.out) in LOG.
+# check_case NAME LOG MIN_DROPPED - the records of a churn (NAME.out) in
+# LOG, more than MIN_DROPPED of them lost.
 check_case() {
-	local name=$1 log=$2 conns bytes
+	local name=$1 log=$2 min=$3 conns bytes
 	conns=$(sed -n 's/^connections=//p' "$T/$name.out")
 	bytes=$(sed -n 's/^bytes=//p' "$T/$name.out")
 	[ "${conns:-0}" -gt 1000 ] || fail "$name: only ${conns:-0} closes"
@@ -37,8 +38,7 @@ check_case() {
 	expect_eq "$name: close records + close_records_dropped" \
 		"$(q "$log" "len([r for r in R if r['type'] == 'close']) + T.get('close_records_dropped', 0)")" \
 		"$conns"
-	# Most were refused: the log holds a hundred or so.
-	[ "$(q "$log" "T.get('close_records_dropped', 0)")" -gt 500 ] ||
+	[ "$(q "$log" "T.get('close_records_dropped', 0)")" -gt "$min" ] ||
 		fail "$name: too few records counted as dropped"
 	echo "$name: $conns closes, $(q "$log" "len([r for r in R if r['type'] == 'close'])") close records in the log"
 }
@@ -56,7 +56,10 @@ wait_for 20 grep -q "cannot write" "$T/fsize.err" ||
 pid=$(cat "$T/fsize.pid")
 prlimit --pid "$pid" --fsize=unlimited || fail "prlimit failed"
 bg_wait "$BG_PID" 30 || fail "fsize: churnrate failed: $(cat "$T/fsize.err")"
-check_case fsize "$T/fsize/c.$pid.log"
+# The refused batch's first 256 KiB of close records waited and were
+# written once the limit was lifted (t_log_refused_then_writable): only
+# what is beyond that is lost, maybe none.
+check_case fsize "$T/fsize/c.$pid.log" -1
 
 # full: a 64 KiB tmpfs with 4 KiB left for the whole run; the exit record
 # too is refused and parked in the state file, which `sockmeter recover`
@@ -74,5 +77,6 @@ SOCKMETER_LOG=$T/full/c.%p.log SOCKMETER_FORMAT=json SOCKMETER_STATE=$T/full.sta
 rm -f "$T/full/filler"
 "$launcher" recover "$T/full.state" >"$T/full.rec" 2>&1 ||
 	fail "full: recover failed: $(cat "$T/full.rec")"
-check_case full "$(echo "$T"/full/c.*.log)"
+# Most were refused for good: the log holds a hundred or so.
+check_case full "$(echo "$T"/full/c.*.log)" 500
 exit 0

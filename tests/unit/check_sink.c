@@ -263,7 +263,7 @@ START_TEST(test_sink_lost_records_warning_says_whether_totals_are_kept)
 	ck_assert_ptr_eq(sk.kept, &kept);
 	ck_assert_int_lt(sink_write(&sk, "x\n", 2), 0);
 	ck_assert_int_eq(rep.n, 2);
-	ck_assert_ptr_nonnull(strstr(rep.last, "records are lost until it works (its totals stay in its state file, for `sockmeter recover` to write its exit record once the log can be written)"));
+	ck_assert_ptr_nonnull(strstr(rep.last, "records are lost until it works, but for up to 256 KiB of close records, which wait for it (its totals stay in its state file, for `sockmeter recover` to write its exit record once the log can be written)"));
 
 	kept = false; /* the state file could not be made after all */
 	sink_init(&sk, tmpl, 1, "p", 0, on_report, &rep);
