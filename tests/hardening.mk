@@ -11,6 +11,9 @@
 #   make test-tsan        unit tests + stress program (preloaded), TSan
 #   make test-transparency  other projects' test suites, with and without
 #                         the preload (tests/transparency/run.sh)
+#   make test-clang       the library, recover and unit tests built with
+#                         clang (in $(BUILD)/clang), the unit tests run: a
+#                         GCC-only attribute once broke that build unseen
 #
 # None of these is part of `make test`; .ci/run runs them separately.
 
@@ -20,7 +23,11 @@ HARD_CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 HARD_INIH_A  := $(INIH_LIBDIR)/libinih.a
 
 .PHONY: fuzz fuzz-short fuzz-long fuzz-merge test-asan test-tsan \
-	test-transparency
+	test-transparency test-clang
+
+test-clang:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/clang CC=$(HARD_CLANG) \
+		all unit
 
 # ---- fuzzing -------------------------------------------------------------
 
