@@ -10,11 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -307,6 +310,64 @@ static bool remake_own_dir(struct sink *s)
 }
 
 /* done (may be NULL): how many bytes were written, added to it. */
+static uint64_t mono_ms(void);
+
+/* How long a write to fd 2 may wait for room (sink_stderr_wait); -1: as
+ * long as it takes.  Atomic. */
+static int stderr_wait_ms = -1;
+
+void sink_stderr_wait(int ms)
+{
+	__atomic_store_n(&stderr_wait_ms, ms, __ATOMIC_RELAXED);
+}
+
+/*
+ * Write to fd 2 waiting at most ms in all: the program's file description,
+ * whose O_NONBLOCK is the program's to see, so each piece waits for room
+ * first (ppoll) and is small enough not to block once there is some: a
+ * pipe with room takes PIPE_BUF bytes whole, a socket is sent to with
+ * MSG_DONTWAIT.  -EAGAIN when the time is up.
+ */
+static int write_bounded(int fd, const char *buf, size_t len, size_t *done,
+			 int ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)ms, now;
+
+	while (len > 0) {
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		struct timespec ts;
+		size_t n = len < PIPE_BUF ? len : PIPE_BUF;
+		long r;
+
+		now = mono_ms();
+		if (now >= end)
+			return -EAGAIN;
+		ts.tv_sec = (time_t)((end - now) / 1000u);
+		ts.tv_nsec = (long)((end - now) % 1000u) * 1000000L;
+		r = SM_SYSCALL(SYS_ppoll, &p, 1, &ts, NULL, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EAGAIN;
+		r = SM_SYSCALL(SYS_sendto, fd, buf, n, MSG_DONTWAIT, NULL, 0);
+		if (r < 0 && errno == ENOTSOCK)
+			r = SM_SYSCALL(SYS_write, fd, buf, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		buf += r;
+		len -= (size_t)r;
+		if (done)
+			*done += (size_t)r;
+	}
+	return 0;
+}
+
 static int write_all(int fd, const char *buf, size_t len, size_t *done)
 {
 	while (len > 0) {
@@ -362,7 +423,7 @@ static int open_replace(const char *path)
  * done (may be NULL): the bytes that stayed written, added to it.
  * Returns 0 or a negative errno. */
 static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
-			 size_t *done)
+			 size_t *done, int wait_ms)
 {
 	sigset_t block, old, before, after;
 	size_t wrote = 0;
@@ -373,7 +434,8 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
 	sigaddset(&block, SIGXFSZ);
 	raw_sigmask(SIG_BLOCK, &block, &old);
 	sigpending(&before);
-	r = write_all(fd, buf, len, &wrote);
+	r = wait_ms >= 0 ? write_bounded(fd, buf, len, &wrote, wait_ms)
+			 : write_all(fd, buf, len, &wrote);
 	if (r < 0 && cut >= 0 && SM_SYSCALL(SYS_ftruncate, fd, cut) == 0)
 		wrote = 0;
 	if (done)
@@ -393,7 +455,8 @@ static int write_stderr(const char *buf, size_t len, size_t *done)
 
 	if (fd < 0)
 		return fd;
-	r = guarded_write(fd, buf, len, -1, done);
+	r = guarded_write(fd, buf, len, -1, done,
+			  __atomic_load_n(&stderr_wait_ms, __ATOMIC_RELAXED));
 	progfd_put(2, fd);
 	return r;
 }
@@ -526,7 +589,7 @@ static int append_batch(void *p)
 		if (!b->max_size) {
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
 			r = r ? r : guarded_write(fd, buf, len, st.st_size,
-						  &b->done);
+						  &b->done, -1);
 			SM_SYSCALL(SYS_close, fd);
 			return r;
 		}
@@ -551,7 +614,7 @@ static int append_batch(void *p)
 			    : fitting(buf, len, b->max_size - (uint64_t)st.st_size);
 		if (n == 0 && st.st_size == 0)
 			n = first_line(buf, len); /* one record over the limit */
-		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done) : 0;
+		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done, -1) : 0;
 		buf += n;
 		len -= n;
 		if (r == 0 && len > 0)
@@ -573,7 +636,7 @@ static int replace_batch(void *p)
 	fd = open_replace(tmp);
 	if (fd < 0)
 		return -errno;
-	r = guarded_write(fd, b->buf, b->len, -1, NULL);
+	r = guarded_write(fd, b->buf, b->len, -1, NULL, -1);
 	SM_SYSCALL(SYS_close, fd);
 	if (r == 0 && SM_SYSCALL(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD,
 			      b->path) != 0)
@@ -711,11 +774,13 @@ static int pinned_write(struct sink *s, const char *buf, size_t len,
 	if (sm_quiet())
 		return write_all(fd, buf, len, done);
 	if (s->to_stderr)
-		return guarded_write(fd, buf, len, -1, done);
+		return guarded_write(fd, buf, len, -1, done,
+				     __atomic_load_n(&stderr_wait_ms,
+						     __ATOMIC_RELAXED));
 	fd = pinned_fd(s, &st);
 	if (fd < 0)
 		return fd;
-	return guarded_write(fd, buf, len, st.st_size, done);
+	return guarded_write(fd, buf, len, st.st_size, done, -1);
 }
 
 int sink_pin(struct sink *s, bool on)

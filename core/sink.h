@@ -151,6 +151,16 @@ int sink_reinit_for_uid(struct sink *s, const char *tmpl, long pid,
 int sink_replace(struct sink *s, const char *buf, size_t len);
 
 /*
+ * sink_stderr_wait - from now on a write to fd 2 (path = stderr, and the
+ * warnings) waits at most ms for room in all, then fails with EAGAIN; -1:
+ * as long as it takes (the ticker's: a stderr that is read slowly holds
+ * it back rather than losing records).  For a thread that must not be held
+ * (the one ending the process: a stderr pipe nobody reads would hold its
+ * exit for good).  Context: the caller holds the write lock.
+ */
+void sink_stderr_wait(int ms);
+
+/*
  * sink_write - append buf to the destination (rotating it first when
  * buf would make it pass the size limit).  Returns 0, or a negative errno
  * (the first failure of each run of failures is reported).  s->batch_done

@@ -570,7 +570,12 @@ static void exit_record_after_last_batch(struct sbuf *out)
 	meter_exit_into(&sm_meter, now, out);
 	pthread_mutex_unlock(&tk.tick_lock);
 	sm_durable_ending();
+	/* A stderr pipe nobody reads must not hold the exit for good (a
+	 * helper's host hung in exit(), its own output lost with it): 2 s,
+	 * as for the locks, then the state file keeps the numbers. */
+	sink_stderr_wait(2000);
 	meter_flush(&sm_meter, out);
+	sink_stderr_wait(-1);
 	sm_durable_end(SM_END_EXIT);
 	pthread_mutex_unlock(&tk.write_lock);
 }
@@ -2342,10 +2347,12 @@ __attribute__((noinline)) static void final_record_made(bool exec)
 	now = now_both();
 	calibrate(now);
 	sm_durable_ending();
+	sink_stderr_wait(2000); /* (as in exit_record_after_last_batch) */
 	if (exec)
 		meter_exec(&sm_meter, now);
 	else
 		meter_exit(&sm_meter, now);
+	sink_stderr_wait(-1);
 	sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
 	pthread_mutex_unlock(&tk.write_lock);
 	pthread_mutex_unlock(&tk.tick_lock);
