@@ -47,6 +47,14 @@ printf '[log]\npath = %s/ini.%%p.log\nformat = json\n' "$T" >"$T/c.ini"
 log3=$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/err3")
 case $log3 in "$T"/ini.*.log) ;; *) fail "-c: log at '$log3': $(cat "$T/err3")" ;; esac
 expect_eq "-c: bytes_in" "$(q "$log3" "tot('bytes_in')")" $((body + header))
+# A config that is a FIFO nobody writes: the library refuses it, and so
+# must the launcher's own look for [log] path (it read it with awk and
+# hung for good, the program never started: a helper's sweep).
+mkfifo "$T/c.fifo"
+timeout 20 "$launcher" -c "$T/c.fifo" -o "$T/fifo.%p.log" -- curl -s -o /dev/null "$url/f.bin" 2>"$T/errf" ||
+	fail "-c FIFO: curl failed or hung: $(cat "$T/errf")"
+SOCKMETER_CONFIG=$T/c.fifo timeout 20 "$launcher" -- curl -s -o /dev/null "$url/f.bin" 2>"$T/errf2" ||
+	fail "SOCKMETER_CONFIG FIFO: curl failed or hung: $(cat "$T/errf2")"
 
 # The launcher's own helpers (basename, id; with -s mktemp and cat) are not
 # metered: with pipes and files tracked, only the program's log is made,
