@@ -929,9 +929,16 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 				 * (not here: maybe a signal handler), but on
 				 * a sandboxed thread, which backs nothing by
 				 * design (quiet.h) and says nothing. */
+				uint32_t none = 0;
+
 				STORE(&st->ticker->incomplete, 1u);
+				/* Once a process: 1 to be said, 2 said (each
+				 * chunk a full disk refused said it again:
+				 * 5 to 7 lines a process in a helper's run). */
 				if (!sm_quiet())
-					STORE(&st->incomplete, 1u);
+					__atomic_compare_exchange_n(
+					    &st->incomplete, &none, 1u, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 			}
 			STORE(&r->chunk_state[c], cur);
 		}
@@ -1192,8 +1199,11 @@ bool state_refused_take(struct state *st)
 
 bool state_incomplete_take(struct state *st)
 {
-	return LOAD(&st->incomplete) &&
-	       __atomic_exchange_n(&st->incomplete, 0u, __ATOMIC_ACQ_REL);
+	uint32_t due = 1;
+
+	return LOAD(&st->incomplete) == 1 &&
+	       __atomic_compare_exchange_n(&st->incomplete, &due, 2u, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 void state_discard(struct state *st)

@@ -207,7 +207,7 @@ struct state {
 	bool parent_durable;
 	uint32_t refused;
 	/* (atomic) A chunk could not be backed (ticker->incomplete), to be
-	 * said once (state_incomplete_take). */
+	 * said once (state_incomplete_take): 0 none, 1 to be said, 2 said. */
 	uint32_t incomplete;
 	const struct config *cfg;
 	const char *prog;

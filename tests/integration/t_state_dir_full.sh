@@ -1,7 +1,9 @@
 # A state directory that fills up while a process runs: the slots of its
 # later fds cannot be backed by its state file and stay in private memory,
 # so a kill loses their numbers.  That must not pass in silence: the
-# process says so once on stderr when it happens, and the exit record
+# process says so once on stderr when it happens (once in all: each chunk
+# refused after a tick that had said it said it again, 5 to 7 lines in a
+# helper's run), and the exit record
 # recovery writes after a kill says "incomplete" (JSON "incomplete": true;
 # text "incomplete=yes").  Before, a helper's process with 203 fds on a
 # 64 KiB tmpfs was recovered with 212,000 of 360,000 bytes and 55 of 203
@@ -32,6 +34,8 @@ for i in range(300):
     while got < 1000:
         got += len(b.recv(1000 - got))
     pairs.append((a, b))
+    if i in (100, 200):
+        time.sleep(1.3)  # a tick between chunks refused: said once all the same
 print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PYEOF
