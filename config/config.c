@@ -711,6 +711,7 @@ static void show_span_list(char *out, size_t n, const uint64_t *ms,
 static void show_spans(const struct load *ld, const struct key_def *k,
 		       char *out, size_t n)
 {
+	const struct config *c = ld->c;
 	uint64_t ms[CONFIG_MAX_SPANS];
 	uint32_t i;
 
@@ -719,9 +720,27 @@ static void show_spans(const struct load *ld, const struct key_def *k,
 		show_span_list(out, n, ld->spans.ms, ld->spans.n);
 		return;
 	}
-	for (i = 0; i < ld->c->nspans; i++)
-		ms[i] = ld->c->span_buckets[i] * ld->c->bucket_ms;
-	show_span_list(out, n, ms, ld->c->nspans);
+	if (c->bucket_ms != ld->bucket_ms0 || c->buckets != ld->buckets0) {
+		/* The spans finish_spans will derive for this bucket
+		 * (default_spans), not the default buckets times it: "keeping
+		 * 0.5, 5, 30" was said where 1 s and 10 s were in force. */
+		static const uint64_t want_ms[] = {1000, 10000, 60000};
+		uint32_t got = 0;
+
+		for (i = 0; i < sizeof(want_ms) / sizeof(want_ms[0]) &&
+			    got < CONFIG_MAX_SPANS;
+		     i++)
+			if (want_ms[i] % c->bucket_ms == 0 &&
+			    want_ms[i] / c->bucket_ms <= c->buckets)
+				ms[got++] = want_ms[i];
+		if (got == 0)
+			ms[got++] = (uint64_t)c->buckets * c->bucket_ms;
+		show_span_list(out, n, ms, got);
+		return;
+	}
+	for (i = 0; i < c->nspans; i++)
+		ms[i] = c->span_buckets[i] * c->bucket_ms;
+	show_span_list(out, n, ms, c->nspans);
 }
 
 static const struct value_type type_bool = {parse_bool, show_bool, false};

@@ -233,6 +233,15 @@ START_TEST(test_window_day_at_one_second_gets_tier_resolutions)
 	ck_assert_uint_eq(cfg.span_res[0], 1);
 	ck_assert_uint_eq(cfg.span_res[1], 1);
 	ck_assert_uint_eq(cfg.span_res[2], 0);
+	/* A spans line refused as it is read, after bucket = 0.5: the
+	 * message names the spans in force, 1 s and 10 s (it said "keeping
+	 * 0.5, 5, 30": the default buckets times the new bucket). */
+	reset();
+	ck_assert_int_eq(load("[window]\nbucket = 0.5\nspans = 10, 1\n"), 1);
+	ck_assert_uint_eq(cfg.nspans, 2);
+	ck_assert_uint_eq(cfg.span_buckets[0] * cfg.bucket_ms, 1000);
+	ck_assert_uint_eq(cfg.span_buckets[1] * cfg.bucket_ms, 10000);
+	expect_one("t.ini:3: [window] spans:", "keeping 1, 10");
 }
 END_TEST
 
