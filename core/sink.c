@@ -644,14 +644,14 @@ static int replace_batch(void *p)
 	return r;
 }
 
-void sink_warn(const struct stderr_id *id, const char *msg)
+bool sink_warn(const struct stderr_id *id, const char *msg)
 {
 	char line[1024];
 	size_t len = strlen(msg), i;
-	int saved = errno;
+	int saved = errno, r;
 
 	if (!stderr_id_same(id))
-		return;
+		return false;
 	if (len > sizeof(line) - 1) {
 		/* A huge path would push the reason, at the end, out of the
 		 * line: keep the start and the end. */
@@ -670,8 +670,9 @@ void sink_warn(const struct stderr_id *id, const char *msg)
 		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = '?';
 	line[len++] = '\n';
-	write_stderr(line, len, NULL);
+	r = write_stderr(line, len, NULL);
 	errno = saved;
+	return r == 0;
 }
 
 /* The outcome r of one batch: the first failure of each run of failures

@@ -51,11 +51,13 @@ bool stderr_id_same(const struct stderr_id *id);
 /*
  * sink_warn - one line (msg, without its newline) on stderr, only while fd
  * 2 is still the file id remembered, never raising SIGPIPE.  errno kept.
+ * True when the line was written whole (false: fd 2 is another file now,
+ * or the write failed: /dev/full, a pipe whose reader is gone).
  * Context: any thread (raw system calls and signal masks only; the
  * preload calls it at start-up and from the ticker-starting path, never
  * from what may be a signal handler).
  */
-void sink_warn(const struct stderr_id *id, const char *msg);
+bool sink_warn(const struct stderr_id *id, const char *msg);
 
 #define SINK_PATH_CAP (CONFIG_PATH_MAX + 128)
 

@@ -166,6 +166,7 @@ static bool err_has_room(void)
 void sm_warn(const char *msg)
 {
 	int saved = errno;
+	bool written;
 
 	if (sm_quiet())
 		return; /* sandboxed: no system call of ours (quiet.h) */
@@ -173,9 +174,11 @@ void sm_warn(const char *msg)
 		errno = saved;
 		return;
 	}
-	if (!err_unfit && stderr_id_same(&err_at_start) && err_has_room())
-		sink_warn(&err_at_start, msg);
-	else if (strcmp(syslog_path, "off") != 0)
+	/* Syslog also when the write failed (fd 2 is /dev/full, or a pipe
+	 * whose reader is gone: the warning was said nowhere). */
+	written = !err_unfit && stderr_id_same(&err_at_start) &&
+		  err_has_room() && sink_warn(&err_at_start, msg);
+	if (!written && strcmp(syslog_path, "off") != 0)
 		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
 	errno = saved;
 }

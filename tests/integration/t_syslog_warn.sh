@@ -4,7 +4,8 @@
 # of [log] syslog (here a listener of the test's own, via
 # SOCKMETER_SYSLOG), "<12>sockmeter[PID]: ..." (facility user, severity
 # warning, ident sockmeter), and nothing goes into the program's new fd 2.
-# While fd 2 is the original stderr, warnings stay there.
+# While fd 2 is the original stderr, warnings stay there, unless the write
+# fails (/dev/full).
 . "$(dirname "$0")/lib.sh"
 
 sock=$T/log.sock
@@ -45,6 +46,20 @@ for i in $(seq 200); do
 done
 grep -q "^<12>sockmeter\[$pid\]: log $T/missing/y.log: cannot write" "$T/syslog.txt" ||
 	fail "no syslog warning with fd 2 on /dev/null: $(cat "$T/syslog.txt" 2>&1)"
+
+# fd 2 is /dev/full: the write of the warning fails (ENOSPC), so syslog
+# gets it (before, it was said nowhere; a pipe whose reader is gone, EPIPE,
+# the same).
+SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/f.log \
+	sm "$PY" -c 'import os, socket; a, b = socket.socketpair(); a.send(b"f"); b.recv(1); print(os.getpid())' \
+	>"$T/f.out" 2>/dev/full || fail "python failed with fd 2 on /dev/full"
+pid=$(head -n 1 "$T/f.out")
+for i in $(seq 200); do
+	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
+	sleep 0.05
+done
+grep -q "^<12>sockmeter\[$pid\]: log $T/missing/f.log: cannot write" "$T/syslog.txt" ||
+	fail "no syslog warning with fd 2 on /dev/full: $(cat "$T/syslog.txt" 2>&1)"
 
 # The original stderr still in place: the warning is there, not in syslog.
 SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/z.log \
