@@ -181,8 +181,7 @@ void meter_destroy(struct meter *m)
 	fdcheck_destroy(&m->check);
 	topn_free(&m->top);
 	topn_free(&m->closing);
-	if (m->held_pid == m->pid)
-		sbuf_free(&m->held);
+	sbuf_free(&m->held);
 	free(m->prom);
 	fdtab_destroy(&m->tab);
 	memset(m, 0, sizeof(*m));
@@ -1073,16 +1072,8 @@ static void hold_refused(struct meter *m, const char *buf, size_t len,
 void meter_flush(struct meter *m, struct sbuf *out)
 {
 	struct sbuf *w = out, next = { 0 };
-	size_t held_len;
+	size_t held_len = m->held.len, done;
 
-	/* A fork child's copy of its parent's held records: not its own
-	 * (and not mapped in the child). */
-	if (m->held_pid != m->pid) {
-		memset(&m->held, 0, sizeof(m->held));
-		m->held_pid = m->pid;
-		__atomic_store_n(&m->held_n, 0, __ATOMIC_RELAXED);
-	}
-	held_len = m->held.len;
 	if (out->len || held_len)
 		sink_ready(m);
 	if (out->len && m->prom) {
@@ -1110,18 +1101,20 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * there is. */
 		if (sink_write(&m->sink, w->p, w->len) == 0) {
 			closeq_note_written(&m->q, m->held.closes);
-		} else if (w->closes || held_len) {
-			hold_refused(m, w->p, w->len, m->sink.batch_done,
-				     held_len, &next);
+		} else {
+			done = m->sink.batch_done;
+			if (w->closes || held_len)
+				hold_refused(m, w->p, w->len, done, held_len,
+					     &next);
 		}
 		if (held_len || next.len) {
 			sbuf_free(&m->held);
 			m->held = next;
-			__atomic_store_n(&m->held_n, next.closes,
-					 __ATOMIC_RELAXED);
 		} else {
 			sbuf_free(&next);
 		}
+		/* (Also after a held batch given up for want of memory.) */
+		__atomic_store_n(&m->held_n, m->held.closes, __ATOMIC_RELAXED);
 	}
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
@@ -1273,8 +1266,10 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	topn_forget(&m->closing);
 	zero_if_set(&m->closed, sizeof(m->closed));
 	zero_if_set(&m->closed_count, sizeof(m->closed_count));
-	/* The parent's held records (meter_flush forgets them at the
-	 * child's first write): none of the child's records counts them. */
+	/* The parent's held records are its own, not even mapped here
+	 * (sbuf's MADV_DONTFORK): forgotten, not freed, and none of the
+	 * child's records counts them. */
+	zero_if_set(&m->held, sizeof(m->held));
 	if (__atomic_load_n(&m->held_n, __ATOMIC_RELAXED))
 		__atomic_store_n(&m->held_n, 0, __ATOMIC_RELAXED);
 	if (!fresh)

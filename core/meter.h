@@ -140,11 +140,9 @@ struct meter {
 	 * to be written first with the next batch: at most METER_HELD_MAX
 	 * bytes, the oldest kept.  Counted as dropped until written, so that
 	 * every record made meanwhile, and a recovered exit record, says how
-	 * many are not in the log.  held_pid: whose they are (a fork child's
-	 * copy is its parent's, and not even mapped there: sbuf's
-	 * MADV_DONTFORK).  Context: the write lock (meter_flush). */
+	 * many are not in the log.  A fork child forgets its parent's
+	 * (meter_after_fork).  Context: the write lock (meter_flush). */
 	struct sbuf held;
-	long held_pid;
 	/* held.closes, for the records made meanwhile, which say the held
 	 * ones are written (written first, with them: a batch refused
 	 * refuses those records too).  Atomic: a record may be made while

@@ -447,6 +447,34 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
 	return r;
 }
 
+/* A write to fd 2 that failed part-way left a line torn there (a
+ * non-blocking pipe that filled, a bounded wait that ran out): the next
+ * write ends it with a newline first, so that no record or warning is
+ * glued onto it (a reviewer's run: one record a tear lost so, yet counted
+ * as written).  Atomic. */
+static bool stderr_torn;
+
+/* Write to fd, which is the program's fd 2 or a copy of it. */
+static int stderr_write_fd(int fd, const char *buf, size_t len, size_t *done)
+{
+	int r = 0, wait = __atomic_load_n(&stderr_wait_ms, __ATOMIC_RELAXED);
+	size_t wrote = 0;
+
+	if (__atomic_load_n(&stderr_torn, __ATOMIC_RELAXED)) {
+		r = guarded_write(fd, "\n", 1, -1, NULL, wait);
+		if (r == 0)
+			__atomic_store_n(&stderr_torn, false,
+					 __ATOMIC_RELAXED);
+	}
+	if (r == 0)
+		r = guarded_write(fd, buf, len, -1, &wrote, wait);
+	if (r != 0 && wrote > 0 && buf[wrote - 1] != '\n')
+		__atomic_store_n(&stderr_torn, true, __ATOMIC_RELAXED);
+	if (done)
+		*done += wrote;
+	return r;
+}
+
 /* Write to the program's fd 2 (through our own copy of it when our fd
  * table is private). */
 static int write_stderr(const char *buf, size_t len, size_t *done)
@@ -455,8 +483,7 @@ static int write_stderr(const char *buf, size_t len, size_t *done)
 
 	if (fd < 0)
 		return fd;
-	r = guarded_write(fd, buf, len, -1, done,
-			  __atomic_load_n(&stderr_wait_ms, __ATOMIC_RELAXED));
+	r = stderr_write_fd(fd, buf, len, done);
 	progfd_put(2, fd);
 	return r;
 }
@@ -775,9 +802,7 @@ static int pinned_write(struct sink *s, const char *buf, size_t len,
 	if (sm_quiet())
 		return write_all(fd, buf, len, done);
 	if (s->to_stderr)
-		return guarded_write(fd, buf, len, -1, done,
-				     __atomic_load_n(&stderr_wait_ms,
-						     __ATOMIC_RELAXED));
+		return stderr_write_fd(fd, buf, len, done);
 	fd = pinned_fd(s, &st);
 	if (fd < 0)
 		return fd;

@@ -1164,6 +1164,47 @@ START_TEST(test_meter_refused_close_records_beyond_the_bound_are_counted)
 }
 END_TEST
 
+/* A fork child forgets its parent's held records, even under the same
+ * pid (a container's pid 1 forking into a new pid namespace): the
+ * parent's buffer is not even mapped in a real child (sbuf's
+ * MADV_DONTFORK; a helper's child died of SIGSEGV writing it), and the
+ * child's own count of lost records is its own. */
+START_TEST(test_meter_fork_child_forgets_held_close_records)
+{
+	char sub[96], *log, *line;
+	struct meter_time t;
+
+	snprintf(sub, sizeof(sub), "%s/later", dir);
+	snprintf(log_path, sizeof(log_path), "%s/meter.log", sub);
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s", log_path);
+	start();
+	open_tcp(200, 0);
+	move(200, DIR_IN, 7);
+	meter_closed(&m, 200, at_ms(1).real_ns);
+	meter_tick(&m, at_s(1)); /* refused: held */
+	ck_assert_uint_gt(m.held.len, 0);
+	t = at_s(2);
+	meter_after_fork(&m, 4242, t, false);
+	ck_assert_uint_eq(m.held.len, 0);
+	ck_assert_ptr_null(m.held.p);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	open_tcp(201, 2);
+	move(201, DIR_IN, 11);
+	meter_closed(&m, 201, at_s(3).real_ns);
+	meter_exit(&m, at_s(4));
+	log = log_text();
+	ck_assert_ptr_nonnull(log);
+	ck_assert_uint_eq(uu_count(log, "{\"type\":\"close\""), 1);
+	ck_assert_uint_eq(uu_json_u64(uu_json_fd(strstr(log, "{\"type\":\"close\""), 201), "bytes_in"), 11);
+	line = uu_line_with(log, "\"type\":\"exit\"");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+	ck_assert_ptr_null(strstr(line, "close_records_dropped"));
+	free(line);
+	free(log);
+}
+END_TEST
+
 static TCase *tc_refused(void)
 {
 	TCase *tc = tcase_create("refused_batches");
@@ -1172,6 +1213,7 @@ static TCase *tc_refused(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_meter_refused_close_records_are_written_with_the_next_batch);
 	tcase_add_test(tc, test_meter_refused_close_records_beyond_the_bound_are_counted);
+	tcase_add_test(tc, test_meter_fork_child_forgets_held_close_records);
 	return tc;
 }
 
