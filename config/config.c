@@ -1206,6 +1206,17 @@ static int read_file(const char *path, char **bufp, size_t *lenp, char *why,
 	why[0] = '\0';
 	if (!path)
 		goto err;
+	/* Looked at through O_PATH before it is opened: an open has effects
+	 * on a FIFO (a writer waiting for a reader is let through, then
+	 * killed by SIGPIPE when we close it unread) and on some devices;
+	 * a file that is not a regular one is never opened. */
+	fd = (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
+	err = fd < 0 ? -errno : check_file(fd, why, n);
+	if (fd >= 0)
+		SM_SYSCALL(SYS_close, fd);
+	fd = -1;
+	if (err)
+		goto err;
 	fd = (int)SM_SYSCALL(SYS_openat, AT_FDCWD, path,
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	err = fd < 0 ? -errno : check_file(fd, why, n);

@@ -13,9 +13,13 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MSG_CAP 32
@@ -812,6 +816,40 @@ START_TEST(test_directory_is_reported_and_ignored)
 }
 END_TEST
 
+/* A FIFO is refused without being opened: an open would let a writer
+ * waiting for a reader through, and our close would then kill it with
+ * SIGPIPE (a helper's sweep).  The writer here must still be waiting. */
+START_TEST(test_fifo_is_refused_unopened)
+{
+	char path[] = "/tmp/sm-cfg-fifo-XXXXXX";
+	int status;
+	pid_t w;
+
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	strcat(path, "/f");
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	w = fork();
+	ck_assert_int_ge(w, 0);
+	if (w == 0) { /* blocks in open until someone opens it to read */
+		int fd = open(path, O_WRONLY);
+
+		_exit(fd >= 0 ? 1 : 2);
+	}
+	usleep(100000);
+	ck_assert_int_eq(config_load_file(&cfg, path, collect, &msgs),
+			 -EINVAL);
+	expect_one("cannot read config: not a regular file", NULL);
+	usleep(100000);
+	ck_assert_int_eq(waitpid(w, &status, WNOHANG), 0); /* still waiting */
+	kill(w, SIGKILL);
+	waitpid(w, &status, 0);
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	expect_unchanged();
+}
+END_TEST
+
 START_TEST(test_too_large_file_is_ignored_whole)
 {
 	static char big[CONFIG_FILE_MAX + 2];
@@ -1280,6 +1318,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_example_config_loads_clean_and_equals_defaults);
 	tcase_add_test(tc, test_missing_file_is_reported_and_ignored);
 	tcase_add_test(tc, test_directory_is_reported_and_ignored);
+	tcase_add_test(tc, test_fifo_is_refused_unopened);
 	tcase_add_test(tc, test_too_large_file_is_ignored_whole);
 	tcase_add_test(tc, test_file_messages_name_the_path_and_line);
 	suite_add_tcase(s, tc);
