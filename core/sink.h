@@ -75,6 +75,7 @@ struct sink {
 	size_t batch_done; /* bytes of the last sink_write's batch that stayed
 			    * written (all of it when it succeeded) */
 	bool warned;    /* this run of failures was reported */
+	bool rotate_warned; /* a rotation's refused rename was said */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
