@@ -311,32 +311,67 @@ static bool remake_own_dir(struct sink *s)
 
 /* done (may be NULL): how many bytes were written, added to it. */
 static uint64_t mono_ms(void);
+static int write_all(int fd, const char *buf, size_t len, size_t *done);
 
 /* How long a write to fd 2 may wait for room (sink_stderr_wait); -1: as
- * long as it takes.  Atomic. */
+ * long as it takes.  And the process that set it: a fork child made
+ * while it was set (a program thread forking as another exits) must not
+ * keep it for life.  Atomic. */
 static int stderr_wait_ms = -1;
+static long stderr_wait_pid;
 
 void sink_stderr_wait(int ms)
 {
+	__atomic_store_n(&stderr_wait_pid, (long)SM_SYSCALL(SYS_getpid),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&stderr_wait_ms, ms, __ATOMIC_RELAXED);
+}
+
+/* The wait in force for this process. */
+static int stderr_wait(void)
+{
+	int ms = __atomic_load_n(&stderr_wait_ms, __ATOMIC_RELAXED);
+
+	return ms >= 0 && __atomic_load_n(&stderr_wait_pid, __ATOMIC_RELAXED) ==
+				  (long)SM_SYSCALL(SYS_getpid)
+		       ? ms
+		       : -1;
 }
 
 /*
  * Write to fd 2 waiting at most ms in all: the program's file description,
  * whose O_NONBLOCK is the program's to see, so each piece waits for room
  * first (ppoll) and is small enough not to block once there is some: a
- * pipe with room takes PIPE_BUF bytes whole, a socket is sent to with
- * MSG_DONTWAIT.  -EAGAIN when the time is up.
+ * pipe with room takes PIPE_BUF bytes whole; a terminal, which says it
+ * has room with any room at all (a pty whose reader stalled held a
+ * 4096-byte write), takes 256 bytes, n_tty's wake-up mark; a socket is
+ * sent to with MSG_DONTWAIT (only a socket: a seccomp filter may refuse
+ * sendto and allow write).  A regular file or anything else never waits:
+ * one write.  -EAGAIN when the time is up.
  */
 static int write_bounded(int fd, const char *buf, size_t len, size_t *done,
 			 int ms)
 {
 	uint64_t end = mono_ms() + (uint64_t)ms, now;
+	struct stat st;
+	size_t piece;
+	bool sock;
 
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	sock = S_ISSOCK(st.st_mode);
+	if (S_ISFIFO(st.st_mode))
+		piece = PIPE_BUF;
+	else if (S_ISCHR(st.st_mode))
+		piece = 256;
+	else if (sock)
+		piece = len;
+	else
+		return write_all(fd, buf, len, done);
 	while (len > 0) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
 		struct timespec ts;
-		size_t n = len < PIPE_BUF ? len : PIPE_BUF;
+		size_t n = len < piece ? len : piece;
 		long r;
 
 		now = mono_ms();
@@ -351,9 +386,9 @@ static int write_bounded(int fd, const char *buf, size_t len, size_t *done,
 			return -errno;
 		if (r == 0)
 			return -EAGAIN;
-		r = SM_SYSCALL(SYS_sendto, fd, buf, n, MSG_DONTWAIT, NULL, 0);
-		if (r < 0 && errno == ENOTSOCK)
-			r = SM_SYSCALL(SYS_write, fd, buf, n);
+		r = sock ? SM_SYSCALL(SYS_sendto, fd, buf, n, MSG_DONTWAIT,
+				      NULL, 0)
+			 : SM_SYSCALL(SYS_write, fd, buf, n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r < 0)
@@ -448,28 +483,30 @@ static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
 }
 
 /* A write to fd 2 that failed part-way left a line torn there (a
- * non-blocking pipe that filled, a bounded wait that ran out): the next
- * write ends it with a newline first, so that no record or warning is
- * glued onto it (a reviewer's run: one record a tear lost so, yet counted
- * as written).  Atomic. */
-static bool stderr_torn;
+ * non-blocking pipe that filled, a bounded wait that ran out): this
+ * process's next write ends it with a newline first, so that no record or
+ * warning is glued onto it (a reviewer's run: one record a tear lost so,
+ * yet counted as written).  The pid that tore it: a fork child leaves it
+ * to its parent (both would end it, an empty line).  Atomic. */
+static long stderr_torn_pid;
 
 /* Write to fd, which is the program's fd 2 or a copy of it. */
 static int stderr_write_fd(int fd, const char *buf, size_t len, size_t *done)
 {
-	int r = 0, wait = __atomic_load_n(&stderr_wait_ms, __ATOMIC_RELAXED);
+	int r = 0, wait = stderr_wait();
+	long torn = __atomic_load_n(&stderr_torn_pid, __ATOMIC_RELAXED);
 	size_t wrote = 0;
 
-	if (__atomic_load_n(&stderr_torn, __ATOMIC_RELAXED)) {
+	if (torn && torn == (long)SM_SYSCALL(SYS_getpid)) {
 		r = guarded_write(fd, "\n", 1, -1, NULL, wait);
 		if (r == 0)
-			__atomic_store_n(&stderr_torn, false,
-					 __ATOMIC_RELAXED);
+			__atomic_store_n(&stderr_torn_pid, 0, __ATOMIC_RELAXED);
 	}
 	if (r == 0)
 		r = guarded_write(fd, buf, len, -1, &wrote, wait);
 	if (r != 0 && wrote > 0 && buf[wrote - 1] != '\n')
-		__atomic_store_n(&stderr_torn, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&stderr_torn_pid,
+				 (long)SM_SYSCALL(SYS_getpid), __ATOMIC_RELAXED);
 	if (done)
 		*done += wrote;
 	return r;
@@ -608,7 +645,7 @@ static int append_batch(void *p)
 	size_t len = b->len, n;
 	struct stat st;
 	uint64_t since = 0;
-	int tries = 0, fd, r;
+	int tries = 0, fd, r, rot;
 
 	for (;;) {
 		fd = open_append(b->path);
@@ -645,9 +682,16 @@ static int append_batch(void *p)
 		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done, -1) : 0;
 		buf += n;
 		len -= n;
-		if (r == 0 && len > 0)
-			r = rotate(b->path, b->keep);
-		if (r && r != -EAGAIN && len > 0 && !b->rotate_err) {
+		rot = r == 0 && len > 0 ? rotate(b->path, b->keep) : 0;
+		if (rot == -ENOENT) {
+			/* Renamed or removed by someone who takes no lock
+			 * (logrotate, rm) since we looked: the file at the
+			 * path, made again, for the rest. */
+			SM_SYSCALL(SYS_close, fd);
+			continue;
+		}
+		r = r ? r : rot;
+		if (rot && rot != -EAGAIN && !b->rotate_err) {
 			/* The file takes writes but cannot be renamed (its
 			 * directory closed to this uid, a read-only bind of
 			 * it): the rest goes on into it, past max_size, said
@@ -723,10 +767,15 @@ bool sink_warn(const struct stderr_id *id, const char *msg)
  * Returns r. */
 static int settle(struct sink *s, int r, int saved)
 {
-	/* (O_NOFOLLOW: /dev/stderr, /dev/stdout, a link of a user's.) */
+	struct stat st;
+
+	/* (O_NOFOLLOW: /dev/stderr, /dev/stdout, a link of a user's; not a
+	 * loop among the directories, which says ELOOP too.) */
 	if (r < 0 && !s->failing)
 		say(s,
-		    r == -ELOOP
+		    r == -ELOOP && !s->to_stderr &&
+				    lstat(s->path, &st) == 0 &&
+				    S_ISLNK(st.st_mode)
 			    ? "cannot write (its last part is a symbolic link, "
 			      "which a log is never opened through; for fd 2, "
 			      "the path is `stderr`)"

@@ -40,4 +40,38 @@ expect_eq "fds_closed" "$(q "$log" "T['fds_closed']")" 600
 expect_eq "close_records_dropped" "$(q "$log" "T.get('close_records_dropped', 0)")" 0
 expect_eq "bytes out in close records" \
 	"$(q "$log" "sum(f['bytes_out'] for r in R if r['type'] == 'close' for f in r['fds'])")" 45150
+
+# A write that fails (a file size limit) is not a refused rename: the
+# batch is refused, said as such, and its close records count as dropped
+# until written (a reviewer's run: the write's failure took the rename's
+# way, the rest of the batch was written after the cut-back head, whose
+# records were lost without a count or a "cannot write").
+mkdir -p "$T/fs"
+cat >"$T/fs.py" <<'PYEOF'
+import resource, socket, time
+resource.setrlimit(resource.RLIMIT_FSIZE, (3700, 3700))
+def closes(k):
+    for i in range(k):
+        a, b = socket.socketpair()
+        a.send(b"x")
+        b.recv(10)
+        a.close()
+        b.close()
+closes(3)
+time.sleep(1.5)  # a batch of 6 close records, about 2,400 bytes
+closes(3)
+time.sleep(1.5)  # 6 more: the write passes the 3,700-byte limit
+PYEOF
+env LD_PRELOAD="$LIB" SOCKMETER_LOG="$T/fs/r.log" SOCKMETER_FORMAT=json \
+	SOCKMETER_LOG_MAX_SIZE=4415 SOCKMETER_STATE="$T/fs.state" \
+	"$py" "$T/fs.py" >"$T/fs.out" 2>"$T/fs.err" || fail "fs.py failed: $(cat "$T/fs.err")"
+grep -q "cannot write: File too large" "$T/fs.err" ||
+	fail "fsize: the refused write not said: $(cat "$T/fs.err")"
+grep -q "cannot rotate" "$T/fs.err" && fail "fsize: taken for a refused rename: $(cat "$T/fs.err")"
+# The exit record did not fit either: the state file's recovery writes it
+# (the limit was the process's), and the counts add up.
+"$SM_TOP/build/sockmeter-recover" -q "$T/fs.state" >/dev/null 2>&1 || fail "recover failed"
+log=$T/fs/r.log
+expect_eq "fsize: close records + close_records_dropped" \
+	"$(q "$log" "len([r for r in R if r['type'] == 'close']) + T.get('close_records_dropped', 0)")" 12
 exit 0
