@@ -821,12 +821,12 @@ END_TEST
  * SIGPIPE (a helper's sweep).  The writer here must still be waiting. */
 START_TEST(test_fifo_is_refused_unopened)
 {
-	char path[] = "/tmp/sm-cfg-fifo-XXXXXX";
+	char path[64] = "/tmp/sm-cfg-fifo-XXXXXX";
 	int status;
 	pid_t w;
 
 	ck_assert_ptr_nonnull(mkdtemp(path));
-	strcat(path, "/f");
+	strncat(path, "/f", sizeof(path) - strlen(path) - 1);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	w = fork();
 	ck_assert_int_ge(w, 0);
