@@ -11,6 +11,11 @@
 sock=$T/log.sock
 syslog_listen "$sock" "$T/syslog.txt"
 
+# wait_said PID - until the listener has a line of PID's (10 s at most).
+wait_said() {
+	wait_for 10 grep -q "sockmeter\[$1\]" "$T/syslog.txt" || true
+}
+
 # A program that moves fd 2 to a file of its own after start, then meters
 # a connection; its log cannot be written (a missing directory).
 cat >"$T/daemon.py" <<'PYEOF'
@@ -26,10 +31,7 @@ SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/x.log \
 	sm "$PY" "$T/daemon.py" "$T/own-error.log" >"$T/d.out" 2>"$T/d.err" ||
 	fail "daemon.py failed: $(cat "$T/d.err")"
 pid=$(head -n 1 "$T/d.out")
-for i in $(seq 200); do
-	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
-	sleep 0.05
-done
+wait_said "$pid"
 grep -q "^<12>sockmeter\[$pid\]: log $T/missing/x.log: cannot write: No such file or directory" \
 	"$T/syslog.txt" || fail "no syslog warning from $pid: $(cat "$T/syslog.txt" 2>&1)"
 [ ! -s "$T/own-error.log" ] || fail "warning in the program's own fd 2: $(cat "$T/own-error.log")"
@@ -40,10 +42,7 @@ SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/y.log \
 	sm "$PY" -c 'import os, socket; a, b = socket.socketpair(); a.send(b"y"); b.recv(1); print(os.getpid())' \
 	>"$T/n.out" 2>/dev/null || fail "python failed"
 pid=$(head -n 1 "$T/n.out")
-for i in $(seq 200); do
-	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
-	sleep 0.05
-done
+wait_said "$pid"
 grep -q "^<12>sockmeter\[$pid\]: log $T/missing/y.log: cannot write" "$T/syslog.txt" ||
 	fail "no syslog warning with fd 2 on /dev/null: $(cat "$T/syslog.txt" 2>&1)"
 
@@ -54,10 +53,7 @@ SOCKMETER_SYSLOG=$sock SOCKMETER_LOG=$T/missing/f.log \
 	sm "$PY" -c 'import os, socket; a, b = socket.socketpair(); a.send(b"f"); b.recv(1); print(os.getpid())' \
 	>"$T/f.out" 2>/dev/full || fail "python failed with fd 2 on /dev/full"
 pid=$(head -n 1 "$T/f.out")
-for i in $(seq 200); do
-	grep -q "sockmeter\[$pid\]" "$T/syslog.txt" 2>/dev/null && break
-	sleep 0.05
-done
+wait_said "$pid"
 grep -q "^<12>sockmeter\[$pid\]: log $T/missing/f.log: cannot write" "$T/syslog.txt" ||
 	fail "no syslog warning with fd 2 on /dev/full: $(cat "$T/syslog.txt" 2>&1)"
 
