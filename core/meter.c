@@ -1072,7 +1072,7 @@ static void hold_refused(struct meter *m, const char *buf, size_t len,
 void meter_flush(struct meter *m, struct sbuf *out)
 {
 	struct sbuf *w = out, next = { 0 };
-	size_t held_len = m->held.len, done;
+	size_t held_len = m->held.len;
 
 	if (out->len || held_len)
 		sink_ready(m);
@@ -1099,20 +1099,13 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * Those of a head that stayed written (a rotation's first
 		 * part, a stderr pipe that took some) are not; a record torn
 		 * there is. */
-		if (sink_write(&m->sink, w->p, w->len) == 0) {
+		if (sink_write(&m->sink, w->p, w->len) == 0)
 			closeq_note_written(&m->q, m->held.closes);
-		} else {
-			done = m->sink.batch_done;
-			if (w->closes || held_len)
-				hold_refused(m, w->p, w->len, done, held_len,
-					     &next);
-		}
-		if (held_len || next.len) {
-			sbuf_free(&m->held);
-			m->held = next;
-		} else {
-			sbuf_free(&next);
-		}
+		else if (w->closes) /* (held ones are close records) */
+			hold_refused(m, w->p, w->len, m->sink.batch_done,
+				     held_len, &next);
+		sbuf_free(&m->held);
+		m->held = next;
 		/* (Also after a held batch given up for want of memory.) */
 		__atomic_store_n(&m->held_n, m->held.closes, __ATOMIC_RELAXED);
 	}

@@ -310,8 +310,26 @@ static bool remake_own_dir(struct sink *s)
 }
 
 /* done (may be NULL): how many bytes were written, added to it. */
+static int write_all(int fd, const char *buf, size_t len, size_t *done)
+{
+	while (len > 0) {
+		long n = SM_SYSCALL(SYS_write, fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		buf += n;
+		len -= (size_t)n;
+		if (done)
+			*done += (size_t)n;
+	}
+	return 0;
+}
+
 static uint64_t mono_ms(void);
-static int write_all(int fd, const char *buf, size_t len, size_t *done);
 
 /* How long a write to fd 2 may wait for room (sink_stderr_wait); -1: as
  * long as it takes.  And the process that set it: a fork child made
@@ -399,25 +417,6 @@ static int write_bounded(int fd, const char *buf, size_t len, size_t *done,
 		len -= (size_t)r;
 		if (done)
 			*done += (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const char *buf, size_t len, size_t *done)
-{
-	while (len > 0) {
-		long n = SM_SYSCALL(SYS_write, fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		buf += n;
-		len -= (size_t)n;
-		if (done)
-			*done += (size_t)n;
 	}
 	return 0;
 }
