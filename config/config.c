@@ -708,6 +708,25 @@ static void show_span_list(char *out, size_t n, const uint64_t *ms,
 	}
 }
 
+/* The default spans for c's bucket and buckets, in ms: those of 1 s, 10 s
+ * and 60 s the ring can hold, else the whole ring.  Returns how many. */
+static uint32_t default_span_ms(const struct config *c,
+				uint64_t ms[CONFIG_MAX_SPANS])
+{
+	static const uint64_t want_ms[] = {1000, 10000, 60000};
+	uint32_t i, got = 0;
+
+	for (i = 0; i < sizeof(want_ms) / sizeof(want_ms[0]) &&
+		    got < CONFIG_MAX_SPANS;
+	     i++)
+		if (want_ms[i] % c->bucket_ms == 0 &&
+		    want_ms[i] / c->bucket_ms <= c->buckets)
+			ms[got++] = want_ms[i];
+	if (got == 0)
+		ms[got++] = (uint64_t)c->buckets * c->bucket_ms;
+	return got;
+}
+
 static void show_spans(const struct load *ld, const struct key_def *k,
 		       char *out, size_t n)
 {
@@ -724,18 +743,7 @@ static void show_spans(const struct load *ld, const struct key_def *k,
 		/* The spans finish_spans will derive for this bucket
 		 * (default_spans), not the default buckets times it: "keeping
 		 * 0.5, 5, 30" was said where 1 s and 10 s were in force. */
-		static const uint64_t want_ms[] = {1000, 10000, 60000};
-		uint32_t got = 0;
-
-		for (i = 0; i < sizeof(want_ms) / sizeof(want_ms[0]) &&
-			    got < CONFIG_MAX_SPANS;
-		     i++)
-			if (want_ms[i] % c->bucket_ms == 0 &&
-			    want_ms[i] / c->bucket_ms <= c->buckets)
-				ms[got++] = want_ms[i];
-		if (got == 0)
-			ms[got++] = (uint64_t)c->buckets * c->bucket_ms;
-		show_span_list(out, n, ms, got);
+		show_span_list(out, n, ms, default_span_ms(c, ms));
 		return;
 	}
 	for (i = 0; i < c->nspans; i++)
@@ -925,18 +933,12 @@ static void settle_res(struct config *c)
  * multiples of the bucket width, at most the ring; else the whole ring. */
 static void default_spans(struct config *c)
 {
-	static const uint64_t want_ms[] = {1000, 10000, 60000};
-	size_t i;
+	uint64_t ms[CONFIG_MAX_SPANS];
+	uint32_t i;
 
-	c->nspans = 0;
-	for (i = 0; i < COUNT(want_ms) && c->nspans < CONFIG_MAX_SPANS; i++) {
-		if (want_ms[i] % c->bucket_ms == 0 &&
-		    want_ms[i] / c->bucket_ms <= c->buckets)
-			c->span_buckets[c->nspans++] =
-				(uint32_t)(want_ms[i] / c->bucket_ms);
-	}
-	if (c->nspans == 0)
-		c->span_buckets[c->nspans++] = c->buckets;
+	c->nspans = default_span_ms(c, ms);
+	for (i = 0; i < c->nspans; i++)
+		c->span_buckets[i] = (uint32_t)(ms[i] / c->bucket_ms);
 	settle_res(c);
 }
 

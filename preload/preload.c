@@ -572,7 +572,7 @@ static void exit_record_after_last_batch(struct sbuf *out)
 	sm_durable_ending();
 	/* A stderr pipe nobody reads must not hold the exit for good (a
 	 * helper's host hung in exit(), its own output lost with it): 2 s,
-	 * as for the locks, then the state file keeps the numbers. */
+	 * as for the locks; what did not fit is lost (docs/log.md). */
 	sink_stderr_wait(2000);
 	meter_flush(&sm_meter, out);
 	sink_stderr_wait(-1);
