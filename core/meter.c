@@ -31,12 +31,6 @@
  * pages faulted in again each time. */
 #define METER_OUT_KEEP_TEXT (512u * 1024u)
 #define METER_OUT_KEEP_JSON (1024u * 1024u)
-/* Close records of refused batches held for the next (struct meter's
- * held): about 280 JSON records or 1,000 text ones, enough for a log that
- * refused a few batches (a daemon that had switched to a user who may not
- * write its log for a moment, a disk full for a few seconds); a log that
- * stays closed loses the rest, counted, as before. */
-#define METER_HELD_MAX SINK_HELD_MAX
 
 static void *map_lazy(size_t bytes)
 {
@@ -1031,7 +1025,7 @@ static bool close_line(const char *p, const char *nl, bool json)
  * from before, counted as dropped already): the close records written
  * after all are no longer counted as dropped, the new ones not written
  * are, and those not written at all are held for the next batch, the
- * oldest first, up to METER_HELD_MAX bytes.  A record torn at done is not
+ * oldest first, up to SINK_HELD_MAX bytes.  A record torn at done is not
  * written again (its head is in the log: glued to a copy of itself it
  * would spoil a second line).  Into next, empty.
  */
@@ -1058,7 +1052,7 @@ static void hold_refused(struct meter *m, const char *buf, size_t len,
 		}
 		if (!was_held)
 			lost++; /* counted now, until written */
-		if (at >= done && next->len + n <= METER_HELD_MAX &&
+		if (at >= done && next->len + n <= SINK_HELD_MAX &&
 		    !next->failed) {
 			sbuf_addn(next, p, n);
 			if (!next->failed)

@@ -137,7 +137,7 @@ struct meter {
 	struct topn closing;        /* close records being made */
 	/* Close records of batches the log refused (a full disk, a log
 	 * directory closed to the uid the process had at that moment), held
-	 * to be written first with the next batch: at most METER_HELD_MAX
+	 * to be written first with the next batch: at most SINK_HELD_MAX
 	 * bytes, the oldest kept.  Counted as dropped until written, so that
 	 * every record made meanwhile, and a recovered exit record, says how
 	 * many are not in the log.  A fork child forgets its parent's

@@ -62,7 +62,11 @@ bool sink_warn(const struct stderr_id *id, const char *msg);
 #define SINK_PATH_CAP (CONFIG_PATH_MAX + 128)
 
 /* Close records of batches the log refused that the meter holds for the
- * next batch (core/meter.c's meter_flush), and as its warning says it. */
+ * next batch (core/meter.c's meter_flush), and as its warning says it:
+ * about 280 JSON records or 1,000 text ones, enough for a log that
+ * refused a few batches (a daemon that was another user for a moment, a
+ * disk full for a few seconds); a log that stays closed loses the rest,
+ * counted. */
 #define SINK_HELD_MAX (256u * 1024u)
 #define SINK_HELD_MAX_TEXT "256 KiB"
 
