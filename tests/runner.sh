@@ -8,7 +8,9 @@
 # which must hold libsockmeter.so.  Exports SM_BUILD; returns as run_tests.
 #
 # run_tests OUT TEST... - run each test script as `bash TEST` (bounded by
-# SM_TEST_TIMEOUT seconds, default 60; the environment is the caller's, so
+# SM_TEST_TIMEOUT seconds, default 120: a hang detector, with room for the
+# slowest tests on two loaded cores (t_fd_rules and t_close_range_race
+# took 57-60 s beside a busy loop); the environment is the caller's, so
 # export what the tests read first), with its output in OUT.  Prints
 # "PASS name" or "FAIL name: reason" per test - the reason is the test's
 # last "reason: ..." line - and "N passed, M failed" at the end; returns 0
@@ -29,7 +31,7 @@ run_tests() {
 			failed=$((failed + 1))
 			continue
 		fi
-		timeout -k 5 "${SM_TEST_TIMEOUT:-60}" bash "$t" </dev/null >"$out" 2>&1
+		timeout -k 5 "${SM_TEST_TIMEOUT:-120}" bash "$t" </dev/null >"$out" 2>&1
 		st=$?
 		# An error of the test script's own shell (an unbound variable
 		# in a here-document, a command not found, a bad test
@@ -55,7 +57,7 @@ run_tests() {
 		reason=$(sed -n 's/^reason: //p' "$out" | tail -n 1)
 		if [ -z "$reason" ]; then
 			if [ "$st" = 124 ] || [ "$st" = 137 ]; then
-				reason="timed out after ${SM_TEST_TIMEOUT:-60}s"
+				reason="timed out after ${SM_TEST_TIMEOUT:-120}s"
 			else
 				reason="exit status $st: $(tail -n 1 "$out")"
 			fi

@@ -9,16 +9,21 @@
 need_prog churnrate
 RATE=25000
 run_churn() { # NAME SECONDS ENV...
-	local name=$1 secs=$2
+	local name=$1 secs=$2 try
 	shift 2
-	env SOCKMETER_LOG="$T/$name.log" "$@" \
-		timeout 60 env LD_PRELOAD="$LIB" "$PROGS/churnrate" "$RATE" "$secs" \
-		>"$T/$name.out" 2>"$T/$name.err" ||
-		fail "churnrate ($name) failed: $(cat "$T/$name.err")"
-	got=$(field rate "$T/$name.out")
-	# A machine too busy to churn at 90 % of the rate proves nothing.
-	[ "$got" -ge $((RATE * 9 / 10)) ] ||
-		fail "$name: churned at $got closes/s, under 90 % of $RATE"
+	# A machine too busy to churn at 90 % of the rate proves nothing:
+	# tried twice (a loaded moment passes), then the test is skipped, not
+	# failed (two loaded shared cores: 18,000 to 20,300 closes/s at times).
+	for try in 1 2; do
+		rm -f "$T/$name.log"
+		env SOCKMETER_LOG="$T/$name.log" "$@" \
+			timeout 60 env LD_PRELOAD="$LIB" "$PROGS/churnrate" "$RATE" "$secs" \
+			>"$T/$name.out" 2>"$T/$name.err" ||
+			fail "churnrate ($name) failed: $(cat "$T/$name.err")"
+		got=$(field rate "$T/$name.out")
+		[ "$got" -ge $((RATE * 9 / 10)) ] && return 0
+	done
+	skip "$name: this machine churned at $got closes/s, under 90 % of $RATE (twice)"
 }
 
 run_churn text 3 SOCKMETER_FORMAT=text

@@ -35,7 +35,9 @@ SOCKMETER_LOG="$T/busy.log" SOCKMETER_FORMAT=json \
 	timeout 60 env LD_PRELOAD="$LIB" "$PROGS/churnrate" 25000 4 \
 	>"$T/busy.out" 2>"$T/busy.err" || fail "churnrate failed: $(cat "$T/busy.err")"
 got=$(field rate "$T/busy.out")
-[ "$got" -ge 22500 ] || fail "churned at $got closes/s, under 90 % of 25,000"
+# A machine too busy to churn at 90 % of the rate proves nothing (two loaded
+# shared cores: 15,500 to 20,800 closes/s at times).
+[ "$got" -ge 22500 ] || skip "this machine churned at $got closes/s, under 90 % of 25,000"
 conns=$(field connections "$T/busy.out")
 dropped=$(q "$T/busy.log" "T.get('close_records_dropped', 0)")
 if [ "$dropped" != 0 ]; then
@@ -46,6 +48,12 @@ if [ "$dropped" != 0 ]; then
 		timeout 60 env LD_PRELOAD="$LIB" "$PROGS/churnrate" 25000 4 \
 		>"$T/control.out" 2>"$T/control.err" || fail "churnrate failed: $(cat "$T/control.err")"
 	control=$(q "$T/control.log" "T.get('close_records_dropped', 0)")
+	# A control that churned slower keeps up more easily: it tells
+	# nothing (a loaded run: 23,660 closes/s and 14,878 dropped with the
+	# recovery, the control 20,404 closes/s and none dropped).
+	got=$(field rate "$T/control.out")
+	[ "$got" -ge 22500 ] ||
+		skip "this machine churned the control at $got closes/s, under 90 % of 25,000 ($dropped dropped with the recovery)"
 	[ "$control" != 0 ] &&
 		skip "this machine cannot keep up with 25,000 closes/s now: $control dropped without any recovery ($dropped with it)"
 	fail "$dropped close records dropped while $victims files were recovered (none without recovery)"

@@ -34,7 +34,7 @@ PROG=$SM_BUILD/progs/firstsig
 mkdir -p "$T/log" "$T/st"
 chmod 700 "$T/st"
 cat >"$T/recv.py" <<'PYEOF'
-import socket, sys, threading
+import socket, sys, threading, time
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", 0))
@@ -45,6 +45,13 @@ import os
 os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 lock = threading.Lock()
 def serve(c):
+    # Not waiting in recv when the sender writes (its 4,096 bytes fit in
+    # the socket's buffer): a reader to wake up keeps the write in the
+    # kernel long enough, on a loaded machine, for the signal to land
+    # there, where no preload can count the call (firstsig's write with
+    # no preload, a reader waiting: 17 of 39 processes died before their
+    # write returned; a reader 0.1 s late: none).
+    time.sleep(0.1)
     n = 0
     while True:
         b = c.recv(65536)

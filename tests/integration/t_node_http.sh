@@ -94,12 +94,19 @@ for i, (f, t) in enumerate(zip(got, truth)):
     assert (f["local"], f["peer"]) == (t["local"], t["peer"]), \
         "$side connection %d: log local/peer %s %s, node %s %s" % (
             i, f["local"], f["peer"], t["local"], t["peer"])
-    # The close system call comes just before node's close event.
-    assert t["t1"] - 0.04 <= f["closed"] <= t["t1"] + 0.005, \
+    # The close system call comes before node's close event, by as long
+    # as node's event loop takes to run it (41 ms seen on two loaded
+    # cores): up to 90 ms, under the 100 ms between connections.  A record
+    # made late (at the next accept or socket) is after the event.
+    assert t["t1"] - 0.09 <= f["closed"] <= t["t1"] + 0.005, \
         "$side connection %d: closed %.3f, node's close event %.3f" % (
             i, f["closed"], t["t1"])
     assert abs(f["duration"] - (f["closed"] - f["opened"])) < 1e-5
-    assert abs(f["duration"] - (t["t1"] - t["t0"])) < 0.04, \
+    # node's own times are its event loop's, late by as much as the loop
+    # lags (the client's first connection: 0.16 s on two loaded cores); a
+    # record made late is caught above, one spanning two connections by
+    # the count.
+    assert abs(f["duration"] - (t["t1"] - t["t0"])) < 0.25, \
         "$side connection %d: duration %.3f, node %.3f" % (
             i, f["duration"], t["t1"] - t["t0"])
 assert not efds(kind="tcp"), "$side: tcp fds open at exit: %s" % efds(kind="tcp")

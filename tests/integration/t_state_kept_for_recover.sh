@@ -52,6 +52,10 @@ vpid=$(field pid "$T/dead.out")
 kill -KILL "$vpid"
 while kill -0 "$vpid" 2>/dev/null; do sleep 0.02; done
 ls "$T/state" | grep -q "^$vpid-" || fail "no state file of the killed process"
+# A directory is scanned at most once in 10 s, whoever scans it: the
+# victim, if it lived a second before its kill (a loaded machine),
+# scanned it already, and the next process's scan would be skipped.
+rm -f "$T/state/.recover.lock"
 # A metered process that lives until its ticker's recovery scan is over
 # (it writes its own exit record after): 3 s.
 SOCKMETER_LOG=$T/next.%p.log sm "$PY" -c '
