@@ -1021,52 +1021,62 @@ static bool close_line(const char *p, const char *nl, bool json)
 
 /*
  * After a refused write of buf (len bytes, of which the log kept the first
- * done, whole or torn; the first held_len bytes being close records held
- * from before, counted as dropped already): the close records written
- * after all are no longer counted as dropped, the new ones not written
- * are, and those not written at all are held for the next batch, the
- * oldest first, up to SINK_HELD_MAX bytes.  A record torn at done is not
- * written again (its head is in the log: glued to a copy of itself it
- * would spoil a second line).  Into next, empty.
+ * done, whole or torn; every close record in it counted as dropped until
+ * written, those written counted back by flight_progress): the close
+ * records not written at all are held for the next batch, the oldest
+ * first, up to SINK_HELD_MAX bytes, still counted as dropped.  A record
+ * torn at done is not written again (its head is in the log: glued to a
+ * copy of itself it would spoil a second line).  Into next, empty.
  */
 static void hold_refused(struct meter *m, const char *buf, size_t len,
-			 size_t done, size_t held_len, struct sbuf *next)
+			 size_t done, struct sbuf *next)
 {
 	bool json = m->cfg.format == FORMAT_JSON;
 	const char *p = buf, *end = buf + len, *nl;
-	uint64_t written = 0, lost = 0;
 
 	for (; p < end; p = nl + 1) {
 		size_t at = (size_t)(p - buf), n;
-		bool was_held = at < held_len;
 
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			nl = end - 1; /* (every record ends in one) */
 		n = (size_t)(nl + 1 - p);
-		if (!close_line(p, nl, json))
-			continue;
-		if (at + n <= done) {
-			written += was_held; /* in the log after all */
-			continue;
-		}
-		if (!was_held)
-			lost++; /* counted now, until written */
-		if (at >= done && next->len + n <= SINK_HELD_MAX &&
-		    !next->failed) {
+		if (at >= done && close_line(p, nl, json) &&
+		    next->len + n <= SINK_HELD_MAX && !next->failed) {
 			sbuf_addn(next, p, n);
 			if (!next->failed)
 				next->closes++;
 		}
 	}
-	closeq_note_dropped(&m->q, lost);
-	closeq_note_written(&m->q, written);
+}
+
+/*
+ * The sink's progress (struct sink): the first done bytes of the batch
+ * being written reached the log.  Its close records among the whole lines
+ * not seen yet are no longer counted as dropped.  May run in progfd_run's
+ * child: memchr, memcmp and atomics only.
+ */
+static void flight_progress(void *ctx, size_t done)
+{
+	struct meter *m = ctx;
+	bool json = m->cfg.format == FORMAT_JSON;
+	const char *p = m->flight + m->flight_seen, *end = m->flight + done;
+	const char *nl;
+	uint64_t n = 0;
+
+	for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+	     p = nl + 1)
+		n += close_line(p, nl, json);
+	m->flight_seen = (size_t)(p - m->flight);
+	closeq_note_written(&m->q, n);
+	__atomic_fetch_add(&m->flight_parts, 1, __ATOMIC_RELAXED);
 }
 
 void meter_flush(struct meter *m, struct sbuf *out)
 {
 	struct sbuf *w = out, next = { 0 };
 	size_t held_len = m->held.len;
+	int r;
 
 	if (out->len || held_len)
 		sink_ready(m);
@@ -1084,20 +1094,36 @@ void meter_flush(struct meter *m, struct sbuf *out)
 				w = &m->held;
 			}
 		}
+		/* Every close record of the batch counts as dropped until
+		 * the log has it, in the durable state too, and each part
+		 * that reaches the log counts its own back as it lands: a
+		 * process that dies in the middle of a long batch (killed,
+		 * or an exit that would not wait any longer for a log that
+		 * others keep rotating) leaves a state file whose recovered
+		 * exit record says how many are not in the log.  Before, they
+		 * were in no count.  The held ones count already. */
+		closeq_note_dropped(&m->q, out->closes);
+		m->flight = w->p;
+		m->flight_seen = 0;
+		m->sink.progress = flight_progress;
+		m->sink.progress_ctx = m;
+		r = sink_write(&m->sink, w->p, w->len);
+		/* (What stayed written of a write with no parts: stderr,
+		 * a pinned file, a refused one's head.) */
+		flight_progress(m, m->sink.batch_done);
+		m->sink.progress = NULL;
+		m->flight = NULL;
 		/* The close records of a batch the log refused (a full disk,
 		 * RLIMIT_FSIZE, a read-only remount, a directory the uid of
 		 * the moment may not write: said once on stderr) are held
-		 * for the next batch, and counted as dropped until written,
-		 * in the durable state too, so that every record after (and
-		 * a recovered exit record) says how many are not in the log.
-		 * Those of a head that stayed written (a rotation's first
-		 * part, a stderr pipe that took some) are not; a record torn
-		 * there is. */
-		if (sink_write(&m->sink, w->p, w->len) == 0)
-			closeq_note_written(&m->q, m->held.closes);
-		else if (w->closes) /* (held ones are close records) */
+		 * for the next batch, and stay counted as dropped until
+		 * written, so that every record after (and a recovered exit
+		 * record) says how many are not in the log.  Those of a head
+		 * that stayed written (a rotation's first part, a stderr
+		 * pipe that took some) are not; a record torn there is. */
+		if (r != 0 && (held_len || out->closes))
 			hold_refused(m, w->p, w->len, m->sink.batch_done,
-				     held_len, &next);
+				     &next);
 		sbuf_free(&m->held);
 		m->held = next;
 		/* (Also after a held batch given up for want of memory.) */

@@ -148,6 +148,14 @@ struct meter {
 	 * refuses those records too).  Atomic: a record may be made while
 	 * another thread writes. */
 	uint64_t held_n;
+	/* The batch meter_flush is writing, and how much of it its close
+	 * records were counted written for (flight_progress).  Context: the
+	 * write lock. */
+	const char *flight;
+	size_t flight_seen;
+	/* Parts of batches that reached the log (atomic, any thread
+	 * reads): the exit waits for a batch that moves on (preload.c). */
+	uint64_t flight_parts;
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;

@@ -533,7 +533,16 @@ struct batch {
 	unsigned keep;
 	size_t done; /* bytes that stayed written (the child shares it) */
 	int rotate_err; /* the rotation's rename was refused: its errno */
+	void (*progress)(void *ctx, size_t done); /* struct sink's */
+	void *progress_ctx;
 };
+
+/* After a part of b reached the log. */
+static void batch_progress(const struct batch *b)
+{
+	if (b->progress && b->done)
+		b->progress(b->progress_ctx, b->done);
+}
 
 /* PATH.n for n > 0, PATH for 0. */
 static void numbered(char *out, size_t cap, const char *path, unsigned n)
@@ -655,6 +664,7 @@ static int append_batch(void *p)
 			r = r ? r : guarded_write(fd, buf, len, st.st_size,
 						  &b->done, -1);
 			SM_SYSCALL(SYS_close, fd);
+			batch_progress(b);
 			return r;
 		}
 		if (SM_SYSCALL(SYS_flock, fd, LOCK_EX) != 0) {
@@ -679,6 +689,8 @@ static int append_batch(void *p)
 		if (n == 0 && st.st_size == 0)
 			n = first_line(buf, len); /* one record over the limit */
 		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done, -1) : 0;
+		if (n && r == 0)
+			batch_progress(b);
 		buf += n;
 		len -= n;
 		rot = r == 0 && len > 0 ? rotate(b->path, b->keep) : 0;
@@ -703,6 +715,8 @@ static int append_batch(void *p)
 				    ? guarded_write(fd, buf, len, now.st_size,
 						    &b->done, -1)
 				    : -errno;
+			if (r == 0)
+				batch_progress(b);
 			len = 0;
 		}
 		SM_SYSCALL(SYS_close, fd); /* also the lock */
@@ -921,7 +935,13 @@ int sink_pin(struct sink *s, bool on)
 
 int sink_write(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, s->max_size, s->keep, 0, 0 };
+	struct batch b = { .path = s->path,
+			   .buf = buf,
+			   .len = len,
+			   .max_size = s->max_size,
+			   .keep = s->keep,
+			   .progress = s->progress,
+			   .progress_ctx = s->progress_ctx };
 	int saved = errno;
 	int r;
 
@@ -957,7 +977,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, 0, 0, 0, 0 };
+	struct batch b = { s->path, buf, len, 0, 0, 0, 0, NULL, NULL };
 	int saved = errno;
 
 	if (s->to_stderr || s->path[0] == '\0')

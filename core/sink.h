@@ -97,6 +97,16 @@ struct sink {
 	const bool *kept;
 	config_report_fn report;
 	void *ctx;
+	/* Called (NULL: never) after each part of a sink_write batch that
+	 * reached the log, with the bytes of the batch written so far
+	 * (whole lines, but for the last part of a write that failed):
+	 * the meter counts its close records written as they land, so
+	 * that a process that dies in the middle of a long batch (a log
+	 * that others keep rotating) leaves numbers that add up.  It may
+	 * run in progfd_run's child, on our memory: no libc call that
+	 * needs the thread's TLS. */
+	void (*progress)(void *ctx, size_t done);
+	void *progress_ctx;
 };
 
 /*

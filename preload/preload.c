@@ -557,12 +557,72 @@ static int read_alone_status(void *arg)
  * 2 s loses the record (the state file then keeps the numbers for
  * recovery).
  */
+/* How long the exit waits at most for a batch being written that keeps
+ * moving on (lock_while_moving). */
+#define EXIT_WAIT_MOVING_MS 10000
+
+/*
+ * Take the write lock at exit: 2 s, as lock_bounded, and 2 s more each
+ * time the batch being written moved on meanwhile (a part of it reached
+ * the log: meter.flight_parts), up to EXIT_WAIT_MOVING_MS.  Three
+ * processes sharing a log rotated at 4 KiB (each rotation renames every
+ * file of the set) took longer than 2 s for one batch on two loaded
+ * cores, and their exits gave up: no exit record, and up to half of the
+ * close records in no count.  A write stuck for good (a hung file
+ * system, a lock never let go) moves nothing: 2 s, as before.  *waited:
+ * the milliseconds it waited, when it gives up.
+ */
+static bool lock_while_moving(pthread_mutex_t *lock, long *waited)
+{
+	uint64_t parts = __atomic_load_n(&sm_meter.flight_parts,
+					 __ATOMIC_RELAXED),
+		 now;
+
+	for (*waited = 0;;) {
+		if (lock_bounded(lock, 2000))
+			return true;
+		*waited += 2000;
+		now = __atomic_load_n(&sm_meter.flight_parts,
+				      __ATOMIC_RELAXED);
+		if (now == parts || *waited >= EXIT_WAIT_MOVING_MS)
+			return false;
+		parts = now;
+	}
+}
+
 static void exit_record_after_last_batch(struct sbuf *out)
 {
 	struct meter_time now;
+	long waited;
 
-	if (!lock_bounded(&tk.write_lock, 2000)) {
+	if (!lock_while_moving(&tk.write_lock, &waited)) {
+		char msg[SINK_PATH_CAP + 256];
+
 		pthread_mutex_unlock(&tk.tick_lock);
+		/* The state file keeps the numbers, and says that the
+		 * process exited: recovery writes its exit record
+		 * ("end":"exit-recovered"), and the close records of the
+		 * batch that was not written count as dropped there. */
+		sm_durable_end(SM_END_EXIT_UNWRITTEN);
+		/* (Not on a stderr that the log is: that write is the one
+		 * stuck.) */
+		if (!sm_meter.sink.to_stderr && !sm_in_handler()) {
+			bool kept = sm_meter.sink.kept &&
+				    __atomic_load_n(sm_meter.sink.kept,
+						    __ATOMIC_RELAXED);
+
+			snprintf(msg, sizeof(msg),
+				 "sockmeter: log %s: a batch was still being "
+				 "written %ld s after the process began to "
+				 "exit; %s",
+				 sm_meter.sink.path, waited / 1000,
+				 kept ? "its exit record is left to `sockmeter "
+					"recover` (the state file keeps the "
+					"numbers)"
+				      : "its exit record and that batch's "
+					"records are lost (no state file)");
+			sm_warn(msg);
+		}
 		return;
 	}
 	now = now_both();
