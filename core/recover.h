@@ -59,10 +59,13 @@ struct recover_opts {
 				 * the next file (the ticker's final record
 				 * is wanted) */
 	void (*between)(void *ctx); /* when not NULL: called before each
-				     * file (the ticker writes its own
-				     * waiting close records: a scan of
-				     * many files must not make the
-				     * process drop them) */
+				     * file, and between the steps of one
+				     * (read, records made, written): the
+				     * ticker writes its own waiting
+				     * close records, so that a scan of
+				     * many files (or of one, on a loaded
+				     * machine) does not make the process
+				     * drop them */
 	void *between_ctx;
 };
 

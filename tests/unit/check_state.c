@@ -700,10 +700,10 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
-/* The ticker's scan calls between() before each file (it writes its own
- * waiting close records there: t_churn_while_recovering), and a stop word
- * set meanwhile ends the scan before the next file; the rest is left for
- * the next scan. */
+/* The ticker's scan calls between() before each file, after reading it
+ * and after making its records (it writes its own waiting close records
+ * there: t_churn_while_recovering), and a stop word set meanwhile ends the
+ * scan before the next file; the rest is left for the next scan. */
 struct between_count {
 	unsigned calls;
 	uint32_t stop;
@@ -713,7 +713,7 @@ static void count_between(void *ctx)
 {
 	struct between_count *b = ctx;
 
-	if (++b->calls == 2)
+	if (++b->calls == 1)
 		__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
 }
 
@@ -731,14 +731,18 @@ START_TEST(test_recovery_calls_between_before_each_file)
 	dead_process("between", 22, STATE_LIVE);
 	dead_process("between", 33, STATE_LIVE);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
-	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
-	ck_assert_uint_eq(b.calls, 2);
-	ck_assert_uint_eq(rs.recovered, 2);
-	o.stop = NULL;
-	o.between = NULL;
+	/* Stopped at the first call, before the first file: that file is
+	 * recovered (its three calls: before, read, records), no other. */
 	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
 	ck_assert_uint_eq(rs.recovered, 1);
-	ck_assert_uint_eq(b.calls, 2);
+	ck_assert_uint_eq(b.calls, 3);
+	o.stop = NULL;
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 2);
+	ck_assert_uint_eq(b.calls, 9);
+	o.between = NULL;
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 0);
 }
 END_TEST
 
