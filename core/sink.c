@@ -535,6 +535,7 @@ struct batch {
 	int rotate_err; /* the rotation's rename was refused: its errno */
 	void (*progress)(void *ctx, size_t done); /* struct sink's */
 	void *progress_ctx;
+	bool turn_lost; /* given up after ROTATION_WAIT_MS of rotations */
 };
 
 /* After a part of b reached the log. */
@@ -679,8 +680,10 @@ static int append_batch(void *p)
 			if (++tries == 100)
 				since = mono_ms();
 			else if (tries > 100 &&
-				 mono_ms() - since > ROTATION_WAIT_MS)
+				 mono_ms() - since > ROTATION_WAIT_MS) {
+				b->turn_lost = true;
 				return -EAGAIN;
+			}
 			continue;
 		}
 		n = (uint64_t)st.st_size >= b->max_size
@@ -792,6 +795,11 @@ static int settle(struct sink *s, int r, int saved)
 			    ? "cannot write (its last part is a symbolic link, "
 			      "which a log is never opened through; for fd 2, "
 			      "the path is `stderr`)"
+			: r == -EAGAIN && s->turn_lost
+			    ? "cannot write: the other processes that share "
+			      "it rotated it again and again for 5 s (a "
+			      "max_size that small files fill at once), and "
+			      "this batch never had its turn"
 			    : "cannot write",
 		    -r);
 	s->failing = r < 0;
@@ -962,6 +970,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 			r = progfd_run(append_batch, &b);
 	}
 	s->batch_done = b.done < len ? b.done : len;
+	s->turn_lost = b.turn_lost;
 	if (b.rotate_err && !s->rotate_warned && s->report) {
 		char msg[2 * SINK_PATH_CAP + 256];
 
@@ -977,7 +986,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, 0, 0, 0, 0, NULL, NULL };
+	struct batch b = { s->path, buf, len, 0, 0, 0, 0, NULL, NULL, false };
 	int saved = errno;
 
 	if (s->to_stderr || s->path[0] == '\0')

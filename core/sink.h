@@ -80,6 +80,8 @@ struct sink {
 			    * written (all of it when it succeeded) */
 	bool warned;    /* this run of failures was reported */
 	bool rotate_warned; /* a rotation's refused rename was said */
+	bool turn_lost;     /* the last batch never had its turn at a log
+			     * that others kept rotating (append_batch) */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */

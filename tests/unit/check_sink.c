@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -715,6 +716,56 @@ START_TEST(test_sink_rotation_shared_by_two_processes_loses_and_tears_nothing)
 }
 END_TEST
 
+/* A log that another process keeps rotating: every file the sink finds at
+ * the path is locked, and renamed away before it is let go (the rotator
+ * locks the next file before it puts it there).  The batch never has its
+ * turn: after 100 tries and 5 s it is refused with -EAGAIN, and said so
+ * (before: "cannot write: Resource temporarily unavailable", which told
+ * nobody why). */
+START_TEST(test_sink_rotation_never_its_turn_is_refused_and_said)
+{
+	char path[128], tmp[160];
+	int sync[2], cur, fd, n, status;
+	pid_t pid;
+	char c;
+
+	rot_init(1 << 20, 3);
+	snprintf(path, sizeof(path), "%s/log", dir);
+	ck_assert_int_eq(pipe(sync), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		cur = open(path, O_WRONLY | O_CREAT, 0600);
+		if (cur < 0 || flock(cur, LOCK_EX) != 0)
+			_exit(1);
+		if (write(sync[1], "x", 1) != 1)
+			_exit(1);
+		for (n = 0;; n++) {
+			snprintf(tmp, sizeof(tmp), "%s/next.%d", dir, n);
+			fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			if (fd < 0 || flock(fd, LOCK_EX) != 0 ||
+			    rename(tmp, path) != 0)
+				_exit(1);
+			close(cur); /* (its lock) */
+			cur = fd;
+			usleep(500);
+		}
+	}
+	ck_assert_int_eq(read(sync[0], &c, 1), 1);
+	ck_assert_int_eq(sink_write(&sk, "line\n", 5), -EAGAIN);
+	ck_assert_uint_eq(sk.batch_done, 0);
+	ck_assert_uint_eq(rep.n, 1);
+	ck_assert_msg(strstr(rep.last, "rotated it again and again for 5 s") &&
+			      strstr(rep.last, "never had its turn"),
+		      "%s", rep.last);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status)); /* (not a failure of its own) */
+	close(sync[0]);
+	close(sync[1]);
+}
+END_TEST
+
 static TCase *tc_rotation(void)
 {
 	TCase *tc = tcase_create("rotation");
@@ -727,6 +778,8 @@ static TCase *tc_rotation(void)
 	tcase_add_test(tc, test_sink_rotation_with_keep_0_removes_the_full_file);
 	tcase_add_test(tc, test_sink_follows_external_rotation_in_create_mode);
 	tcase_add_test(tc, test_sink_rotation_shared_by_two_processes_loses_and_tears_nothing);
+	tcase_add_test(tc, test_sink_rotation_never_its_turn_is_refused_and_said);
+	tcase_set_timeout(tc, 30); /* (that one waits 5 s) */
 	return tc;
 }
 
