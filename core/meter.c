@@ -602,7 +602,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 		      bool sweep)
 {
 	struct closeq_entry e;
-	uint64_t n = 0;
+	uint64_t n = 0, made = 0;
 
 	if (!append)
 		m->closing.n = 0;
@@ -624,6 +624,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 			continue;
 		}
 		f = &m->closing.v[m->closing.n++];
+		made++;
 		memset(f, 0, sizeof(*f));
 		f->s = e.s;
 		f->closed_ns = e.closed_ns;
@@ -641,6 +642,17 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 	/* Their numbers are durable before the entries leave the queue: a
 	 * process killed in between is counted once either way. */
 	state_ticker_commit(m->durable, closeq_tail(&m->q) + n);
+	/* From here until their part of a batch reaches the log, their
+	 * records count as dropped (meter_flush counts them back), in the
+	 * durable state: before, a process killed while it made or wrote
+	 * them (a reviewer stopped one at meter_flush: 200 records) left
+	 * them in no count.  Before the entries leave the queue: a kill
+	 * in between counts them once, as dropped.  (Prometheus makes no
+	 * close records.) */
+	if (made && !m->prom) {
+		closeq_note_dropped(&m->q, made);
+		__atomic_fetch_add(&m->flight_n, made, __ATOMIC_RELAXED);
+	}
 	closeq_release(&m->q, n);
 	return m->closing.n;
 }
@@ -685,7 +697,8 @@ void meter_build(struct meter *m, enum summary_type type,
 				   : closeq_dropped_records(&m->q);
 	/* Held records go first in the batch this record goes in: written
 	 * with it, or refused with it. */
-	held = __atomic_load_n(&m->held_n, __ATOMIC_RELAXED);
+	held = __atomic_load_n(&m->held_n, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&m->flight_n, __ATOMIC_RELAXED);
 	r->close_dropped -= held < r->close_dropped ? held : r->close_dropped;
 	/* Unseen bytes are the kernel's count minus ours: ours must exist. */
 	r->have_unseen = m->cfg.category[CAT_TCP_INFO] && (m->acct & ACCT_BYTES);
@@ -1095,14 +1108,14 @@ void meter_flush(struct meter *m, struct sbuf *out)
 			}
 		}
 		/* Every close record of the batch counts as dropped until
-		 * the log has it, in the durable state too, and each part
-		 * that reaches the log counts its own back as it lands: a
-		 * process that dies in the middle of a long batch (killed,
+		 * the log has it (from its drain on; the held ones since
+		 * they were refused), in the durable state too, and each
+		 * part that reaches the log counts its own back as it lands:
+		 * a process that dies in the middle of a long batch (killed,
 		 * or an exit that would not wait any longer for a log that
 		 * others keep rotating) leaves a state file whose recovered
-		 * exit record says how many are not in the log.  Before, they
-		 * were in no count.  The held ones count already. */
-		closeq_note_dropped(&m->q, out->closes);
+		 * exit record says how many are not in the log.  Before,
+		 * they were in no count. */
 		m->flight = w->p;
 		m->flight_seen = 0;
 		m->sink.progress = flight_progress;
@@ -1129,6 +1142,9 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		/* (Also after a held batch given up for want of memory.) */
 		__atomic_store_n(&m->held_n, m->held.closes, __ATOMIC_RELAXED);
 	}
+	/* Those drained are written, held (held_n) or lost, counted. */
+	if (__atomic_load_n(&m->flight_n, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->flight_n, 0, __ATOMIC_RELAXED);
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }
@@ -1285,6 +1301,8 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	zero_if_set(&m->held, sizeof(m->held));
 	if (__atomic_load_n(&m->held_n, __ATOMIC_RELAXED))
 		__atomic_store_n(&m->held_n, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&m->flight_n, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->flight_n, 0, __ATOMIC_RELAXED);
 	if (!fresh)
 		memset(m->durable, 0, sizeof(*m->durable));
 	zero_if_set(m->closed_unseen, sizeof(m->closed_unseen));

@@ -148,6 +148,13 @@ struct meter {
 	 * refuses those records too).  Atomic: a record may be made while
 	 * another thread writes. */
 	uint64_t held_n;
+	/* Close records drained and made that no meter_flush has taken
+	 * yet: counted as dropped from the drain on (their numbers are
+	 * durable there, and their queue entries gone), so that a process
+	 * killed while it makes or writes them leaves numbers that add up;
+	 * the records made with them say they are written, as for held_n.
+	 * Atomic, as held_n. */
+	uint64_t flight_n;
 	/* The batch meter_flush is writing, and how much of it its close
 	 * records were counted written for (flight_progress).  Context: the
 	 * write lock. */

@@ -541,8 +541,11 @@ struct batch {
 /* After a part of b reached the log. */
 static void batch_progress(const struct batch *b)
 {
+	/* (A batch run again, after its directory was made again or a
+	 * full fd table, counts on from what its first run wrote.) */
 	if (b->progress && b->done)
-		b->progress(b->progress_ctx, b->done);
+		b->progress(b->progress_ctx,
+			    b->done < b->len ? b->done : b->len);
 }
 
 /* PATH.n for n > 0, PATH for 0. */
@@ -966,7 +969,8 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		r = -EPERM; /* no file may be opened: the state file keeps it */
 	else {
 		r = progfd_run(append_batch, &b);
-		if (r == -ENOENT && remake_own_dir(s))
+		/* (Not once part of it is in a file: written again.) */
+		if (r == -ENOENT && b.done == 0 && remake_own_dir(s))
 			r = progfd_run(append_batch, &b);
 	}
 	s->batch_done = b.done < len ? b.done : len;

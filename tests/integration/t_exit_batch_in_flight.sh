@@ -53,6 +53,14 @@ while not os.path.exists(sys.argv[3]):
     time.sleep(0.02)
 PYEOF
 
+# closes_at_least N LOG - LOG holds N close records or more (it may not
+# be there yet).
+closes_at_least() {
+	local n
+	n=$(cat "$2" 2>/dev/null | grep -c '"type":"close"')
+	[ "${n:-0}" -ge "$1" ]
+}
+
 for mode in exit kill; do
 	log=$T/$mode.log
 	rm -f "$T/go" "$T/locked" "$T/release"
@@ -62,7 +70,7 @@ for mode in exit kill; do
 	wait_for 10 grep -q '^phase1' "$T/$mode.out" || fail "$mode: the program did not start"
 	vpid=$(awk '/^phase1/ { print $2 }' "$T/$mode.out")
 	# Its first 10 close records are in the log before the lock.
-	wait_for 10 eval "[ \"\$(grep -c '\"type\":\"close\"' '$log' 2>/dev/null)\" -ge 10 ]" ||
+	wait_for 10 closes_at_least 10 "$log" ||
 		fail "$mode: the first close records were not written"
 	/usr/bin/python3 "$T/locker.py" "$log" "$T/locked" "$T/release" &
 	lpid=$!
