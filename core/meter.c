@@ -646,9 +646,13 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 	 * records count as dropped (meter_flush counts them back), in the
 	 * durable state: before, a process killed while it made or wrote
 	 * them (a reviewer stopped one at meter_flush: 200 records) left
-	 * them in no count.  Before the entries leave the queue: a kill
-	 * in between counts them once, as dropped.  (Prometheus makes no
-	 * close records.) */
+	 * them in no count.  A kill between the commit above and this
+	 * count (a few instructions) still leaves them in none; counting
+	 * them first would count them twice on a kill before the commit
+	 * (recovery writes the entries it did not pass).  Only one count
+	 * committed with the numbers would close it (a reviewer's
+	 * suggestion; a change of the state file's layout).  (Prometheus
+	 * makes no close records.) */
 	if (made && !m->prom) {
 		closeq_note_dropped(&m->q, made);
 		__atomic_fetch_add(&m->flight_n, made, __ATOMIC_RELAXED);

@@ -166,10 +166,17 @@ static int child_main(void *p)
 	 * written the dead process's exit record, counting that batch's
 	 * close records as not written (a reviewer's run: 200 counted
 	 * twice).  It dies with that thread; one already gone (before the
-	 * prctl) is seen by the parent's pid. */
+	 * prctl) is seen by the parent's pid.  In a pid namespace the
+	 * program entered (unshare, setns: its new children go there), the
+	 * parent has no pid: 0, and only the prctl watches it (a reviewer's
+	 * run: every batch refused there when 0 was taken for gone). */
 	SM_SYSCALL(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (SM_SYSCALL(SYS_getppid) != r->parent)
-		return 0;
+	{
+		long pp = SM_SYSCALL(SYS_getppid);
+
+		if (pp != r->parent && pp != 0)
+			return 0;
+	}
 	if (r->shared && !leave_table(r)) {
 		r->no_table = true;
 		return 0;

@@ -175,4 +175,34 @@ while time.time() < end and not os.path.exists(sys.argv[1]):
 ' "$T/victim.$victim.log"
 check "$T/victim.$victim.log" "[r.get('end') for r in R if r['type'] == 'exit'] == ['killed'] and tot('bytes_out') == 1000" \
 	"the killed process, recovered by the next one's automatic scan"
+
+# A metered process that enters a pid namespace of its own
+# (unshare(CLONE_NEWPID): its new children go there, where it has no
+# pid), forks its pid 1 there, and exits: its exit record and every close
+# record in its log, as before the unshare.  The library's files are
+# written from a child of its own, which found its parent's pid 0 there,
+# took it for gone, and refused every batch (a reviewer's run: 20 of 40
+# close records and no exit record, "Resource temporarily unavailable").
+cat >"$T/enter.py" <<'PYEOF'
+import ctypes, os, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+def churn(n):
+    for i in range(n):
+        a, b = socket.socketpair(); a.send(b"x"); b.recv(10); a.close(); b.close()
+churn(10)
+if libc.unshare(0x20000000) != 0:  # CLONE_NEWPID
+    print("unshare failed", ctypes.get_errno()); sys.exit(2)
+pid = os.fork()
+if pid == 0:
+    time.sleep(3); os._exit(0)
+churn(10)
+time.sleep(0.3)
+print("exits", os.getpid(), flush=True)
+PYEOF
+LD_PRELOAD=$LIB SOCKMETER_LOG=$T/enter.log sm "$PY" "$T/enter.py" >"$T/enter.out" 2>"$T/enter.err" ||
+	fail "enter.py: $(cat "$T/enter.out" "$T/enter.err")"
+[ -s "$T/enter.err" ] && fail "enter.py said: $(cat "$T/enter.err")"
+epid=$(awk '/^exits/ { print $2 }' "$T/enter.out")
+check "$T/enter.log" "len([r for r in R if r['type'] == 'exit' and r['pid'] == $epid and not r.get('end')]) == 1 and sum(len(r['fds']) for r in R if r['type'] == 'close' and r['pid'] == $epid) == 40" \
+	"a process that entered a pid namespace of its own"
 exit 0
