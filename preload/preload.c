@@ -548,15 +548,6 @@ static int read_alone_status(void *arg)
 	return *out;
 }
 
-/*
- * The exit record, made and written here (the caller holds tick_lock,
- * which this lets go): after the ticker's last batch, and made once it is
- * written, so that the close records a log refused there are counted as
- * dropped in it (made before, it said 992 where 1,512 of a process's
- * records were dropped: shared rotation under load).  A write stuck for
- * 2 s loses the record (the state file then keeps the numbers for
- * recovery).
- */
 /* How long the exit waits at most for a batch being written that keeps
  * moving on (lock_while_moving).  Its own record may then wait for its
  * turn at such a log too (up to 5 s: sink.c's ROTATION_WAIT_MS): 10 s
@@ -593,6 +584,15 @@ static bool lock_while_moving(pthread_mutex_t *lock, long *waited)
 	}
 }
 
+/*
+ * The exit record, made and written here (the caller holds tick_lock,
+ * which this lets go): after the ticker's last batch, and made once it is
+ * written, so that the close records a log refused there are counted as
+ * dropped in it (made before, it said 992 where 1,512 of a process's
+ * records were dropped: shared rotation under load).  A batch that does
+ * not move for 2 s (lock_while_moving) leaves the record to recovery:
+ * the state file keeps the numbers, marked as an exit's.
+ */
 static void exit_record_after_last_batch(struct sbuf *out)
 {
 	struct meter_time now;
