@@ -101,10 +101,15 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 
 void fdtab_use_all(struct fdtab *t)
 {
+	fdtab_use_below(t, t->cap);
+}
+
+void fdtab_use_below(struct fdtab *t, uint32_t high)
+{
 	if (t->used)
 		munmap(t->used, used_bytes(t->cap));
 	t->used = NULL;
-	t->high = t->cap;
+	t->high = high < t->cap ? high : t->cap;
 }
 
 void fdtab_destroy(struct fdtab *t)

@@ -433,9 +433,13 @@ static inline uint32_t fdtab_next_used(const struct fdtab *t, uint32_t from,
 /*
  * fdtab_use_all - every number below cap is looked at by the walks (a
  * recovery reading a dead process's slots, which left no map of them).
+ * fdtab_use_below - every number below high (at most cap): the slots
+ * above it are known to be empty (never backed in the dead process's
+ * file).
  * Context: start-up, recovery.
  */
 void fdtab_use_all(struct fdtab *t);
+void fdtab_use_below(struct fdtab *t, uint32_t high);
 
 static inline enum fd_kind fdtab_kind(const struct fd_slot *s)
 {

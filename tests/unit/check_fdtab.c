@@ -696,6 +696,12 @@ START_TEST(test_fdtab_walk_visits_exactly_the_numbers_that_ever_held_something)
 	ck_assert_uint_eq(tab.high, 1024);
 	ck_assert_int_eq(walk_used(0, 1024, got, 16), 1024);
 	ck_assert_uint_eq(fdtab_next_used(&tab, 7, 1024), 7);
+	/* Every number below a bound, never past cap. */
+	fdtab_use_below(&tab, 701);
+	ck_assert_uint_eq(tab.high, 701);
+	ck_assert_int_eq(walk_used(0, tab.high, got, 16), 701);
+	fdtab_use_below(&tab, 5000);
+	ck_assert_uint_eq(tab.high, 1024);
 }
 END_TEST
 

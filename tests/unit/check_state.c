@@ -700,6 +700,125 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
+/* Recovery walks only the slots the file holds data for (past them it is
+ * holes): a connection in the table's last slot, one in a middle chunk
+ * and one at 7 are all in the recovered exit record, and one in a slot
+ * past every other stays in the total when it alone is high. */
+START_TEST(test_recovery_reads_slots_up_to_the_last_with_data)
+{
+	static const int fds[][3] = {{7, 1000, 2047}, {2047, -1, -1}};
+	struct recover_opts o = {.report = quiet};
+	struct recover_stats rs;
+	char logp[400], sd[300], *text, *line;
+	unsigned k;
+
+	for (k = 0; k < 2; k++) {
+		uint64_t want = 0;
+		pid_t pid;
+		int status, i;
+
+		snprintf(cfg.log_path, sizeof(cfg.log_path),
+			 "%s/high%u.%%p.log", dir, k);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			struct state st;
+			struct meter m;
+
+			open_meter(&st, &m, 2048);
+			for (i = 0; i < 3 && fds[k][i] >= 0; i++) {
+				meter_opened(&m, fds[k][i], KIND_TCP, 1, NULL,
+					     NULL);
+				fd_account(&m.tab.slots[fds[k][i]], DIR_OUT,
+					   100u + (unsigned)i, 0,
+					   (ACCT_BYTES | ACCT_CALLS));
+			}
+			_exit(m.tab.cap == 2048 ? 0 : 1);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_int_eq(status, 0);
+		for (i = 0; i < 3 && fds[k][i] >= 0; i++)
+			want += 100u + (unsigned)i;
+		snprintf(logp, sizeof(logp), "%s/high%u.%d.log", dir, k,
+			 (int)pid);
+		snprintf(sd, sizeof(sd), "%s/st", dir);
+		ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+		ck_assert_uint_eq(rs.recovered, 1);
+		text = uu_slurp(logp);
+		line = uu_line_with(text, "\"exit\"");
+		ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), want);
+		ck_assert_uint_eq(uu_json_u64(line, "fds_open"),
+				  (uint64_t)i);
+		free(line);
+		free(text);
+	}
+}
+END_TEST
+
+/* Recovery reads only the ring entries its totals lack (from the
+ * oldest not committed to the newest pushed), which wrap around the
+ * ring's end once a process has closed more than CLOSEQ_CAP: a process
+ * whose ticker wrote 8,000 close records, then closed 300 more (8,000 to
+ * 8,299: the ring's last 192 entries and its first 108) and died has
+ * those 300 recovered, each with its own bytes, none twice, none
+ * dropped. */
+START_TEST(test_recovery_reads_ring_entries_wrapped_around)
+{
+	enum { WRITTEN = 8000, LEFT = 300 };
+	struct recover_opts o = {.report = quiet};
+	struct recover_stats rs;
+	char logp[400], sd[300], *text, *line, *p;
+	uint64_t sum = 0, want = 0;
+	unsigned closes = 0;
+	pid_t pid;
+	int status, i;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/wrap.%%p.log", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct meter_time now = {2000000000ull, 1700000001000000000ull};
+		struct state st;
+		struct meter m;
+		int n = 0;
+
+		open_meter(&st, &m, 2048);
+		for (i = 0; i < WRITTEN + LEFT; i++) {
+			meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+			fd_account(&m.tab.slots[7], DIR_OUT, 1000u + (unsigned)i,
+				   0, (ACCT_BYTES | ACCT_CALLS));
+			meter_closed(&m, 7, now.real_ns);
+			while (i + 1 == WRITTEN &&
+			       closeq_tail(&m.q) < WRITTEN && ++n < 100)
+				meter_tick(&m, now);
+		}
+		_exit(closeq_tail(&m.q) == WRITTEN ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	snprintf(logp, sizeof(logp), "%s/wrap.%d.log", dir, (int)pid);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+	ck_assert_uint_eq(rs.recovered, 1);
+	text = uu_slurp(logp);
+	for (p = text; (p = strstr(p, "\"type\":\"close\"")); p++) {
+		line = uu_line_with(p, "\"type\":\"close\"");
+		sum += uu_json_u64(line, "bytes_out");
+		closes++;
+		free(line);
+	}
+	for (i = 0; i < WRITTEN + LEFT; i++)
+		want += 1000u + (unsigned)i;
+	ck_assert_uint_eq(closes, WRITTEN + LEFT);
+	ck_assert_uint_eq(sum, want);
+	line = uu_line_with(text, "\"type\":\"exit\"");
+	ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), WRITTEN + LEFT);
+	ck_assert_ptr_null(strstr(line, "close_records_dropped"));
+	free(line);
+	free(text);
+}
+END_TEST
+
 /* The ticker's scan calls between() before each file, after reading it
  * and after making its records (it writes its own waiting close records
  * there: t_churn_while_recovering), and a stop word set meanwhile ends the
@@ -1166,6 +1285,8 @@ int main(void)
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_calls_between_before_each_file);
+	tcase_add_test(tc, test_recovery_reads_slots_up_to_the_last_with_data);
+	tcase_add_test(tc, test_recovery_reads_ring_entries_wrapped_around);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
 	tcase_add_test(tc, test_automatic_recovery_only_in_a_closed_directory);
