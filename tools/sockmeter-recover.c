@@ -10,7 +10,7 @@
  * `sockmeter recover`.  Exit status: 0, 1 when DIR cannot be read, 2 for
  * a usage error.
  *
- *   sockmeter-recover --log-path NAME PID
+ *   sockmeter-recover --log-path NAME PID [--any-uid]
  *
  * For the launcher: the log path the library would use for program NAME
  * as pid PID with the same environment, read by the library's own config
@@ -18,6 +18,8 @@
  * a commented section header, format = prometheus, a blank or refused
  * SOCKMETER_LOG), with %t as '*'; "stderr"; or nothing and status 3 when
  * the program is not metered (enabled = false, SOCKMETER=off, skip).
+ * --any-uid: %u as '*' too (the logs a program that changed user wrote
+ * as that user: the default path follows the uid that writes).
  */
 #include "../config/config.h"
 #include "../core/recover.h"
@@ -26,6 +28,7 @@
 
 #include <unistd.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +57,7 @@ static void silent(void *ctx, const char *msg)
 	(void)ctx, (void)msg; /* the program says them */
 }
 
-static int log_path(const char *name, const char *pid)
+static int log_path(const char *name, const char *pid, bool any_uid)
 {
 	struct config cfg;
 	char tmpl[CONFIG_PATH_MAX], out[CONFIG_PATH_MAX + 64], *q;
@@ -73,9 +76,10 @@ static int log_path(const char *name, const char *pid)
 		printf("stderr\n");
 		return 0;
 	}
-	/* %t (the start time, unknown here) as \001, then '*'. */
+	/* %t (the start time, unknown here) as \001, then '*'; %u too
+	 * with any_uid. */
 	for (; *t && n + 2 < sizeof(tmpl); t++) {
-		if (t[0] == '%' && t[1] == 't') {
+		if (t[0] == '%' && (t[1] == 't' || (any_uid && t[1] == 'u'))) {
 			tmpl[n++] = '\001';
 			t++;
 		} else if (t[0] == '%' && t[1]) {
@@ -108,7 +112,10 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc == 4 && strcmp(argv[1], "--log-path") == 0)
-		return log_path(argv[2], argv[3]);
+		return log_path(argv[2], argv[3], false);
+	if (argc == 5 && strcmp(argv[1], "--log-path") == 0 &&
+	    strcmp(argv[4], "--any-uid") == 0)
+		return log_path(argv[2], argv[3], true);
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-q") == 0) {
 			o.report = quiet;

@@ -5,7 +5,10 @@
  * change HOW (setuid, seteuid, setreuid or setresuid) to UID, then 200
  * more bytes and close.
  *
- *   dropuid HOW UID GID [PAUSE_MS]      (PAUSE_MS default 300)
+ *   dropuid HOW UID GID [PAUSE_MS [AFTER_MS]]   (PAUSE_MS default 300)
+ *
+ * AFTER_MS: a pause after the change and the 200 bytes, the connection
+ * still open (pid and euid printed first), for a kill to end it.
  *
  * HOW tempeuid: a change with a way back, first thing (before any
  * socket, as varnish's manager does between its privileged steps):
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
 	int sv[2], r;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: dropuid HOW UID GID [PAUSE_MS]\n");
+		fprintf(stderr,
+			"usage: dropuid HOW UID GID [PAUSE_MS [AFTER_MS]]\n");
 		return 2;
 	}
 	how = argv[1];
@@ -80,6 +84,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	move(sv, 200);
+	if (argc > 5) {
+		ms = atol(argv[5]);
+		printf("pid=%d\neuid=%d\n", (int)getpid(), (int)geteuid());
+		fflush(stdout);
+		d.tv_sec = ms / 1000;
+		d.tv_nsec = (ms % 1000) * 1000000L;
+		nanosleep(&d, NULL);
+		close(sv[0]);
+		close(sv[1]);
+		return 0;
+	}
 	close(sv[0]);
 	close(sv[1]);
 	printf("pid=%d\neuid=%d\n", (int)getpid(), (int)geteuid());
