@@ -178,11 +178,19 @@ bool closeq_pop(struct closeq *q, struct closeq_entry *out)
 	return true;
 }
 
+/* Never at or past head: a place there is the ring's entry of an older
+ * position.  In a dead process's queue (closeq_settle moved tail up to
+ * the totals committed) such an entry may still read ready, one the
+ * totals hold already: killed between its drain's commit and its
+ * release with a full ring, its recovery counted 698 closes twice (a
+ * reviewer, gdb).  Live, nothing at or past head is ready yet. */
 bool closeq_peek(const struct closeq *q, uint64_t i, struct closeq_entry *out)
 {
-	const struct closeq_entry *e = &q->ring[(q->sh->tail + i) % CLOSEQ_CAP];
+	uint64_t tail = q->sh->tail;
+	const struct closeq_entry *e = &q->ring[(tail + i) % CLOSEQ_CAP];
 
-	if (i >= CLOSEQ_CAP || LOAD(&e->state) != ENTRY_READY)
+	if (i >= CLOSEQ_CAP || tail + i >= LOAD(&q->sh->head) ||
+	    LOAD(&e->state) != ENTRY_READY)
 		return false;
 	*out = *e;
 	return true;

@@ -123,6 +123,32 @@ START_TEST(test_full_ring_drops_records_keeps_numbers)
 }
 END_TEST
 
+/* A dead process's full queue, killed between a drain's commit (its
+ * totals hold the oldest 698) and the release of those entries: after
+ * closeq_settle only the 7,494 past them are peeked, never the 698 again
+ * through the places past head (which are theirs in a full ring). */
+START_TEST(test_settled_full_ring_peeks_nothing_past_head)
+{
+	struct closeq_entry e;
+	uint64_t i = 0, upto = 100 + 698;
+	int k;
+
+	for (k = 0; k < 100; k++)
+		push(k, 1);
+	while (closeq_pop(&q, &e))
+		;
+	for (k = 0; k < CLOSEQ_CAP; k++)
+		push(1000 + k, 1);
+	ck_assert_uint_eq(closeq_pending(&q), CLOSEQ_CAP);
+	closeq_settle(&q, upto);
+	while (closeq_peek(&q, i, &e)) {
+		ck_assert_int_eq(e.s.fd, (int)(1000 + 698 + i));
+		i++;
+	}
+	ck_assert_uint_eq(i, CLOSEQ_CAP - 698);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("closeq");
@@ -136,6 +162,7 @@ int main(void)
 	tcase_add_test(tc,
 		       test_a_sleeping_ticker_is_woken_by_the_closing_thread);
 	tcase_add_test(tc, test_full_ring_drops_records_keeps_numbers);
+	tcase_add_test(tc, test_settled_full_ring_peeks_nothing_past_head);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
