@@ -3,7 +3,9 @@
 # exact; the program's exit status passes through (curl -f on a 404 exits
 # 22); an LD_PRELOAD already set is kept; -c reads the path from the ini;
 # a bad option is refused with status 2 before anything runs; the
-# launcher's own helpers are not metered.
+# launcher's own helpers are not metered; -s names the logs of the
+# program's children (a shell running two curls), which have pids of
+# their own, after the program's own.
 . "$(dirname "$0")/lib.sh"
 
 launcher=$(cd "$(dirname "$0")/../.." && pwd)/scripts/sockmeter
@@ -243,4 +245,16 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$launcher" recover "$T/ustat
 	fail "recover as nobody: $(cat "$T/u.rec")"
 expect_eq "late: recovered by that user" \
 	"$(q "$T/ulog/late.$UPID.log" "[E.get('end'), T['bytes_out']]")" '["killed", 5000]'
+
+# A shell's children: their logs named after the shell's (none: it has no
+# socket), oldest first; a log older than the launch is not.
+mkdir "$T/kids"
+touch -d '1 hour ago' "$T/kids/curl.1.log"
+"$launcher" -s -f json -o "$T/kids/%n.%p.log" -- sh -c \
+	"curl -s -o /dev/null $url/f.bin; sleep 0.1; curl -s -o /dev/null $url/f.bin" 2>"$T/kids.err" ||
+	fail "a shell's children: $(cat "$T/kids.err")"
+grep -q '^sockmeter: no log at ' "$T/kids.err" || fail "a shell's children: the shell's log: $(cat "$T/kids.err")"
+named=$(sed -n 's/^sockmeter: 2 other logs written since the launch, by its children (a pid of their own each) or other metered programs: //p' "$T/kids.err")
+expect_eq "a shell's children: the logs named" "$named" \
+	"$(ls -tr "$T"/kids/curl.*.log | grep -v '/curl\.1\.log$' | paste -sd ' ' -)"
 exit 0
