@@ -749,8 +749,10 @@ static void wipe_on_fork(void *p, uint64_t len)
 		     0);
 }
 
-/* The reservation state_open and state_open_later lay out. */
-static int reserve(struct state *st, uint32_t cap)
+int state_open(struct state *st, const struct config *cfg, const char *prog,
+	       long pid, uint32_t cap, uint64_t start_real_ns,
+	       uint64_t start_mono_ns, const char *log_path,
+	       config_report_fn report, void *ctx)
 {
 	struct state_layout l;
 	char *base;
@@ -782,37 +784,9 @@ static int reserve(struct state *st, uint32_t cap)
 	region_init(&st->ring_region, (char *)st->ring, l.ring_off,
 		    l.entry_size, l.ring_chunk, l.ring_count, st->ring_chunks,
 		    sizeof(st->ring_chunks));
-	return 0;
-}
-
-int state_open(struct state *st, const struct config *cfg, const char *prog,
-	       long pid, uint32_t cap, uint64_t start_real_ns,
-	       uint64_t start_mono_ns, const char *log_path,
-	       config_report_fn report, void *ctx)
-{
-	if (reserve(st, cap) != 0)
-		return -ENOMEM;
 	st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
 				   start_mono_ns, log_path, true, report, ctx);
 	st->file_state = FILE_TRIED;
-	return 0;
-}
-
-int state_open_later(struct state *st, const struct config *cfg,
-		     const char *prog, long pid, uint32_t cap,
-		     uint64_t start_real_ns, uint64_t start_mono_ns)
-{
-	if (reserve(st, cap) != 0)
-		return -ENOMEM;
-	st->cfg = cfg;
-	st->prog = prog;
-	st->pid = pid;
-	st->start_real_ns = start_real_ns;
-	st->start_mono_ns = start_mono_ns;
-	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
-	/* A directory this user cannot use is said when the file is
-	 * wanted, as for a fork child whose parent had one. */
-	st->parent_durable = true;
 	return 0;
 }
 

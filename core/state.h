@@ -238,19 +238,6 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	       config_report_fn report, void *ctx);
 
 /*
- * state_open_later - the same, but the file is made at the first tracked
- * fd, as a fork child's (state_make_file): a process whose end is never
- * seen (a Go program's runtime exits by its own system call) and that
- * never tracks an fd leaves no file behind.  st->cfg is cfg until the
- * caller points it at a copy that lasts; a failure to make the file is
- * said by no one (make_file is quiet: it may run in a signal handler).
- * Returns 0 or -ENOMEM.  Context: start-up only.
- */
-int state_open_later(struct state *st, const struct config *cfg,
-		     const char *prog, long pid, uint32_t cap,
-		     uint64_t start_real_ns, uint64_t start_mono_ns);
-
-/*
  * state_back_slot, state_back_ring - a lifecycle call is about to write
  * slot fd (ring entry index): back its chunk with the file if that has not
  * been tried yet.  ctx is the struct state.  Lock-free; a system call or

@@ -64,19 +64,15 @@ void sm_durable_log_moved(void)
 	note_log_path();
 }
 
-static void file_made(struct state *st);
-
 int sm_durable_init(const struct config *cfg, const char *prog, long pid,
-		    uint32_t cap, struct meter_time now, bool later,
+		    uint32_t cap, struct meter_time now,
 		    config_report_fn report, void *ctx)
 {
 	struct meter_mem mem;
 	int r;
 
-	if ((later ? state_open_later(&sm_state, cfg, prog, pid, cap,
-				      now.real_ns, now.mono_ns)
-		   : state_open(&sm_state, cfg, prog, pid, cap, now.real_ns,
-				now.mono_ns, "", report, ctx)) != 0) {
+	if (state_open(&sm_state, cfg, prog, pid, cap, now.real_ns, now.mono_ns,
+		       "", report, ctx) != 0) {
 		memset(&sm_state, 0, sizeof(sm_state));
 		return meter_init(&sm_meter, cfg, prog, pid, cap, now, report,
 				  ctx);
@@ -98,13 +94,6 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	/* A log out of reach: its warning says whether the totals are
 	 * kept for a recovery (a fork child's file is made later). */
 	sm_meter.sink.kept = &sm_state.durable;
-	if (later) {
-		/* Made at the first tracked fd (state_open_later), with the
-		 * meter's own copy of the config. */
-		sm_state.cfg = &sm_meter.cfg;
-		sm_state.made = file_made;
-		return 0;
-	}
 	note_log_path();
 	return 0;
 }

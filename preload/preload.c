@@ -1494,25 +1494,21 @@ static bool reserved_too_much(const struct vm_use *before,
  * sockets never reach the wrappers (only cgo code's calls do).  Say so
  * once, rather than write nothing and leave the user to guess why
  * (`[sockmeter] skip` silences it, as it leaves the program alone).
- * True for a Go program: its end is never seen either (the runtime exits
- * by its own system call), so its state file is made only when cgo code
- * tracks an fd (a helper's `caddy version` left one behind every run).
  */
-static bool warn_if_go(const char *prog)
+static void warn_if_go(const char *prog)
 {
 	char msg[320];
 
 	if (!elf_has_note((const ElfW(Phdr) *)getauxval(AT_PHDR),
 			  getauxval(AT_PHNUM), ELFNOTE_GO_OWNER,
 			  ELFNOTE_GO_BUILDID))
-		return false;
+		return;
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: %s is a Go program: Go makes its own system "
 		 "calls, not through libc, so its sockets cannot be metered "
 		 "(only calls made through libc, by cgo code, are counted)",
 		 prog);
 	report_stderr(NULL, msg);
-	return true;
 }
 
 /*
@@ -1633,7 +1629,7 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	const char *prog = program_invocation_short_name;
 	int saved = errno, r;
 	struct vm_use vm_before, vm_after;
-	bool vg_meter, limited, go;
+	bool vg_meter, limited;
 
 	if (initialized++)
 		return;
@@ -1692,10 +1688,10 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 			i += strlen(held.buf + i) + 1;
 		}
 	}
-	go = warn_if_go(prog);
+	warn_if_go(prog);
 	limited = memory_limit() != RLIM_INFINITY && vm_use_now(&vm_before);
 	r = sm_durable_init(&cfg, prog, (long)getpid(), fd_capacity(&cfg),
-			    now_both(), go, report_until_tracked, NULL);
+			    now_both(), report_until_tracked, NULL);
 	if (!r && limited && vm_use_now(&vm_after) &&
 	    reserved_too_much(&vm_before, &vm_after)) {
 		sm_durable_give_back();

@@ -460,10 +460,9 @@ enum sm_end {
 };
 
 /* sm_durable_init - the state file, then the meter in it (sm_meter); as
- * meter_init returns.  later: the file is made at the first tracked fd
- * (state_open_later).  Context: start-up only. */
+ * meter_init returns.  Context: start-up only. */
 int sm_durable_init(const struct config *cfg, const char *prog, long pid,
-		    uint32_t cap, struct meter_time now, bool later,
+		    uint32_t cap, struct meter_time now,
 		    config_report_fn report, void *ctx);
 
 /* sm_durable_give_back - undo a start-up that succeeded: the meter's

@@ -700,76 +700,6 @@ START_TEST(test_recovery_writes_a_dead_process_records_once)
 }
 END_TEST
 
-/* A process whose end is never seen (a Go program: state_open_later)
- * makes no file until its first tracked fd; then one, whose records a
- * recovery writes when it dies unseen. */
-static struct meter *later_meter;
-
-static void later_made(struct state *st)
-{
-	snprintf(st->hdr->log_path, sizeof(st->hdr->log_path), "%s",
-		 later_meter->sink.path);
-}
-
-START_TEST(test_state_open_later_makes_the_file_at_the_first_tracked_fd)
-{
-	struct recover_opts o = {.report = quiet};
-	struct recover_stats rs;
-	char logp[400], sd[300], *text, *line;
-	int before = count_files() > 0 ? count_files() : 0, status;
-	pid_t pid;
-
-	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/later.%%p.log", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct meter_time now = {1000, 1700000000000000000ull};
-		struct meter_mem mem = {0};
-		struct state st;
-		struct meter m;
-		int bad = 0;
-
-		if (state_open_later(&st, &cfg, "later", (long)getpid(), 2048,
-				     now.real_ns, now.mono_ns) != 0)
-			_exit(9);
-		mem.slots = st.slots;
-		mem.queue = st.queue;
-		mem.ring = st.ring;
-		mem.ticker = st.ticker;
-		mem.back_slot = state_back_slot;
-		mem.back_slot_untracked = state_back_slot_untracked;
-		mem.back_ring = state_back_ring;
-		mem.back_ctx = &st;
-		if (meter_init_at(&m, &cfg, "later", (long)getpid(), 2048, now,
-				  quiet, NULL, &mem) != 0)
-			_exit(10);
-		st.cfg = &m.cfg;
-		later_meter = &m;
-		st.made = later_made;
-		bad |= (count_files() > before || st.durable) << 0;
-		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, 4321, 0,
-			   (ACCT_BYTES | ACCT_CALLS));
-		bad |= (count_files() != before + 1 || !st.durable) << 1;
-		/* Dies unseen. */
-		exit_first_failed(bad);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_int_eq(status, 0);
-	snprintf(logp, sizeof(logp), "%s/later.%d.log", dir, (int)pid);
-	snprintf(sd, sizeof(sd), "%s/st", dir);
-	ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
-	ck_assert_uint_eq(rs.recovered, 1);
-	text = uu_slurp(logp);
-	line = uu_line_with(text, "\"type\":\"exit\"");
-	ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 4321);
-	ck_assert_ptr_nonnull(strstr(line, "\"end\":\"killed\""));
-	free(line);
-	free(text);
-	ck_assert_int_le(count_files(), before);
-}
-END_TEST
-
 /* Recovery walks only the slots the file holds data for (past them it is
  * holes): a connection in the table's last slot, one in a middle chunk
  * and one at 7 are all in the recovered exit record, and one in a slot
@@ -1356,7 +1286,6 @@ int main(void)
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_calls_between_before_each_file);
 	tcase_add_test(tc, test_recovery_reads_slots_up_to_the_last_with_data);
-	tcase_add_test(tc, test_state_open_later_makes_the_file_at_the_first_tracked_fd);
 	tcase_add_test(tc, test_recovery_reads_ring_entries_wrapped_around);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
