@@ -165,6 +165,30 @@ static void note_slots_read(struct image *img, uint64_t end)
 		img->slots_read = n;
 }
 
+/* Whether a dead process's settings are what its config loader could have
+ * made (config.h's ranges): its records are made with them, and a damaged
+ * file's zero bucket width would divide by zero in the ticker that
+ * recovers it, taking its host program down. */
+static bool config_sane(const struct config *c)
+{
+	uint32_t k;
+
+	if ((unsigned)c->format > FORMAT_PROMETHEUS ||
+	    (unsigned)c->close_records > CLOSE_RECORDS_OFF ||
+	    c->interval_ms < 100 || c->interval_ms > 86400000u ||
+	    c->bucket_ms < 100 || c->bucket_ms > 3600000u ||
+	    c->buckets < 2 || c->buckets > 86400u || c->nspans < 1 ||
+	    c->nspans > CONFIG_MAX_SPANS || c->nskip < 0 ||
+	    c->nskip > CONFIG_MAX_SKIP || c->log_keep > 1000u ||
+	    c->max_fds > FDTAB_MAX_CAP)
+		return false;
+	for (k = 0; k < c->nspans; k++)
+		if (c->span_buckets[k] < 1 || c->span_buckets[k] > c->buckets ||
+		    (k && c->span_buckets[k] <= c->span_buckets[k - 1]))
+			return false;
+	return true;
+}
+
 /* Read [pos, end) of fd into the image, in pieces with o->between called
  * between two; false when the file ended or failed first. */
 static bool read_span(long fd, struct image *img, uint64_t pos, uint64_t end,
@@ -264,11 +288,20 @@ static int read_image(const char *path, struct image *img, const char **why,
 		off_t data = lseek((int)fd, (off_t)pos, SEEK_DATA), hole;
 		uint64_t d, h;
 
-		if (data < 0)
-			break;
+		/* No data past pos (ENXIO), or the lseek failed: then the
+		 * image would lack what was not read (a reviewer's injected
+		 * EIO made an empty image, whose zero config divided by
+		 * zero). */
+		if (data < 0) {
+			if (errno == ENXIO)
+				break;
+			goto fail;
+		}
 		hole = lseek((int)fd, data, SEEK_HOLE);
+		if (hole < 0)
+			goto fail;
 		d = (uint64_t)data;
-		h = hole < 0 ? img->size : (uint64_t)hole;
+		h = (uint64_t)hole;
 		if (d >= img->size)
 			break;
 		if (h > img->size)
@@ -282,6 +315,11 @@ static int read_image(const char *path, struct image *img, const char **why,
 	}
 	if (!read_ring_wanted(fd, img, o))
 		goto fail;
+	if (!config_sane((const struct config *)(img->p +
+						  img->hdr.layout.config_off))) {
+		*why = "its settings are out of their ranges (a damaged file)";
+		goto fail;
+	}
 	SM_SYSCALL(SYS_close, fd);
 	return 0;
 fail:
@@ -1162,8 +1200,19 @@ static void recover_one(const char *dir, const char *name,
 	}
 	memset(&img, 0, sizeof(img));
 	if (read_image(claim, &img, &why, o) != 0) {
-		say(o, "sockmeter recover: %s: %s; left as %s", path, why,
-		    claim);
+		/* Back under its own name, for a later try: left claimed, no
+		 * scan would take it while this process lives (its own pass
+		 * over claims of its own pid, a hand-run recover over those
+		 * of a live one). */
+		snprintf(orig, sizeof(orig), "%.*s",
+			 (int)(strstr(claim, CLAIM) - claim), claim);
+		if (SM_SYSCALL(SYS_renameat, AT_FDCWD, claim, AT_FDCWD,
+			       orig) == 0)
+			say(o, "sockmeter recover: %s: %s; left for a later "
+			       "recovery", orig, why);
+		else
+			say(o, "sockmeter recover: %s: %s; left as %s", path,
+			    why, claim);
 		st->skipped++;
 		return;
 	}

@@ -11,7 +11,9 @@
 #    one line saying there are two;
 #  - a kill after the change: both shown, root's last (recovered exit
 #    record, "end":"killed", 300 bytes each way, the last record shown),
-#    and no claim that the exit record is missing.
+#    and no claim that the exit record is missing; a third uid's log of
+#    an older process with the same pid, written to since the launch, is
+#    not shown.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (to change uid)"
@@ -51,7 +53,14 @@ for _ in $(seq 100); do
 done
 pid=$(field pid "$T/kill.out")
 [ -n "$pid" ] || fail "kill: dropuid did not start: $(cat "$T/kill.err")"
+# Another uid's log of an older process that had the same pid, appended
+# to since the launch (a recovery's exit record): not this program's.
+old=$(($(date +%s) - 3600))
+printf '{"type":"interval","ts":%s.000000,"pid":%s,"prog":"dropuid","start":%s.000000}\n' \
+	"$old" "$pid" "$old" >"$T/pub/k4242.$pid.log"
 sleep 1
+printf '{"type":"exit","ts":%s.000000,"pid":%s,"prog":"dropuid","start":%s.000000}\n' \
+	"$(date +%s)" "$pid" "$old" >>"$T/pub/k4242.$pid.log"
 kill -KILL "$pid"
 wait "$lpid"
 rc=$?

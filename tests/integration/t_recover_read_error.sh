@@ -4,8 +4,10 @@
 # found by a reviewer with strace's fault injection) and removed the file.
 #  - a churnrate killed 0.6 s in (its ring holds close records);
 #  - sockmeter recover of a copy of its file, with the last read of that
-#    file made to fail (EIO): nothing written, the file left (claimed),
-#    the message says so;
+#    file made to fail (EIO): nothing written, the file left under its
+#    own name, the message says so; the same for a failed lseek, and for
+#    a file whose settings are out of their ranges (its config page
+#    zeroed: before, a division by zero);
 #  - a second recover: the records, the same as a recovery of another
 #    copy that nothing made fail (but each line's time).
 . "$(dirname "$0")/lib.sh"
@@ -51,10 +53,36 @@ nth=$(grep -E '^[0-9]+ +pread64\(' "$T/count.trace" |
 
 strace -f -o /dev/null -e trace=pread64 -e inject=pread64:error=EIO:when="$nth" \
 	"$rec" "$T/work" >"$T/fail.out" 2>"$T/fail.err" || :
-grep -q 'read error; left as ' "$T/fail.err" ||
+grep -q 'read error; left for a later recovery' "$T/fail.err" ||
 	fail "no message of the read error: $(cat "$T/fail.err")"
 cmp -s "$log" "$T/orig.log" || fail "records written after the failed read: $(appended /dev/stdout)"
-[ -n "$(find "$T/work" -name '*.state*')" ] || fail "the state file was removed"
+# Under its own name again: left claimed, no scan would take it while
+# the recovering process lives (a reviewer: a daemon's ticker).
+expect_eq "the state file, under its own name" \
+	"$(cd "$T/work" && ls)" "$(cd "$T/st" && ls)"
+
+# A failed lseek (the data's whereabouts): before, taken for the end of
+# the data, an empty image recovered, whose zero settings divided by zero
+# (SIGFPE: in an automatic scan, the host program's death).
+cp -a "$T/st" "$T/seek"
+strace -f -o /dev/null -e trace=lseek -e inject=lseek:error=EIO:when=2 \
+	"$rec" "$T/seek" >"$T/seek.out" 2>"$T/seek.err"
+rc=$?
+expect_eq "recover's status after a failed lseek" "$rc" 0
+grep -q 'read error; left for a later recovery' "$T/seek.err" ||
+	fail "a failed lseek: $(cat "$T/seek.err")"
+cmp -s "$log" "$T/orig.log" || fail "records written after the failed lseek: $(appended /dev/stdout)"
+# Settings out of their ranges (a damaged file: the config page zeroed):
+# refused, said, nothing written, no crash.
+cp -a "$T/st" "$T/bad"
+f=$(find "$T/bad" -name '*.state')
+dd if=/dev/zero of="$f" bs=4096 seek=1 count=1 conv=notrunc status=none
+"$rec" "$T/bad" >"$T/bad.out" 2>"$T/bad.err"
+rc=$?
+expect_eq "recover's status on a damaged file" "$rc" 0
+grep -q 'its settings are out of their ranges (a damaged file); left for a later recovery' "$T/bad.err" ||
+	fail "a damaged file: $(cat "$T/bad.err")"
+cmp -s "$log" "$T/orig.log" || fail "records written from a damaged file: $(appended /dev/stdout)"
 
 "$rec" -q "$T/work" || fail "the second recovery failed"
 appended "$T/retry.add"
