@@ -1108,15 +1108,57 @@ static bool final_elsewhere(const char *dir, const char *name,
 
 /* gone: the file is of another pid namespace, which is gone (ns_gone):
  * its process is dead, though its pid cannot be looked at from here. */
+/* The files a scan could not read, to go back under their own names once
+ * the scan has passed them: renamed back at once, a file could be met
+ * again in the same pass (a rename may give the entry a later place in
+ * the directory: tmpfs on some kernels), and a hand-run recover, with
+ * no quota of files, would never end.  Names only (ours are short); past
+ * RESTORE_MAX the rest stay claimed until this process ends (a claim of
+ * a dead process is taken over). */
+#define RESTORE_MAX  16
+#define RESTORE_NAME 96
+struct restores {
+	unsigned n;
+	char claim[RESTORE_MAX][RESTORE_NAME], orig[RESTORE_MAX][RESTORE_NAME];
+};
+
+static void restore_later(struct restores *rs, const char *claim,
+			  const char *orig)
+{
+	if (!rs || rs->n >= RESTORE_MAX || strlen(claim) >= RESTORE_NAME ||
+	    strlen(orig) >= RESTORE_NAME)
+		return;
+	memcpy(rs->claim[rs->n], claim, strlen(claim) + 1);
+	memcpy(rs->orig[rs->n], orig, strlen(orig) + 1);
+	rs->n++;
+}
+
+/* Never over a file of that name (one made since, with the same pid and
+ * start after a reboot, in a state directory that outlived it). */
+static void restore_all(long dirfd, struct restores *rs)
+{
+	unsigned i;
+
+	for (i = 0; i < rs->n; i++)
+		SM_SYSCALL(SYS_renameat2, dirfd, rs->claim[i], dirfd,
+			   rs->orig[i], RENAME_NOREPLACE);
+	rs->n = 0;
+}
+
 static void recover_one(const char *dir, const char *name,
 			const struct recover_opts *o, struct recover_stats *st,
-			bool gone)
+			bool gone, struct restores *rs)
 {
 	char path[CONFIG_PATH_MAX + 300], claim[CONFIG_PATH_MAX + 340];
 	char orig[CONFIG_PATH_MAX + 340], fallback[CONFIG_PATH_MAX + 340];
 	struct image img;
-	const char *why;
+	const char *why, *cl = strstr(name, STATE_SUFFIX CLAIM);
 	long fd, owner = claim_pid(name);
+	/* The state file's own name: the entry's, less a claim's suffix
+	 * (looked for in the name, not in the directory's path). */
+	int base = cl ? (int)(cl - name) + (int)strlen(STATE_SUFFIX)
+		      : (int)strlen(name);
+	size_t base_len;
 	int r;
 
 	/* A name that does not fit is not one of ours (ours are short). */
@@ -1125,15 +1167,15 @@ static void recover_one(const char *dir, const char *name,
 		st->skipped++;
 		return;
 	}
+	base_len = strlen(dir) + 1 + (size_t)base;
 	if (owner) {
 		/* A recoverer's claim: take it over only if it died. */
 		if (owner == (long)getpid() || pid_alive(owner)) {
 			st->skipped++;
 			return;
 		}
-		snprintf(claim, sizeof(claim), "%.*s%s%ld",
-			 (int)(strstr(path, CLAIM) - path), path, CLAIM,
-			 (long)getpid());
+		snprintf(claim, sizeof(claim), "%.*s%s%ld", (int)base_len,
+			 path, CLAIM, (long)getpid());
 	} else {
 		struct stat sb;
 
@@ -1200,19 +1242,17 @@ static void recover_one(const char *dir, const char *name,
 	}
 	memset(&img, 0, sizeof(img));
 	if (read_image(claim, &img, &why, o) != 0) {
-		/* Back under its own name, for a later try: left claimed, no
-		 * scan would take it while this process lives (its own pass
-		 * over claims of its own pid, a hand-run recover over those
-		 * of a live one). */
-		snprintf(orig, sizeof(orig), "%.*s",
-			 (int)(strstr(claim, CLAIM) - claim), claim);
-		if (SM_SYSCALL(SYS_renameat, AT_FDCWD, claim, AT_FDCWD,
-			       orig) == 0)
-			say(o, "sockmeter recover: %s: %s; left for a later "
-			       "recovery", orig, why);
-		else
-			say(o, "sockmeter recover: %s: %s; left as %s", path,
-			    why, claim);
+		/* Back under its own name, for a later try, once the scan
+		 * is over (restore_all): left claimed, no scan would take it
+		 * while this process lives (its own pass over claims of its
+		 * own pid, a hand-run recover over those of a live one). */
+		char own[RESTORE_NAME], claimed[RESTORE_NAME];
+
+		snprintf(own, sizeof(own), "%.*s", base, name);
+		snprintf(claimed, sizeof(claimed), "%s", claim + strlen(dir) + 1);
+		restore_later(rs, claimed, own);
+		say(o, "sockmeter recover: %s/%s: %s; left for a later "
+		       "recovery", dir, own, why);
 		st->skipped++;
 		return;
 	}
@@ -1248,8 +1288,7 @@ static void recover_one(const char *dir, const char *name,
 		/* Parked for sockmeter recover, which prints it on its own
 		 * stderr (before, an automatic scan removed it with nothing
 		 * written: the numbers were gone). */
-		park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim),
-			      orig, sizeof(orig));
+		park_for_hand(claim, base_len, orig, sizeof(orig));
 		st->skipped++;
 		munmap(img.p, img.size);
 		return;
@@ -1265,7 +1304,7 @@ static void recover_one(const char *dir, const char *name,
 			    "sockmeter recover: %s[%" PRId64 "]: it had no "
 			    "connection: no record to write",
 			    img.hdr.prog, img.hdr.pid);
-	} else if (park_for_hand(claim, (size_t)(strstr(claim, CLAIM) - claim),
+	} else if (park_for_hand(claim, base_len,
 				 orig, sizeof(orig))) {
 		/* Its numbers exist nowhere else: the file stays, parked
 		 * under a name the automatic scans pass over (every metered
@@ -1301,10 +1340,12 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 	uint64_t view = state_pid_view(NULL);
 	unsigned seen = 0, looked_elsewhere = 0;
 	struct ns_seen ns = { 0 };
+	struct restores rs;
 	char buf[8192] __attribute__((aligned(8)));
 	long n;
 
 	memset(st, 0, sizeof(*st));
+	rs.n = 0;
 	if (fd < 0) {
 		int err = errno;
 
@@ -1356,7 +1397,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				    ns_gone(&ns, view, state_name_view(e->name))) {
 					if (o->between)
 						o->between(o->between_ctx);
-					recover_one(dir, e->name, o, st, true);
+					recover_one(dir, e->name, o, st, true, &rs);
 					continue;
 				}
 				say(o,
@@ -1374,10 +1415,11 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				goto done;
 			if (o->between)
 				o->between(o->between_ctx);
-			recover_one(dir, e->name, o, st, false);
+			recover_one(dir, e->name, o, st, false, &rs);
 		}
 	}
 done:
+	restore_all(fd, &rs);
 	SM_SYSCALL(SYS_close, fd);
 	return 0;
 }

@@ -257,4 +257,15 @@ grep -q '^sockmeter: no log at ' "$T/kids.err" || fail "a shell's children: the 
 named=$(sed -n 's/^sockmeter: 2 other logs written since the launch, by its children (a pid of their own each) or other metered programs: //p' "$T/kids.err")
 expect_eq "a shell's children: the logs named" "$named" \
 	"$(ls -tr "$T"/kids/curl.*.log | grep -v '/curl\.1\.log$' | paste -sd ' ' -)"
+# The same from a script run through env (its #! line has two words: a
+# reviewer found them read as one name, and no log named).
+mkdir "$T/envkids"
+printf '#!/usr/bin/env sh\ncurl -s -o /dev/null %s/f.bin\ncurl -s -o /dev/null %s/f.bin\n' \
+	"$url" "$url" >"$T/envkids.sh"
+chmod +x "$T/envkids.sh"
+"$launcher" -s -f json -o "$T/envkids/%n.%p.log" -- "$T/envkids.sh" 2>"$T/envkids.err" ||
+	fail "an env script's children: $(cat "$T/envkids.err")"
+named=$(sed -n 's/^sockmeter: 2 other logs written since the launch, by its children (a pid of their own each) or other metered programs: //p' "$T/envkids.err")
+expect_eq "an env script's children: the logs named" "$named" \
+	"$(ls -tr "$T"/envkids/curl.*.log | paste -sd ' ' -)"
 exit 0

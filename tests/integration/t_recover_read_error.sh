@@ -82,6 +82,17 @@ rc=$?
 expect_eq "recover's status on a damaged file" "$rc" 0
 grep -q 'its settings are out of their ranges (a damaged file); left for a later recovery' "$T/bad.err" ||
 	fail "a damaged file: $(cat "$T/bad.err")"
+expect_eq "a damaged file, under its own name" "$(cd "$T/bad" && ls)" "$(cd "$T/st" && ls)"
+# A state directory whose own name holds the claim's suffix, beside a file
+# of the name before it: the file goes back into its directory, the other
+# is untouched (a reviewer: the name was cut in the directory's path, and
+# the rename put the state file over that file).
+mkdir -m 700 "$T/d.rec-1"
+cp -a "$T/bad/." "$T/d.rec-1/"
+echo precious >"$T/d"
+"$rec" "$T/d.rec-1" >/dev/null 2>"$T/drec.err"
+expect_eq "the file beside the directory" "$(cat "$T/d")" precious
+expect_eq "the damaged file, in its directory" "$(cd "$T/d.rec-1" && ls)" "$(cd "$T/st" && ls)"
 cmp -s "$log" "$T/orig.log" || fail "records written from a damaged file: $(appended /dev/stdout)"
 
 "$rec" -q "$T/work" || fail "the second recovery failed"
