@@ -627,11 +627,11 @@ END_TEST
 /* A process that tracked one TCP connection (fd 7, out bytes sent) and
  * died without a word, its log cfg's NAME.%p.log in dir and its file
  * marked status (STATE_LIVE: as made): its pid, reaped. */
-static pid_t dead_process(const char *name, uint64_t out,
-			  enum state_status status)
+static pid_t dead_process_fds(const char *name, const int *fds, int nfds,
+			      uint64_t out, enum state_status status)
 {
 	pid_t pid;
-	int ws;
+	int ws, i;
 
 	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/%s.%%p.log", dir,
 		 name);
@@ -642,15 +642,28 @@ static pid_t dead_process(const char *name, uint64_t out,
 		struct meter m;
 
 		open_meter(&st, &m, 2048);
-		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
-		fd_account(&m.tab.slots[7], DIR_OUT, out, 0,
-			   (ACCT_BYTES | ACCT_CALLS));
+		for (i = 0; i < nfds; i++) {
+			meter_opened(&m, fds[i], KIND_TCP, 1, NULL, NULL);
+			fd_account(&m.tab.slots[fds[i]], DIR_OUT,
+				   out + (uint64_t)i, 0,
+				   (ACCT_BYTES | ACCT_CALLS));
+		}
 		if (status != STATE_LIVE)
 			state_set_status(&st, status);
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_int_eq(ws, 0);
 	return pid;
+}
+
+/* dead_process - the same with one connection, fd 7. */
+static pid_t dead_process(const char *name, uint64_t out,
+			  enum state_status status)
+{
+	static const int seven = 7;
+
+	return dead_process_fds(name, &seven, 1, out, status);
 }
 
 START_TEST(test_recovery_writes_a_dead_process_records_once)
@@ -706,38 +719,21 @@ END_TEST
  * past every other stays in the total when it alone is high. */
 START_TEST(test_recovery_reads_slots_up_to_the_last_with_data)
 {
-	static const int fds[][3] = {{7, 1000, 2047}, {2047, -1, -1}};
+	static const int fds[][3] = {{7, 1000, 2047}, {2047}};
+	static const int nfds[] = {3, 1};
 	struct recover_opts o = {.report = quiet};
 	struct recover_stats rs;
-	char logp[400], sd[300], *text, *line;
+	char logp[400], sd[300], name[16], *text, *line;
 	unsigned k;
 
 	for (k = 0; k < 2; k++) {
 		uint64_t want = 0;
 		pid_t pid;
-		int status, i;
+		int i;
 
-		snprintf(cfg.log_path, sizeof(cfg.log_path),
-			 "%s/high%u.%%p.log", dir, k);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			struct state st;
-			struct meter m;
-
-			open_meter(&st, &m, 2048);
-			for (i = 0; i < 3 && fds[k][i] >= 0; i++) {
-				meter_opened(&m, fds[k][i], KIND_TCP, 1, NULL,
-					     NULL);
-				fd_account(&m.tab.slots[fds[k][i]], DIR_OUT,
-					   100u + (unsigned)i, 0,
-					   (ACCT_BYTES | ACCT_CALLS));
-			}
-			_exit(m.tab.cap == 2048 ? 0 : 1);
-		}
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-		ck_assert_int_eq(status, 0);
-		for (i = 0; i < 3 && fds[k][i] >= 0; i++)
+		snprintf(name, sizeof(name), "high%u", k);
+		pid = dead_process_fds(name, fds[k], nfds[k], 100, STATE_LIVE);
+		for (i = 0; i < nfds[k]; i++)
 			want += 100u + (unsigned)i;
 		snprintf(logp, sizeof(logp), "%s/high%u.%d.log", dir, k,
 			 (int)pid);
@@ -748,7 +744,7 @@ START_TEST(test_recovery_reads_slots_up_to_the_last_with_data)
 		line = uu_line_with(text, "\"exit\"");
 		ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), want);
 		ck_assert_uint_eq(uu_json_u64(line, "fds_open"),
-				  (uint64_t)i);
+				  (uint64_t)nfds[k]);
 		free(line);
 		free(text);
 	}
