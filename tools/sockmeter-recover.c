@@ -18,7 +18,7 @@
  * a commented section header, format = prometheus, a blank or refused
  * SOCKMETER_LOG), with %t as '*'; "stderr"; or nothing and status 3 when
  * the program is not metered (enabled = false, SOCKMETER=off, skip).
- * --any-uid: %u as '*' too (the logs a program that changed user wrote
+ * --any-uid: %u as "[0-9]*" (the logs a program that changed user wrote
  * as that user: the default path follows the uid that writes).
  */
 #include "../config/config.h"
@@ -76,11 +76,15 @@ static int log_path(const char *name, const char *pid, bool any_uid)
 		printf("stderr\n");
 		return 0;
 	}
-	/* %t (the start time, unknown here) as \001, then '*'; %u too
-	 * with any_uid. */
+	/* %t (the start time, unknown here) as \001, then '*'; %u as
+	 * \002, then "[0-9]*", with any_uid (a number: "*" matched
+	 * /tmp/sockmeter-it.X, a test's directory, beside the uids'). */
 	for (; *t && n + 2 < sizeof(tmpl); t++) {
-		if (t[0] == '%' && (t[1] == 't' || (any_uid && t[1] == 'u'))) {
+		if (t[0] == '%' && t[1] == 't') {
 			tmpl[n++] = '\001';
+			t++;
+		} else if (t[0] == '%' && any_uid && t[1] == 'u') {
+			tmpl[n++] = '\002';
 			t++;
 		} else if (t[0] == '%' && t[1]) {
 			tmpl[n++] = *t++;
@@ -95,8 +99,12 @@ static int log_path(const char *name, const char *pid, bool any_uid)
 		return 1;
 	for (q = out; *q; q++)
 		if (*q == '\001')
-			*q = '*';
-	printf("%s\n", out);
+			putchar('*');
+		else if (*q == '\002')
+			fputs("[0-9]*", stdout);
+		else
+			putchar(*q);
+	putchar('\n');
 	return 0;
 }
 

@@ -268,4 +268,13 @@ chmod +x "$T/envkids.sh"
 named=$(sed -n 's/^sockmeter: 2 other logs written since the launch, by its children (a pid of their own each) or other metered programs: //p' "$T/envkids.err")
 expect_eq "an env script's children: the logs named" "$named" \
 	"$(ls -tr "$T"/envkids/curl.*.log | paste -sd ' ' -)"
+# A path that follows the uid: its uid is a number, and a file of the same
+# shape whose "uid" is not (a helper's run named a test's directory,
+# /tmp/sockmeter-it.X, among the children's) is not named.
+mkdir "$T/uk"
+"$launcher" -s -f json -o "$T/uk/u%u.%n.%p.log" -- sh -c \
+	"curl -s -o /dev/null $url/f.bin; echo x >'$T/uk/uit.X.curl.1.log'" 2>"$T/uk.err" ||
+	fail "a uid path: $(cat "$T/uk.err")"
+named=$(sed -n 's/^sockmeter: 1 other log written since the launch, by its children (a pid of their own each) or other metered programs: //p' "$T/uk.err")
+expect_eq "a uid path: the log named" "$named" "$(ls "$T"/uk/u"$(id -u)".curl.*.log)"
 exit 0
