@@ -177,6 +177,35 @@ for show in ([], ["-s"]):
 PYEOF
 "$PY" "$T/sig.py" "$launcher" "$T" 2>"$T/sig.err" || fail "signals: $(tail -n 2 "$T/sig.err")"
 
+# Started as an `&` job of a script, where the shell ignores SIGINT and
+# SIGQUIT for it: a QUIT sent to the launcher still reaches the program
+# (a helper's graceful stop of php-fpm did nothing), which has SIGINT
+# ignored as it would without the launcher, and sees nothing of ours in
+# its environment.  The same without the launcher, for the truth.
+cat >"$T/q.py" <<'PYEOF'
+import os, signal, socket, sys, time
+print("int", "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "default")
+print("env", sorted(k for k in os.environ if k.startswith("SM_LAUNCH")))
+got = []
+signal.signal(signal.SIGQUIT, lambda *a: got.append(1))
+s = socket.socket()
+for _ in range(200):
+    if got:
+        break
+    time.sleep(0.05)
+print("got QUIT" if got else "no signal", flush=True)
+sys.exit(5 if got else 0)
+PYEOF
+for how in plain launcher; do
+	run=("$PY" "$T/q.py")
+	[ "$how" = plain ] || run=("$launcher" -s -o "$T/q.%p.log" -- "${run[@]}")
+	bash -c '"$@" >"'"$T/q.$how.out"'" & P=$!; sleep 1; kill -QUIT $P; wait $P; echo "status $?" >>"'"$T/q.$how.out"'"' \
+		_ "${run[@]}" 2>"$T/q.$how.err"
+done
+expect_eq "a QUIT to a launcher started with it ignored" \
+	"$(cat "$T/q.launcher.out")" "$(cat "$T/q.plain.out")"
+grep -q '^got QUIT$' "$T/q.plain.out" || fail "the truth: $(cat "$T/q.plain.out")"
+
 # -s shows the numbers of a program killed by a signal: they are in its
 # state file, recovered into its log before it is shown (the launcher
 # said "no log ... nothing metered" before; a helper's crashed program had
