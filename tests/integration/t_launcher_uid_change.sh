@@ -25,8 +25,10 @@ export SOCKMETER_LIB=$LIB
 chmod 755 "$T"
 mkdir -m 1777 "$T/pub"
 
-# records FILE - the JSON records shown in launcher stderr FILE.
+# records FILE - the JSON records shown in launcher stderr FILE; named
+# FILE - the logs it named, in order, each followed by a space.
 records() { grep '^{' "$1"; }
+named() { sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$1" | tr '\n' ' '; }
 
 "$launcher" -s -f json -i 0.1 -o "$T/pub/u%u.%p.log" -- \
 	"$PROGS/dropuid" setuid "$nuid" "$ngid" >"$T/clean.out" 2>"$T/clean.err" ||
@@ -34,8 +36,7 @@ records() { grep '^{' "$1"; }
 pid=$(field pid "$T/clean.out")
 grep -q "^sockmeter: pid $pid wrote 2 logs (it changed user" "$T/clean.err" ||
 	fail "clean: no line saying two logs: $(grep '^sockmeter:' "$T/clean.err")"
-expect_eq "clean: logs named, in order" \
-	"$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/clean.err" | tr '\n' ' ')" \
+expect_eq "clean: logs named, in order" "$(named "$T/clean.err")" \
 	"$T/pub/u0.$pid.log $T/pub/u$nuid.$pid.log "
 records "$T/clean.err" | tail -n 1 >"$T/clean.last"
 check "$T/clean.last" "R[0]['type'] == 'exit' and 'end' not in R[0] and T['bytes_out'] == T['bytes_in'] == 300" \
@@ -65,8 +66,7 @@ kill -KILL "$pid"
 wait "$lpid"
 rc=$?
 expect_eq "kill: launcher status" "$rc" 137
-expect_eq "kill: logs named, in order" \
-	"$(sed -n 's/^sockmeter: log of pid [0-9]*: //p' "$T/kill.err" | tr '\n' ' ')" \
+expect_eq "kill: logs named, in order" "$(named "$T/kill.err")" \
 	"$T/pub/k$nuid.$pid.log $T/pub/k0.$pid.log "
 records "$T/kill.err" | tail -n 1 >"$T/kill.last"
 check "$T/kill.last" "R[0]['type'] == 'exit' and R[0].get('end') == 'killed' and T['bytes_out'] == T['bytes_in'] == 300" \
