@@ -241,6 +241,28 @@ grep -q ' sockmeter exit end=killed alive_until=[^ ]* pid=[0-9]* ' "$T/kt.err" |
 	fail "killed under -s, text: no recovered exit record shown: $(cat "$T/kt.err")"
 grep -q 'exit record is not in the log' "$T/kt.err" && fail "killed under -s, text, recovered: $(cat "$T/kt.err")"
 
+# A child killed while the program itself ends normally (a script's
+# command killed by timeout, a worker the OOM killer took): the log named
+# for it holds its exit record, recovered before the launcher names it
+# (before, only a killed program's state directory was recovered, so the
+# log named lacked the child's exit record until some later process's
+# recovery: a helper's node cluster worker).
+mkdir "$T/kk"
+SOCKMETER_STATE=$T/kstate "$launcher" -s -f json -o "$T/kk/%n.%p.log" -- sh -c \
+	"\"\$1\" -c 'import os, socket
+a, b = socket.socketpair()
+a.send(b\"k\" * 6000)
+b.recv(65536)
+os.kill(os.getpid(), 9)'; exit 0" sh "$PY" >/dev/null 2>"$T/kk.err"
+expect_eq "a killed child: launcher status" "$?" 0
+kid=$(ls "$T"/kk/*.log 2>/dev/null)
+[ -n "$kid" ] && [ "$(printf '%s\n' "$kid" | wc -l)" = 1 ] ||
+	fail "a killed child: logs $kid: $(cat "$T/kk.err")"
+grep -q "^sockmeter: 1 other log written since the launch, by its children (a pid of their own each) or other metered programs: $kid\$" "$T/kk.err" ||
+	fail "a killed child: not named: $(cat "$T/kk.err")"
+expect_eq "a killed child: its exit record, recovered" \
+	"$(q "$kid" "[E.get('end'), T['bytes_out']]")" '["killed", 6000]'
+
 # The same when the program changed user first: its state file is in the
 # new user's directory, which the launcher's recovery (as root) does not
 # read; the log shown has no exit record, and one line says why and what
