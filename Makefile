@@ -133,6 +133,11 @@ $(BUILD)/progs/deep/libsmdeep_lazy.so: tests/progs/deeplib/smdeep.c
 $(BUILD)/progs/deep/libsmaudit.so: tests/progs/deeplib/audit.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -fPIC -shared $< -o $@
+# t_exit_handlers_after: an exit handler that runs after the library's.
+DEEP_LIBS += $(BUILD)/progs/deep/libsmlateexit.so
+$(BUILD)/progs/deep/libsmlateexit.so: tests/progs/deeplib/lateexit.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -fPIC -shared $< -o $@
 # A text relocation (x86-64 assembly): deepbind's textrel case.
 ifeq ($(shell uname -m),x86_64)
 DEEP_LIBS += $(BUILD)/progs/deep/libsmtextrel.so

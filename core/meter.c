@@ -1209,7 +1209,7 @@ void meter_exit_into(struct meter *m, struct meter_time now, struct sbuf *out)
 		return;
 	fdcheck_run(&m->check, &m->tab, &m->q, now.real_ns);
 	run(m, now, SUMMARY_EXIT, out);
-	m->finished = true;
+	__atomic_store_n(&m->finished, true, __ATOMIC_RELEASE);
 	/* No tick will come again: the per-fd windows can go now (and leak
 	 * checkers see nothing left behind). */
 	free_windows(m);

@@ -300,6 +300,10 @@ void sm_durable_mark_exposed(void)
 	if (sm_quiet())
 		return;
 	r = state_mark_exposed(&sm_state);
+	/* Removed meanwhile by the exit record another thread made (two
+	 * threads, one calling setuid, one exit): nothing to say. */
+	if (r == -ENOENT && __atomic_load_n(&sm_meter.finished, __ATOMIC_ACQUIRE))
+		r = 0;
 	if (r) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %.300s: cannot mark or remove this state "

@@ -79,6 +79,8 @@ struct ticker_shared {
 	uint32_t start_failed; /* no thread could be made */
 	/* The leaving ticker's tid word (atomic; see find_tid_field). */
 	uint32_t *tid_word;
+	bool own_stack; /* the ticker runs on ticker_stack's mapping */
+	bool uncounted; /* taken out of glibc's thread count */
 	/* An exec record is out (futex word): no batch after it until the
 	 * exec fails (sm_exec_failed); if it succeeds the ticker is gone.
 	 * At most EXEC_HOLD_NS from exec_hold_ns (an exec that gave up
@@ -866,11 +868,28 @@ static void catch_up(void *unused)
 }
 
 /*
- * The exit record is written: the ticker ends (a raw exit: it is out of
- * glibc's thread count, see uncount_ticker), marked gone first so that
- * what comes after in this process (another atexit handler's exec or
- * credential call) does its own work and waits for no ticker.  The kernel
- * clears its tid word as it ends, which the caller of the exit waits for
+ * Whether the ticker may leave at an exit: its tid word is known, it can
+ * be put back into glibc's thread count, and its stack is ours (glibc
+ * reuses or unmaps a stack of its own once the tid word is clear, which
+ * await_ticker_gone reads).  Not bound by a filter (quiet.h).
+ */
+static bool ticker_may_leave(void)
+{
+	return tid_field >= 0 && glibc_nthreads &&
+	       __atomic_load_n(&tk.own_stack, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&tk.uncounted, __ATOMIC_ACQUIRE) && !sm_quiet();
+}
+
+/*
+ * The exit record is written: the ticker ends, marked gone first so that
+ * what comes after in this process (another exit handler's exec or
+ * credential call) does its own work and waits for no ticker.  It ends
+ * through glibc (its caller returns from ticker_main), back in glibc's
+ * thread count first: glibc marks it exiting, so that a setuid made by
+ * another thread meanwhile does not wait for it for good (a raw exit left
+ * it on glibc's list, alive to glibc: a review's program hung in
+ * __nptl_setxid), and takes it off its list.  The kernel clears its tid
+ * word as it ends, which the caller of the exit waits for
  * (await_ticker_gone).
  */
 static void ticker_leaves(void)
@@ -878,8 +897,7 @@ static void ticker_leaves(void)
 	__atomic_store_n(&tk.alive, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
 	serve_cred(); /* one asked for before the marks */
-	for (;;)
-		SM_SYSCALL(SYS_exit, 0);
+	__atomic_fetch_add(glibc_nthreads, 1, __ATOMIC_ACQ_REL);
 }
 
 /* The caller of an exit whose record the ticker wrote: until the ticker
@@ -926,8 +944,10 @@ static void ticker_leave_now(void)
 	uint32_t done, none = 0, leave = 3;
 	struct timespec until;
 
-	if (tid_field < 0 || sm_ticker_thread || sm_quiet() ||
-	    !ticker_running() || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
+	if (tid_field < 0 || !glibc_nthreads || sm_ticker_thread ||
+	    sm_quiet() || !ticker_running() ||
+	    !__atomic_load_n(&tk.own_stack, __ATOMIC_ACQUIRE) ||
+	    !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
 		return;
 	done = __atomic_load_n(&final_done, __ATOMIC_ACQUIRE);
 	if (!__atomic_compare_exchange_n(&tk.final_req, &none, 3, false,
@@ -985,13 +1005,19 @@ static void *ticker_main(void *arg)
 		    __atomic_compare_exchange_n(&tk.final_req, &leave, 0, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&tk.tid_word,
-					 (uint32_t *)((char *)pthread_self() +
-						      tid_field),
-					 __ATOMIC_RELEASE);
+			leaving = ticker_may_leave();
+			if (leaving)
+				__atomic_store_n(
+					&tk.tid_word,
+					(uint32_t *)((char *)pthread_self() +
+						     tid_field),
+					__ATOMIC_RELEASE);
 			__atomic_fetch_add(&final_done, 1, __ATOMIC_ACQ_REL);
 			futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
-			ticker_leaves();
+			if (leaving) {
+				ticker_leaves();
+				return NULL;
+			}
 		}
 		serve_cred();
 		if (__atomic_load_n(&tk.exec_hold, __ATOMIC_ACQUIRE) &&
@@ -1038,7 +1064,7 @@ static void *ticker_main(void *arg)
 		}
 		/* An exit's record: this thread leaves once it is written
 		 * (ticker_leaves), and the caller waits for that. */
-		if (req == 1 && tid_field >= 0 && !sm_quiet()) {
+		if (req == 1 && ticker_may_leave()) {
 			leaving = true;
 			__atomic_store_n(&tk.tid_word,
 					 (uint32_t *)((char *)pthread_self() +
@@ -1055,8 +1081,10 @@ static void *ticker_main(void *arg)
 			futex(&tk.pin_done, FUTEX_WAKE, INT32_MAX, NULL);
 		}
 		pthread_mutex_unlock(&tk.write_lock);
-		if (leaving)
+		if (leaving) {
 			ticker_leaves();
+			return NULL;
+		}
 		/* Every thread sandboxed (quiet.h): no recovery scan, no
 		 * look at /proc. */
 		if (!sm_quiet()) {
@@ -1118,8 +1146,10 @@ static void uncount_ticker(void)
 {
 	unsigned int *n = glibc_nthreads;
 
-	if (n && __atomic_load_n(n, __ATOMIC_ACQUIRE) > 1)
+	if (n && __atomic_load_n(n, __ATOMIC_ACQUIRE) > 1) {
 		__atomic_fetch_sub(n, 1, __ATOMIC_ACQ_REL);
+		__atomic_store_n(&tk.uncounted, true, __ATOMIC_RELEASE);
+	}
 }
 
 static bool threadless; /* see must_stay_single_threaded */
@@ -1180,6 +1210,9 @@ static void ensure_ticker(void)
 		munmap(stack - STACK_GUARD, STACK_GUARD + TICKER_STACK);
 		stack = NULL;
 	}
+	/* (Read by the ticker only at an exit, long after.) */
+	if (stack)
+		__atomic_store_n(&tk.own_stack, true, __ATOMIC_RELEASE);
 	if (!stack && start_ticker(NULL) != 0) {
 		__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
 		/* (Not for a ticker started before a seccomp filter with
@@ -2024,9 +2057,19 @@ static void fini_record(void)
 	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
 	 * does, or the state file keeps the numbers.  Nor does any thread
 	 * once the ticker holds the log open (a chroot, a uid change). */
-	if (sm_quiet() || (sm_meter.sink.pin &&
-			   __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))) {
+	if (sm_quiet()) {
 		sm_final_record(false);
+		return;
+	}
+	if (sm_meter.sink.pin && __atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE)) {
+		/* The record's path leaves every signal blocked for the
+		 * _exit that follows it there; here the exit handlers after
+		 * ours run next, with the program's mask (a review found
+		 * them run with all blocked). */
+		block_all(&mask);
+		sm_final_record(false);
+		raw_sigmask(SIG_SETMASK, &mask, NULL);
+		errno = saved;
 		return;
 	}
 	block_all(&mask);
@@ -3077,8 +3120,11 @@ void sm_creds_changing(uid_t euid)
 		return;
 	int saved = errno;
 
+	/* After the exit record (a later exit handler's setuid): nothing
+	 * more is written, and the ticker may be gone (ticker_leaves). */
 	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
-	    maybe_in_handler())
+	    maybe_in_handler() ||
+	    __atomic_load_n(&sm_meter.finished, __ATOMIC_ACQUIRE))
 		goto out;
 	/* Only an explicit path (a template with %u follows the uid), and
 	 * only when a ticker is wanted: it opens the file, with the
@@ -3145,8 +3191,10 @@ void sm_creds_changed(void)
 		return;
 	int saved = errno;
 
-	/* A vfork child's setuid before exec is not ours to follow. */
-	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process())
+	/* A vfork child's setuid before exec is not ours to follow, nor
+	 * one after the exit record (see sm_creds_changing). */
+	if (!sm_meter.tab.cap || sm_quiet() || sm_foreign_process() ||
+	    __atomic_load_n(&sm_meter.finished, __ATOMIC_ACQUIRE))
 		return;
 	if (lock_bounded(&tk.write_lock, 500)) {
 		/* A forked child sets its log up at its first write: now, so
