@@ -80,6 +80,7 @@ struct ticker_shared {
 	/* The leaving ticker's tid word (atomic; see find_tid_field). */
 	uint32_t *tid_word;
 	bool own_stack; /* the ticker runs on ticker_stack's mapping */
+	bool stay; /* the exit's caller is a signal handler: no leaving */
 	bool uncounted; /* taken out of glibc's thread count */
 	/* An exec record is out (futex word): no batch after it until the
 	 * exec fails (sm_exec_failed); if it succeeds the ticker is gone.
@@ -880,12 +881,29 @@ static bool ticker_may_leave(void)
 	       __atomic_load_n(&tk.uncounted, __ATOMIC_ACQUIRE) && !sm_quiet();
 }
 
+/* Back into glibc's thread count, only while it is not zero: at zero the
+ * exit under way is glibc's own for its last thread (a main that called
+ * pthread_exit, its last worker returning), and the ticker's return would
+ * bring the count to zero again, and glibc call exit(0) on the ticker. */
+static bool recount_ticker(void)
+{
+	unsigned int n = __atomic_load_n(glibc_nthreads, __ATOMIC_ACQUIRE);
+
+	do {
+		if (n == 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(glibc_nthreads, &n, n + 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
 /*
  * The exit record is written: the ticker ends, marked gone first so that
  * what comes after in this process (another exit handler's exec or
  * credential call) does its own work and waits for no ticker.  It ends
  * through glibc (its caller returns from ticker_main), back in glibc's
- * thread count first: glibc marks it exiting, so that a setuid made by
+ * thread count first (recount_ticker): glibc marks it exiting, so that a setuid made by
  * another thread meanwhile does not wait for it for good (a raw exit left
  * it on glibc's list, alive to glibc: a review's program hung in
  * __nptl_setxid), and takes it off its list.  The kernel clears its tid
@@ -897,7 +915,6 @@ static void ticker_leaves(void)
 	__atomic_store_n(&tk.alive, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&tk.start_failed, 1, __ATOMIC_RELEASE);
 	serve_cred(); /* one asked for before the marks */
-	__atomic_fetch_add(glibc_nthreads, 1, __ATOMIC_ACQ_REL);
 }
 
 /* The caller of an exit whose record the ticker wrote: until the ticker
@@ -945,7 +962,7 @@ static void ticker_leave_now(void)
 	struct timespec until;
 
 	if (tid_field < 0 || !glibc_nthreads || sm_ticker_thread ||
-	    sm_quiet() || !ticker_running() ||
+	    sm_quiet() || !ticker_running() || sm_in_handler() ||
 	    !__atomic_load_n(&tk.own_stack, __ATOMIC_ACQUIRE) ||
 	    !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
 		return;
@@ -1005,7 +1022,7 @@ static void *ticker_main(void *arg)
 		    __atomic_compare_exchange_n(&tk.final_req, &leave, 0, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			leaving = ticker_may_leave();
+			leaving = ticker_may_leave() && recount_ticker();
 			if (leaving)
 				__atomic_store_n(
 					&tk.tid_word,
@@ -1064,7 +1081,8 @@ static void *ticker_main(void *arg)
 		}
 		/* An exit's record: this thread leaves once it is written
 		 * (ticker_leaves), and the caller waits for that. */
-		if (req == 1 && ticker_may_leave()) {
+		if (req == 1 && !__atomic_load_n(&tk.stay, __ATOMIC_ACQUIRE) &&
+		    ticker_may_leave() && recount_ticker()) {
 			leaving = true;
 			__atomic_store_n(&tk.tid_word,
 					 (uint32_t *)((char *)pthread_self() +
@@ -2587,6 +2605,12 @@ __attribute__((noinline)) static void final_record_made(bool exec)
 	 * first instructions not run: the sandboxed child that exits at once
 	 * lost its records to recovery one run in three under load) serves
 	 * the request as its first tick. */
+	/* A handler's exit may have cut malloc short on this thread: the
+	 * ticker's way out through glibc frees (its TLS), and would wait for
+	 * the arena this thread holds (a review's program took the 20 ms
+	 * bound in half its runs).  The ticker stays then, as before. */
+	if (!exec && sm_in_handler())
+		__atomic_store_n(&tk.stay, true, __ATOMIC_RELEASE);
 	if (ticker_running() && ask_ticker(exec)) {
 		if (!exec)
 			await_ticker_gone();
