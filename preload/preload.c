@@ -918,6 +918,17 @@ static void ticker_leaves(void)
 	serve_cred(); /* one asked for before the marks */
 }
 
+/* *t = CLOCK_MONOTONIC's now + ns (ns < 1 s). */
+static void mono_in(struct timespec *t, long ns)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_nsec += ns;
+	if (t->tv_nsec >= 1000000000) {
+		t->tv_sec++;
+		t->tv_nsec -= 1000000000;
+	}
+}
+
 /* The caller of an exit whose record the ticker wrote: until the ticker
  * has ended (20 ms at most), so that the process's own end comes last. */
 static void await_ticker_gone(void)
@@ -928,25 +939,15 @@ static void await_ticker_gone(void)
 
 	if (!w || sm_ticker_thread)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += 20000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	mono_in(&until, 20000000);
 	while ((tid = __atomic_load_n(w, __ATOMIC_ACQUIRE)) != 0) {
-		clock_gettime(CLOCK_MONOTONIC, &slice);
+		/* The kernel's wake is a shared one, which a private wait
+		 * does not get: slices of 50 us. */
+		mono_in(&slice, 50000);
 		if (slice.tv_sec > until.tv_sec ||
 		    (slice.tv_sec == until.tv_sec &&
 		     slice.tv_nsec >= until.tv_nsec))
 			return;
-		/* The kernel's wake is a shared one, which a private wait
-		 * does not get: slices of 50 us. */
-		slice.tv_nsec += 50000;
-		if (slice.tv_nsec >= 1000000000) {
-			slice.tv_sec++;
-			slice.tv_nsec -= 1000000000;
-		}
 		futex(w, FUTEX_WAIT_BITSET, tid, &slice);
 	}
 }
@@ -972,12 +973,7 @@ static void ticker_leave_now(void)
 	if (!__atomic_compare_exchange_n(&tk.final_req, &none, 3, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_nsec += 20000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	mono_in(&until, 20000000);
 	wake_ticker();
 	if (wait_change(&final_done, done, &until)) {
 		await_ticker_gone();
