@@ -898,6 +898,19 @@ static bool recount_ticker(void)
 	return true;
 }
 
+/* On the ticker, at an exit's record: whether it leaves (it may, and it is
+ * back in glibc's count); if so, its tid word is published for the
+ * caller's wait, before the caller is let go. */
+static bool ready_to_leave(void)
+{
+	if (!ticker_may_leave() || !recount_ticker())
+		return false;
+	__atomic_store_n(&tk.tid_word,
+			 (uint32_t *)((char *)pthread_self() + tid_field),
+			 __ATOMIC_RELEASE);
+	return true;
+}
+
 /*
  * The exit record is written: the ticker ends, marked gone first so that
  * what comes after in this process (another exit handler's exec or
@@ -964,10 +977,9 @@ static void ticker_leave_now(void)
 	uint32_t done, none = 0, leave = 3;
 	struct timespec until;
 
-	if (tid_field < 0 || !glibc_nthreads || sm_ticker_thread ||
-	    sm_quiet() || !ticker_running() || sm_in_handler() ||
-	    !__atomic_load_n(&tk.own_stack, __ATOMIC_ACQUIRE) ||
-	    !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
+	/* (ticker_may_leave here: this thread's quiet.h.) */
+	if (sm_ticker_thread || sm_in_handler() || !ticker_may_leave() ||
+	    !ticker_running() || !__atomic_load_n(&tk.alive, __ATOMIC_ACQUIRE))
 		return;
 	done = __atomic_load_n(&final_done, __ATOMIC_ACQUIRE);
 	if (!__atomic_compare_exchange_n(&tk.final_req, &none, 3, false,
@@ -1020,13 +1032,7 @@ static void *ticker_main(void *arg)
 		    __atomic_compare_exchange_n(&tk.final_req, &leave, 0, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			leaving = ticker_may_leave() && recount_ticker();
-			if (leaving)
-				__atomic_store_n(
-					&tk.tid_word,
-					(uint32_t *)((char *)pthread_self() +
-						     tid_field),
-					__ATOMIC_RELEASE);
+			leaving = ready_to_leave();
 			__atomic_fetch_add(&final_done, 1, __ATOMIC_ACQ_REL);
 			futex(&final_done, FUTEX_WAKE, INT32_MAX, NULL);
 			if (leaving) {
@@ -1079,14 +1085,8 @@ static void *ticker_main(void *arg)
 		}
 		/* An exit's record: this thread leaves once it is written
 		 * (ticker_leaves), and the caller waits for that. */
-		if (req == 1 && !__atomic_load_n(&tk.stay, __ATOMIC_ACQUIRE) &&
-		    ticker_may_leave() && recount_ticker()) {
-			leaving = true;
-			__atomic_store_n(&tk.tid_word,
-					 (uint32_t *)((char *)pthread_self() +
-						      tid_field),
-					 __ATOMIC_RELEASE);
-		}
+		if (req == 1 && !__atomic_load_n(&tk.stay, __ATOMIC_ACQUIRE))
+			leaving = ready_to_leave();
 		if (req)
 			final_written(req);
 		if ((pin = __atomic_exchange_n(&tk.pin_req, 0,
