@@ -918,10 +918,9 @@ static bool ready_to_leave(void)
  * through glibc (its caller returns from ticker_main), back in glibc's
  * thread count first (recount_ticker): glibc marks it exiting, so that a
  * setuid made by another thread meanwhile does not wait for it for good
- * (a raw exit left
- * it on glibc's list, alive to glibc: a review's program hung in
- * __nptl_setxid), and takes it off its list.  The kernel clears its tid
- * word as it ends, which the caller of the exit waits for
+ * (a raw exit left it on glibc's list, alive to glibc: a review's program
+ * hung in __nptl_setxid), and takes it off its list.  The kernel clears
+ * its tid word as it ends, which the caller of the exit waits for
  * (await_ticker_gone).
  */
 static void ticker_leaves(void)
@@ -965,13 +964,13 @@ static void await_ticker_gone(void)
 	}
 }
 
+static bool ticker_running(void);
+
 /* exit(): its caller wrote the exit record itself (fini_record); the
  * ticker is asked to leave as after an _exit's record (final_req 3), and
  * waited for, 20 ms at most each.  Not asked while another request is
  * under way, nor on a sandboxed thread (quiet.h: no call it need not),
  * nor in a signal handler (see final_record_made's tk.stay). */
-static bool ticker_running(void);
-
 static void ticker_leave_now(void)
 {
 	uint32_t done, none = 0, leave = 3;
