@@ -5,11 +5,11 @@
 # The ticker keeps an fd table of its own, so before, the program's fds
 # closed with the thread that called exit, and the process ended only once
 # the ticker had died too, after tearing the address space down: 7 to
-# 14 ms later in runs here (25 to 35 us without the preload, and since).  vsftpd's session process took
-# its error path in 45 of 50 sessions for it ("500 OOPS" to a client
-# already gone), reading its child's end of file before its SIGCHLD
-# (a helper's sweep); 5 of 50 since, 3 of 50 without the library.  Every child still writes its exit
-# record.
+# 14 ms later in runs here (25 to 35 us without the preload, and since).
+# vsftpd's session process took its error path in 45 of 50 sessions for
+# it ("500 OOPS" to a client already gone), reading its child's end of
+# file before its SIGCHLD (a helper's sweep); 5 of 50 since, 3 of 50
+# without the library.  Every child still writes its exit record.
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$T/logs"
 export SOCKMETER_FORMAT=json
