@@ -1089,11 +1089,53 @@ static void flight_progress(void *ctx, size_t done)
 	__atomic_fetch_add(&m->flight_parts, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The batch's buffer could not grow (its mapping refused: a process at its
+ * map count limit, vm.max_map_count, or under strict overcommit): what it
+ * holds ends in a record torn where the memory ran out, cut off here; the
+ * close records not in it stay counted as dropped (from their drain on:
+ * drain), and a final record not in it is left to recovery (the state
+ * file keeps the numbers: durable.c reads last_unmade).  Said once.
+ * Before, the torn record went to the log with the next one glued to it,
+ * and an exit record that was never made removed the state file as if
+ * written: a process's whole end lost without a word (a helper's
+ * injection).
+ */
+static void unmade_batch(struct meter *m, struct sbuf *out)
+{
+	char msg[SINK_PATH_CAP + 400];
+	const char *nl;
+
+	nl = out->len ? memrchr(out->p, '\n', out->len) : NULL;
+	out->len = nl ? (size_t)(nl + 1 - out->p) : 0;
+	if (out->p)
+		out->p[out->len] = '\0';
+	m->last_unmade = true;
+	if (m->unmade_said || !m->report)
+		return;
+	m->unmade_said = true;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: no memory to make its records (%s): close "
+		 "records not made are counted in close_records_dropped, and "
+		 "%s",
+		 m->prog, strerror(out->err),
+		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
+			 ? "an exit record not made is left to `sockmeter "
+			   "recover` (the state file keeps the numbers)"
+			 : "an exit record not made is lost (no state file)");
+	m->report(m->ctx, msg);
+}
+
 void meter_flush(struct meter *m, struct sbuf *out)
 {
 	struct sbuf *w = out, next = { 0 };
-	size_t held_len = m->held.len;
+	size_t held_len;
 	int r;
+
+	m->last_unmade = false;
+	if (out->failed)
+		unmade_batch(m, out);
+	held_len = m->held.len;
 
 	if (out->len || held_len)
 		sink_ready(m);

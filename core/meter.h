@@ -166,6 +166,11 @@ struct meter {
 	struct prom_agg *prom;      /* format = prometheus only */
 	bool sink_stale;            /* forked: sink_init at the next write */
 	bool finished;
+	/* The last batch meter_flush took could not be made whole (no
+	 * memory for it: unmade_batch): if it held the final record, the
+	 * state file keeps the numbers for recovery (preload's durable.c).
+	 * unmade_said: the process said it once. */
+	bool last_unmade, unmade_said;
 	/* The host's (preload.c, atomic): a tracked fd was seen since start
 	 * or fork, so a ticker is wanted.  False in a fork child: there it
 	 * sits on a page the child writes anyway. */

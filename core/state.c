@@ -1082,14 +1082,15 @@ static void unmap_old_file(const struct state *st, char *file, size_t size)
 }
 
 SM_FORK_PATH
-void state_after_fork(struct state *st, const struct config *cfg,
-		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns)
+int state_after_fork(struct state *st, const struct config *cfg,
+		     const char *prog, long pid, uint64_t start_real_ns,
+		     uint64_t start_mono_ns)
 {
 	char *old_file = st->file;
 	size_t old_size = st->size;
 	bool had_file = st->durable;
 	uint64_t end, slots_end;
+	long r;
 
 	st->parent_durable = had_file;
 	st->refused = 0;
@@ -1127,15 +1128,26 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	 * fork in a signal handler the library cannot see, cutting one of
 	 * its calls short, returned into a slot pointer on the parent's
 	 * file (docs/performance.md). */
-	if (raw_mmap(st->head, end, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
-		     -1, 0)) {
-		st->wipe_end = end;
-		st->wipe_due = true;
-		/* Out of the child's core dumps, as the parent's reservation
-		 * (the new mapping lost the mark). */
-		raw_dontdump(st->head, end);
-	}
+	r = raw_syscall6(SYS_mmap, (long)st->head, (long)end,
+			 PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				 MAP_FIXED,
+			 -1, 0);
+	/* Refused (the process at its map count limit, vm.max_map_count:
+	 * the new mapping splits the reservation; strict overcommit): the
+	 * head is still the parent's (its file's pages, shared), and every
+	 * store of the child's would land in the parent's numbers.  The
+	 * caller lets the child run unmetered, and says so.  Before, the
+	 * children of a process at its map count limit counted into the
+	 * parent's file: the parent's connections in a child's records,
+	 * and the parent's recovered totals short (a helper's injection). */
+	if (r < 0 && r > -4096)
+		return (int)r;
+	st->wipe_end = end;
+	st->wipe_due = true;
+	/* Out of the child's core dumps, as the parent's reservation (the
+	 * new mapping lost the mark). */
+	raw_dontdump(st->head, end);
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;
@@ -1145,6 +1157,7 @@ void state_after_fork(struct state *st, const struct config *cfg,
 	st->start_mono_ns = start_mono_ns;
 	st->file_state = cfg->state_enabled ? FILE_WANTED : FILE_NONE;
 	st->exposed = false; /* its own file, made as who it is */
+	return 0;
 }
 
 bool state_file_wanted(const struct state *st)

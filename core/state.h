@@ -267,6 +267,8 @@ void state_prepare_fork(struct state *st);
 /*
  * state_after_fork - in a fresh child: private zeroes at the same
  * addresses, so that nothing the child does reaches the parent's file.
+ * Returns 0, or -errno when that memory could not be mapped: st's memory
+ * is then still (partly) the parent's, and the child must not write it.
  * Every region starts from zero; the caller then resets the meter.  The
  * child's own file is made by the first state_back_slot/state_back_ring
  * (its first tracked fd): a child that exits or execs at once has none.
@@ -275,9 +277,9 @@ void state_prepare_fork(struct state *st);
  * failure was reported by the first process.
  * Context: fork child (before fork returns).
  */
-void state_after_fork(struct state *st, const struct config *cfg,
-		      const char *prog, long pid, uint64_t start_real_ns,
-		      uint64_t start_mono_ns);
+int state_after_fork(struct state *st, const struct config *cfg,
+		     const char *prog, long pid, uint64_t start_real_ns,
+		     uint64_t start_mono_ns);
 
 /*
  * state_file_wanted - true when the process has no file yet but will make

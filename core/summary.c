@@ -83,6 +83,7 @@ static __attribute__((noinline)) bool sbuf_grow(struct sbuf *b, size_t more)
 		 -1, 0);
 	if (p == MAP_FAILED) {
 		b->failed = true;
+		b->err = errno;
 		return false;
 	}
 	if (!sm_quiet())

@@ -74,6 +74,7 @@ struct sbuf {
 	char *p;
 	size_t len, cap;
 	bool failed;
+	int err; /* failed: the mapping's errno */
 	uint64_t closes; /* close records in it (the meter's count: see
 			  * meter_flush); zeroed with it */
 };

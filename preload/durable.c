@@ -106,14 +106,39 @@ static void file_made(struct state *st)
 	note_log_path();
 }
 
+/*
+ * A fork child whose memory of ours could not be made its own (state.c's
+ * state_after_fork) runs unmetered, as a sandboxed one does (preload.c's
+ * fork_child): nothing of the parent's is written, and the child's
+ * traffic is in no record, which is said (once in the family: warn.c).
+ * Out of the fork path's page: a child pays for it only here.
+ */
+__attribute__((noinline, cold)) static void unmetered_child(int err)
+{
+	char msg[400];
+
+	__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: a forked child could not map memory of its "
+		 "own (%s): the child is not metered, and its traffic is in "
+		 "no record",
+		 sm_meter.prog, strerror(err));
+	sm_warn(msg);
+}
+
 SM_FORK_PATH
 void sm_durable_after_fork(long pid, struct meter_time now)
 {
 	bool fresh = sm_state.slots && sm_meter.tab.cap;
+	int r;
 
 	if (fresh) {
-		state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog, pid,
-				 now.real_ns, now.mono_ns);
+		r = state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog,
+				     pid, now.real_ns, now.mono_ns);
+		if (r != 0) {
+			unmetered_child(-r);
+			return;
+		}
 		sm_state.made = file_made;
 		/* The same addresses: the queue's and the totals' pointers
 		 * stand. */
@@ -154,9 +179,12 @@ void sm_durable_end(enum sm_end how)
 	case SM_END_EXIT:
 		/* The exit record did not reach the log file (RLIMIT_FSIZE,
 		 * a full disk, out of reach): recovery writes it later.  Not
-		 * a stderr that is gone: recovery would print it elsewhere. */
-		if (!sm_meter.sink_stale && sm_meter.sink.failing &&
-		    !sm_meter.sink.to_stderr)
+		 * a stderr that is gone: recovery would print it elsewhere.
+		 * Nor was it made (no memory for it: meter.c's
+		 * unmade_batch), whatever the log: recovery makes it. */
+		if ((!sm_meter.sink_stale && sm_meter.sink.failing &&
+		     !sm_meter.sink.to_stderr) ||
+		    sm_meter.last_unmade)
 			state_set_status(&sm_state, STATE_UNWRITTEN);
 		else
 			state_remove(&sm_state);
@@ -167,8 +195,9 @@ void sm_durable_end(enum sm_end how)
 		 * an orphan for recovery (or recovery finds it once the pid is
 		 * gone), as after an exec the library did not see.  Before, it
 		 * was marked final and removed with its numbers. */
-		if (!sm_meter.sink_stale && sm_meter.sink.failing &&
-		    !sm_meter.sink.to_stderr)
+		if ((!sm_meter.sink_stale && sm_meter.sink.failing &&
+		     !sm_meter.sink.to_stderr) ||
+		    sm_meter.last_unmade)
 			state_set_status(&sm_state, STATE_LIVE);
 		else
 			state_set_status(&sm_state, STATE_FINAL);

@@ -1,0 +1,71 @@
+# Memory the library maps for itself refused after start-up, as at the
+# process's map count limit (vm.max_map_count) or under strict overcommit
+# (tests/progs/mapfail: a seccomp filter, unseen by the library, fails
+# chosen mmap calls with ENOMEM after 100 bytes moved each way):
+#  - fork: a fork child cannot make the library's memory its own (it is
+#    the parent's state file there).  The children run unmetered, which
+#    is said once; the parent's numbers stay its own, at exit and when it
+#    is killed and recovered.  Before, the children counted into the
+#    parent's file without a word (a helper's injection: a child's records
+#    held one of the parent's connections, and the parent's recovered
+#    totals were short by it);
+#  - sbuf: the ticker's record buffer cannot be mapped.  Said once; the
+#    state file is kept, and recovery writes the exit record, exact, with
+#    the close records that were not made counted as dropped.  Before,
+#    nothing reached the log and the state file was removed as if the
+#    exit record had been written.
+. "$(dirname "$0")/lib.sh"
+export SOCKMETER_FORMAT=json SOCKMETER_STATE=$T/st
+mkdir -m 700 "$T/st" "$T/logs"
+prog=$PROGS/mapfail
+[ -x "$prog" ] || fail "missing $prog (make progs)"
+want_child="sockmeter: mapfail: a forked child could not map memory of its own (Cannot allocate memory): the child is not metered, and its traffic is in no record"
+want_sbuf="sockmeter: mapfail: no memory to make its records (Cannot allocate memory): close records not made are counted in close_records_dropped, and an exit record not made is left to \`sockmeter recover\` (the state file keeps the numbers)"
+
+# pids NAME: the pids that wrote records into logs/NAME.*
+pids() {
+	cat "$T"/logs/"$1".*.log >"$T/$1.all" 2>/dev/null || true
+	q "$T/$1.all" "sorted(set(r['pid'] for r in R))"
+}
+
+# --- fork, ending by itself ------------------------------------------------
+out=$(SOCKMETER_LOG="$T/logs/fork.%p.log" timeout 30 env LD_PRELOAD="$LIB" \
+	"$prog" fork 2>"$T/fork.err") || fail "fork: status $?: $(cat "$T/fork.err")"
+expect_eq "fork: output" "$out" done
+expect_eq "fork: stderr" "$(cat "$T/fork.err")" "$want_child"
+set -- "$T"/logs/fork.*.log
+expect_eq "fork: logs" "$#" 1
+expect_eq "fork: the parent's totals [in, out, closed]" \
+	"$(q "$1" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[200, 200, 2]"
+expect_eq "fork: close records" "$(q "$1" "[c['bytes_in'] for c in CL]")" "[100, 100]"
+[ -z "$(ls -A "$T/st")" ] || fail "fork: state files left: $(ls "$T/st")"
+
+# --- fork, the parent killed, then recovered --------------------------------
+mkfifo "$T/fifo"
+SOCKMETER_LOG="$T/logs/kill.%p.log" LD_PRELOAD="$LIB" \
+	"$prog" fork hold >"$T/fifo" 2>"$T/kill.err" &
+pid=$!
+read -r line <"$T/fifo" || fail "kill: no output"
+expect_eq "kill: output" "$line" done
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+"$SM_BUILD/sockmeter-recover" -q "$T/st" 2>"$T/rec.err" ||
+	fail "kill: recover failed: $(cat "$T/rec.err")"
+expect_eq "kill: processes with records" "$(pids kill)" "[$pid]"
+expect_eq "kill: the recovered exit record [end, in, out, closed]" \
+	"$(q "$T/kill.all" "[E['end'], T['bytes_in'], T['bytes_out'], T['fds_closed']]")" \
+	'["killed", 200, 200, 2]'
+expect_eq "kill: stderr" "$(cat "$T/kill.err")" "$want_child"
+
+# --- no memory for the records ---------------------------------------------
+out=$(SOCKMETER_LOG="$T/logs/sbuf.%p.log" timeout 30 env LD_PRELOAD="$LIB" \
+	"$prog" sbuf 2>"$T/sbuf.err") || fail "sbuf: status $?: $(cat "$T/sbuf.err")"
+expect_eq "sbuf: output" "$out" done
+expect_eq "sbuf: stderr" "$(cat "$T/sbuf.err")" "$want_sbuf"
+[ -n "$(ls -A "$T/st")" ] || fail "sbuf: no state file kept for recovery"
+"$SM_BUILD/sockmeter-recover" -q "$T/st" 2>"$T/rec2.err" ||
+	fail "sbuf: recover failed: $(cat "$T/rec2.err")"
+expect_eq "sbuf: records" "$(pids sbuf | tr -d '[]' | tr ',' '\n' | wc -l)" 1
+expect_eq "sbuf: the recovered exit record [end, in, out, closed, dropped]" \
+	"$(q "$T/sbuf.all" "[E['end'], T['bytes_in'], T['bytes_out'], T['fds_closed'], T['close_records_dropped']]")" \
+	'["exit-recovered", 600, 600, 4, 4]'

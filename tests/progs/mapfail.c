@@ -1,0 +1,160 @@
+/*
+ * mapfail.c - a process whose memory calls start failing, as at its map
+ * count limit (vm.max_map_count) or under strict overcommit, after it has
+ * moved bytes (t_map_failures).
+ *
+ *   mapfail fork|sbuf [hold]
+ *
+ * Moves 100 bytes each way over a connected socketpair, then installs a
+ * seccomp filter through a raw system call (unseen by the preload, which
+ * would otherwise run the process as a sandboxed one: quiet.h) that
+ * fails some mmap calls with ENOMEM:
+ *   fork: those with MAP_FIXED | MAP_NORESERVE (a fork child's making its
+ *         memory its own: core/state.c's state_after_fork).  Then forks 3
+ *         children one after the other; each moves 1000 bytes each way
+ *         over a socketpair of its own and _exits.
+ *   sbuf: private anonymous ones of 4, 8 or 16 KiB (the ticker's record
+ *         buffer: core/summary.c's sbuf_grow).  Then moves 200 bytes
+ *         more each way over a second socketpair.
+ * Prints "done" once all of it moved.  hold: then waits to be killed.
+ * Exits 0; 2 on an unexpected failure.
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void die(const char *what)
+{
+	fprintf(stderr, "mapfail: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+/* n bytes each way over a new socketpair, both ends closed after. */
+static void xfer(size_t n)
+{
+	char buf[1000];
+	int sv[2];
+
+	memset(buf, 'm', sizeof(buf));
+	if (n > sizeof(buf) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+		die("socketpair");
+	if (write(sv[0], buf, n) != (ssize_t)n ||
+	    read(sv[1], buf, n) != (ssize_t)n ||
+	    write(sv[1], buf, n) != (ssize_t)n ||
+	    read(sv[0], buf, n) != (ssize_t)n)
+		die("xfer");
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* A system call made inline, the unused arguments zero (prctl checks). */
+static long raw3(long nr, long a, long b, long c)
+{
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LD_ARG(i)                                                             \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS,                                    \
+		 offsetof(struct seccomp_data, args[i]))
+#define RET(x) BPF_STMT(BPF_RET | BPF_K, (x))
+#define FAIL RET(SECCOMP_RET_ERRNO | ENOMEM)
+#define ALLOW RET(SECCOMP_RET_ALLOW)
+
+static void filter(int sbuf)
+{
+	static struct sock_filter fixed[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 4),
+		LD_ARG(3),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, MAP_FIXED | MAP_NORESERVE),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MAP_FIXED | MAP_NORESERVE,
+			 0, 1),
+		FAIL,
+		ALLOW,
+	};
+	static struct sock_filter small[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 7),
+		LD_ARG(3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 5),
+		LD_ARG(1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 4096, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 8192, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 16384, 0, 1),
+		FAIL,
+		ALLOW,
+	};
+	struct sock_fprog p;
+
+	if (sbuf) {
+		p.filter = small;
+		p.len = sizeof(small) / sizeof(small[0]);
+	} else {
+		p.filter = fixed;
+		p.len = sizeof(fixed) / sizeof(fixed[0]);
+	}
+	if (raw3(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0) != 0 ||
+	    raw3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&p) != 0) {
+		fprintf(stderr, "mapfail: cannot install the filter\n");
+		exit(2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int sbuf, i;
+
+	if (argc < 2 || (strcmp(argv[1], "fork") && strcmp(argv[1], "sbuf"))) {
+		fprintf(stderr, "usage: mapfail fork|sbuf [hold]\n");
+		return 2;
+	}
+	sbuf = !strcmp(argv[1], "sbuf");
+	xfer(100);
+	filter(sbuf);
+	if (sbuf) {
+		xfer(200);
+	} else {
+		for (i = 0; i < 3; i++) {
+			pid_t p = fork();
+			int st;
+
+			if (p < 0)
+				die("fork");
+			if (p == 0) {
+				xfer(1000);
+				_exit(0);
+			}
+			if (waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
+			    WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "mapfail: a child failed\n");
+				return 2;
+			}
+		}
+	}
+	printf("done\n");
+	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[2], "hold"))
+		for (;;)
+			pause();
+	return 0;
+}
