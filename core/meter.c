@@ -593,6 +593,34 @@ static void sweep_strays(struct meter *m)
 }
 
 /*
+ * Memory for the records refused after start-up (a process at its map
+ * count limit, vm.max_map_count, or under strict overcommit): said once a
+ * process, whatever ran short (the list of a batch's close records, of a
+ * record's fds, the batch's text), with where the numbers went.  Before,
+ * close records were lost with only close_records_dropped to show for it,
+ * and fds left out of a record's list were blamed on `top`.
+ */
+static void say_no_memory(struct meter *m, int err)
+{
+	char msg[400];
+
+	if (m->nomem_said || !m->report)
+		return;
+	m->nomem_said = true;
+	snprintf(msg, sizeof(msg),
+		 "sockmeter: %s: no memory to make its records (%s): close "
+		 "records not made are counted in close_records_dropped, fds "
+		 "left out of a record are counted among those not shown, and "
+		 "%s",
+		 m->prog, strerror(err ? err : ENOMEM),
+		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
+			 ? "an exit record not made is left to `sockmeter "
+			   "recover` (the state file keeps the numbers)"
+			 : "an exit record not made is lost (no state file)");
+	m->report(m->ctx, msg);
+}
+
+/*
  * Move the ready close records out of the queue into m->closing (after
  * those it holds, when append) and their numbers into the closed totals.
  * Returns how many m->closing holds (records that did not fit in memory
@@ -621,6 +649,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 			continue;
 		if (!topn_grow(&m->closing, m->closing.n + 1)) {
 			closeq_note_dropped(&m->q, 1);
+			say_no_memory(m, m->closing.err);
 			continue;
 		}
 		f = &m->closing.v[m->closing.n++];
@@ -890,6 +919,10 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		seen++;
 		topn_offer(&m->top, m->cfg.top, &cand);
 	}
+	if (m->top.err) {
+		say_no_memory(m, m->top.err);
+		m->top.err = 0;
+	}
 	r->omitted = seen - m->top.n;
 	return m->top.n;
 }
@@ -1103,7 +1136,6 @@ static void flight_progress(void *ctx, size_t done)
  */
 static void unmade_batch(struct meter *m, struct sbuf *out)
 {
-	char msg[SINK_PATH_CAP + 400];
 	const char *nl;
 
 	nl = out->len ? memrchr(out->p, '\n', out->len) : NULL;
@@ -1111,19 +1143,7 @@ static void unmade_batch(struct meter *m, struct sbuf *out)
 	if (out->p)
 		out->p[out->len] = '\0';
 	m->last_unmade = true;
-	if (m->unmade_said || !m->report)
-		return;
-	m->unmade_said = true;
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: %s: no memory to make its records (%s): close "
-		 "records not made are counted in close_records_dropped, and "
-		 "%s",
-		 m->prog, strerror(out->err),
-		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
-			 ? "an exit record not made is left to `sockmeter "
-			   "recover` (the state file keeps the numbers)"
-			 : "an exit record not made is lost (no state file)");
-	m->report(m->ctx, msg);
+	say_no_memory(m, out->err);
 }
 
 void meter_flush(struct meter *m, struct sbuf *out)

@@ -169,8 +169,8 @@ struct meter {
 	/* The last batch meter_flush took could not be made whole (no
 	 * memory for it: unmade_batch): if it held the final record, the
 	 * state file keeps the numbers for recovery (preload's durable.c).
-	 * unmade_said: the process said it once. */
-	bool last_unmade, unmade_said;
+	 * nomem_said: a want of memory was said (once a process). */
+	bool last_unmade, nomem_said;
 	/* The host's (preload.c, atomic): a tracked fd was seen since start
 	 * or fork, so a ticker is wanted.  False in a fork child: there it
 	 * sits on a page the child writes anyway. */

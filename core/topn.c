@@ -7,6 +7,7 @@
 #include "rawsys.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,8 +43,10 @@ bool topn_grow(struct topn *t, uint32_t need)
 	bytes = mapped_bytes(n);
 	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		t->err = errno;
 		return false;
+	}
 	if (!sm_quiet()) /* memory through mmap and munmap only (quiet.h) */
 		madvise(m, bytes, MADV_DONTFORK);
 	p = m;

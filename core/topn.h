@@ -15,11 +15,13 @@
 struct topn {
 	struct summary_fd *v;
 	uint32_t n, cap;
+	int err; /* the errno of a growth refused since the owner last
+		  * cleared it (0: none) */
 };
 
 /*
  * topn_grow - make room for need entries (doubling).  Returns false, with
- * t unchanged, when memory runs out.
+ * t unchanged but for err, when memory runs out.
  * Context: ticker only.
  */
 bool topn_grow(struct topn *t, uint32_t need);

@@ -3,7 +3,7 @@
  * count limit (vm.max_map_count) or under strict overcommit, after it has
  * moved bytes (t_map_failures).
  *
- *   mapfail fork|sbuf [hold]
+ *   mapfail fork|sbuf|lists [hold]
  *
  * Moves 100 bytes each way over a connected socketpair, then installs a
  * seccomp filter through a raw system call (unseen by the preload, which
@@ -16,6 +16,9 @@
  *   sbuf: private anonymous ones of 4, 8 or 16 KiB (the ticker's record
  *         buffer: core/summary.c's sbuf_grow).  Then moves 200 bytes
  *         more each way over a second socketpair.
+ *   lists: private anonymous ones of 64 KiB to 1 MiB (the lists of a
+ *         record's fds and of a batch's close records: core/topn.c's
+ *         topn_grow), from the start.  Then as sbuf.
  * Prints "done" once all of it moved.  hold: then waits to be killed.
  * Exits 0; 2 on an unexpected failure.
  */
@@ -79,7 +82,7 @@ static long raw3(long nr, long a, long b, long c)
 #define FAIL RET(SECCOMP_RET_ERRNO | ENOMEM)
 #define ALLOW RET(SECCOMP_RET_ALLOW)
 
-static void filter(int sbuf)
+static void filter(int mode)
 {
 	static struct sock_filter fixed[] = {
 		LD_NR,
@@ -104,11 +107,26 @@ static void filter(int sbuf)
 		FAIL,
 		ALLOW,
 	};
+	static struct sock_filter lists[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),
+		LD_ARG(3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 4),
+		LD_ARG(1),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 65536, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 1048576, 1, 0),
+		FAIL,
+		ALLOW,
+	};
 	struct sock_fprog p;
 
-	if (sbuf) {
+	if (mode == 1) {
 		p.filter = small;
 		p.len = sizeof(small) / sizeof(small[0]);
+	} else if (mode == 2) {
+		p.filter = lists;
+		p.len = sizeof(lists) / sizeof(lists[0]);
 	} else {
 		p.filter = fixed;
 		p.len = sizeof(fixed) / sizeof(fixed[0]);
@@ -122,16 +140,25 @@ static void filter(int sbuf)
 
 int main(int argc, char **argv)
 {
-	int sbuf, i;
+	int mode, i;
 
-	if (argc < 2 || (strcmp(argv[1], "fork") && strcmp(argv[1], "sbuf"))) {
-		fprintf(stderr, "usage: mapfail fork|sbuf [hold]\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: mapfail fork|sbuf|lists [hold]\n");
 		return 2;
 	}
-	sbuf = !strcmp(argv[1], "sbuf");
+	mode = !strcmp(argv[1], "sbuf") ? 1 : !strcmp(argv[1], "lists") ? 2 : 0;
+	if (mode == 0 && strcmp(argv[1], "fork")) {
+		fprintf(stderr, "usage: mapfail fork|sbuf|lists [hold]\n");
+		return 2;
+	}
+	/* The lists are made at the first drain, which may come as soon as
+	 * the first close: filtered before it. */
+	if (mode == 2)
+		filter(mode);
 	xfer(100);
-	filter(sbuf);
-	if (sbuf) {
+	if (mode != 2)
+		filter(mode);
+	if (mode) {
 		xfer(200);
 	} else {
 		for (i = 0; i < 3; i++) {
