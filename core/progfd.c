@@ -213,7 +213,7 @@ static int child_main(void *p)
  * it; its pid, or <= 0 when none could be made. */
 static int run_child(struct run *r, void *stack, bool shared)
 {
-	int pid;
+	int pid, status = 0;
 
 	r->shared = shared;
 	r->no_table = false;
@@ -223,9 +223,14 @@ static int run_child(struct run *r, void *stack, bool shared)
 	pid = clone(child_main, (char *)stack + CHILD_STACK,
 		    CLONE_VM | CLONE_VFORK | (shared ? CLONE_FILES : 0), r);
 	if (pid > 0) {
-		while (SM_SYSCALL(SYS_wait4, pid, NULL, __WALL, NULL) < 0 &&
+		while (SM_SYSCALL(SYS_wait4, pid, &status, __WALL, NULL) < 0 &&
 		       errno == EINTR)
 			;
+		/* Killed (-EAGAIN, the result it started with, said that a
+		 * write failed for want of resources: a helper's kill of
+		 * the child after its whole batch was written). */
+		if (WIFSIGNALED(status))
+			r->result = PROGFD_KILLED;
 	}
 	return pid;
 }

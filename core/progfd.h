@@ -28,6 +28,7 @@
 #ifndef SOCKMETER_PROGFD_H
 #define SOCKMETER_PROGFD_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -51,11 +52,17 @@ bool progfd_detached(void);
  * program: directly on a detached thread, else in a child sharing our
  * memory (the caller waits; all signals blocked meanwhile).  fn must use
  * raw system calls only (no lock, no allocation).  Returns what fn
- * returned; when no child can be made (-EAGAIN, seccomp), fn runs in the
- * calling thread, as the only way left to write the record.
+ * returned, or PROGFD_KILLED when the child was killed before fn returned
+ * (what fn wrote down in arg meanwhile stands); when no child can be made
+ * (-EAGAIN, seccomp), fn runs in the calling thread, as the only way left
+ * to write the record.
  * Context: any thread (not a signal handler of a thread in a vfork).
  */
 int progfd_run(int (*fn)(void *), void *arg);
+
+/* The child progfd_run waited for was killed (it blocks every signal: a
+ * SIGKILL meant for it alone). */
+#define PROGFD_KILLED (-ECANCELED)
 
 /*
  * progfd_run_copy - progfd_run, where fn sees a copy of the program's

@@ -667,11 +667,18 @@ static int append_batch(void *p)
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
 			r = r ? r : guarded_write(fd, buf, len, st.st_size,
 						  &b->done, -1);
-			SM_SYSCALL(SYS_close, fd);
+			/* Counted written before the close: a process killed
+			 * in it (a kill of the writing child) left records in
+			 * the log counted as dropped too (a helper's). */
 			batch_progress(b);
+			SM_SYSCALL(SYS_close, fd);
 			return r;
 		}
-		if (SM_SYSCALL(SYS_flock, fd, LOCK_EX) != 0) {
+		/* (A signal's EINTR is no failure of the log's.) */
+		while ((r = (int)SM_SYSCALL(SYS_flock, fd, LOCK_EX)) != 0 &&
+		       errno == EINTR)
+			;
+		if (r != 0) {
 			r = -errno;
 			SM_SYSCALL(SYS_close, fd);
 			return r;
@@ -803,6 +810,9 @@ static int settle(struct sink *s, int r, int saved)
 			      "it rotated it again and again for 5 s (a "
 			      "max_size that small files fill at once), and "
 			      "this batch never had its turn"
+			: r == PROGFD_KILLED
+			    ? "cannot write: the short-lived child that "
+			      "writes it for this process was killed"
 			    : "cannot write",
 		    -r);
 	s->failing = r < 0;
@@ -972,6 +982,9 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 		/* (Not once part of it is in a file: written again.) */
 		if (r == -ENOENT && b.done == 0 && remake_own_dir(s))
 			r = progfd_run(append_batch, &b);
+		/* Its writer killed once the batch was in the file. */
+		if (r == PROGFD_KILLED && b.done >= len)
+			r = 0;
 	}
 	s->batch_done = b.done < len ? b.done : len;
 	s->turn_lost = b.turn_lost;

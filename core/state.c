@@ -526,7 +526,11 @@ static int create_job(void *arg)
 	if (fd < 0)
 		return -errno;
 	j->stage = 2;
-	if (SM_SYSCALL(SYS_ftruncate, fd, (off_t)j->size) != 0) {
+	/* (A signal's EINTR is no reason to go without a file.) */
+	while ((err = (int)SM_SYSCALL(SYS_ftruncate, fd, (off_t)j->size)) != 0 &&
+	       errno == EINTR)
+		;
+	if (err != 0) {
 		err = errno;
 		goto fail;
 	}
@@ -699,6 +703,7 @@ static bool open_durable(struct state *st, const struct config *cfg,
 {
 	struct state_layout l;
 	char dir[CONFIG_PATH_MAX];
+	int err;
 
 	if (!cfg->state_enabled)
 		return false;
@@ -712,8 +717,13 @@ static bool open_durable(struct state *st, const struct config *cfg,
 		return false;
 	/* The head moves onto the address the process already uses, with
 	 * what it holds (a fork child's queue and log path, made before). */
-	if (populate(st, st->file, 0, l.ring_off) != 0) {
-		say(report, ctx, dir, "no room for a state file", ENOSPC);
+	err = populate(st, st->file, 0, l.ring_off);
+	if (err != 0) {
+		/* (Its reason: a full file system, or memory refused.) */
+		say(report, ctx, dir,
+		    state_no_room(-err) ? "no room for a state file"
+					: "cannot fill a state file",
+		    state_no_room(-err) ? ENOSPC : -err);
 		goto fail;
 	}
 	memcpy(st->file, st->head, l.ring_off);
@@ -806,18 +816,26 @@ static void restore_signals(const sigset_t *old)
 
 /* Move chunk c of r from the file's mapping to the address the process
  * uses; true when the file backs it. */
-static bool back_chunk(struct state *st, struct state_region *r, uint32_t c)
+/* Returns 0, or the failure's -errno. */
+static int back_chunk(struct state *st, struct state_region *r, uint32_t c)
 {
 	uint64_t bytes = r->chunk;
 	uint64_t off = r->off + (uint64_t)c * bytes;
 	char *from = st->file + off;
 	void *to = r->va + (uint64_t)c * bytes;
+	int err;
 
 	if (off + bytes > st->size)
 		bytes = st->size - off;
-	if (populate(st, from, off, bytes) != 0)
-		return false;
-	return move_out(st, from, bytes, to);
+	err = populate(st, from, off, bytes);
+	if (err != 0)
+		return err;
+	return move_out(st, from, bytes, to) ? 0 : -errno;
+}
+
+bool state_no_room(int err)
+{
+	return err == ENOSPC || err == EFAULT;
 }
 
 /* A fork child's fresh regions, marked wiped on fork at the first of its
@@ -922,8 +940,9 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 						CHUNK_BACKING, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			cur = back_chunk(st, r, c) ? CHUNK_FILE
-						   : CHUNK_PRIVATE;
+			int err = back_chunk(st, r, c), none_err = 0;
+
+			cur = err == 0 ? CHUNK_FILE : CHUNK_PRIVATE;
 			if (cur == CHUNK_PRIVATE) {
 				/* In the file, for recovery; and to be said
 				 * (not here: maybe a signal handler), but on
@@ -932,6 +951,10 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 				uint32_t none = 0;
 
 				STORE(&st->ticker->incomplete, 1u);
+				/* (The first one's reason, said with it.) */
+				__atomic_compare_exchange_n(
+				    &st->incomplete_err, &none_err, -err, false,
+				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 				/* Once a process: 1 to be said, 2 said (each
 				 * chunk a full disk refused said it again:
 				 * 5 to 7 lines a process in a helper's run). */
@@ -1095,6 +1118,7 @@ int state_after_fork(struct state *st, const struct config *cfg,
 	st->parent_durable = had_file;
 	st->refused = 0;
 	st->incomplete = 0;
+	st->incomplete_err = 0;
 
 	/* The layout is the regions' (their offsets): not made again here,
 	 * where its constants are a page of .rodata to fault in. */

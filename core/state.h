@@ -207,8 +207,10 @@ struct state {
 	bool parent_durable;
 	uint32_t refused;
 	/* (atomic) A chunk could not be backed (ticker->incomplete), to be
-	 * said once (state_incomplete_take): 0 none, 1 to be said, 2 said. */
+	 * said once (state_incomplete_take): 0 none, 1 to be said, 2 said.
+	 * incomplete_err: the first such failure's errno. */
 	uint32_t incomplete;
+	int incomplete_err;
 	const struct config *cfg;
 	const char *prog;
 	long pid;
@@ -326,6 +328,13 @@ bool state_refused_take(struct state *st);
  * Context: the ticker, or the thread writing the final record.
  */
 bool state_incomplete_take(struct state *st);
+
+/*
+ * state_no_room - whether err, a failure to back the state file's pages,
+ * says that its file system is full: ENOSPC, or EFAULT, which
+ * MADV_POPULATE_WRITE returns for a full tmpfs (its fault is a SIGBUS).
+ */
+bool state_no_room(int err);
 
 /*
  * state_discard - undo state_open: the file removed, and every mapping it

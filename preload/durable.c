@@ -300,7 +300,9 @@ void sm_durable_say_refused(void)
 
 void sm_durable_say_incomplete(void)
 {
-	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 400];
+	char dir[CONFIG_PATH_MAX], msg[CONFIG_PATH_MAX + 480];
+	char why[160] = "its file system is full";
+	int err;
 
 	/* A sandboxed ticker makes no system call it need not (quiet.h):
 	 * state_dir_expand may ask for the uid. */
@@ -308,13 +310,18 @@ void sm_durable_say_incomplete(void)
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
+	err = __atomic_load_n(&sm_state.incomplete_err, __ATOMIC_ACQUIRE);
+	/* The file system full, or memory refused (the process at its map
+	 * count limit: a helper's run said "full" of a half-empty one). */
+	if (err && !state_no_room(err))
+		snprintf(why, sizeof(why), "its file could not be mapped: %s",
+			 strerror(err));
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: %s: state directory %s: no room to keep the "
-		 "numbers of every fd (its file system is full): those of "
-		 "some fds are in private memory only, lost if the process "
-		 "is killed (a recovered exit record then says "
-		 "\"incomplete\")",
-		 sm_meter.prog, dir);
+		 "numbers of every fd (%s): those of some fds are in private "
+		 "memory only, lost if the process is killed (a recovered "
+		 "exit record then says \"incomplete\")",
+		 sm_meter.prog, dir, why);
 	sm_warn(msg);
 }
 

@@ -1,0 +1,76 @@
+# The library's own system calls failing or killed (strace's fault
+# injection, found so by helpers), tests/progs/pairxfer moving 10000 bytes
+# each way over a socketpair, its exit record written at exit by a
+# short-lived child (core/progfd.c):
+#  - that child killed in its close of the log, after the whole batch was
+#    written: nothing is said and nothing is left for recovery, the close
+#    records counted written.  Before, a false "cannot write: Resource
+#    temporarily unavailable", and the records that were in the log
+#    counted as dropped once a kill there left them to recovery;
+#  - that child killed before it wrote: the warning says that it was
+#    killed (the same false EAGAIN before), and recovery writes the exit
+#    record, exact, the batch's close records counted as dropped;
+#  - mremap refused with ENOMEM from its third call (the state file's
+#    chunks cannot be moved into place): the warning gives that reason,
+#    not "its file system is full";
+#  - an EINTR from flock (rotation's lock, max_size set) or from the state
+#    file's ftruncate: retried, nothing said, nothing lost.
+. "$(dirname "$0")/lib.sh"
+command -v strace >/dev/null || skip "no strace"
+export SOCKMETER_FORMAT=json SOCKMETER_STATE=$T/st
+mkdir -m 700 "$T/st"
+prog=$PROGS/pairxfer
+
+# run NAME STRACE-ARGS...: pairxfer under the preload and strace, its log
+# $T/NAME.log; fails on a status or output not pairxfer's own.
+run() {
+	local name=$1 out
+	shift
+	out=$(SOCKMETER_LOG="$T/$name.log" timeout 60 strace -f -qq -o /dev/null "$@" \
+		-E LD_PRELOAD="$LIB" "$prog" 10000 2>"$T/$name.err") ||
+		fail "$name: status $?: $(cat "$T/$name.err")"
+	case $out in
+	"out=10000 in=10000 "*) ;;
+	*) fail "$name: output: $out" ;;
+	esac
+}
+exact() { # NAME FILE [DROPPED]: the exit record's totals
+	expect_eq "$1: [in, out, closed, dropped]" \
+		"$(q "$2" "[T['bytes_in'], T['bytes_out'], T['fds_closed'], T.get('close_records_dropped', 0)]")" \
+		"[10000, 10000, 2, ${3:-0}]"
+}
+
+# --- the writer killed after its write ---------------------------------------
+run after -P "$T/after.log" -e inject=close:signal=SIGKILL:when=1
+expect_eq "after: stderr" "$(cat "$T/after.err")" ""
+exact after "$T/after.log"
+expect_eq "after: close records" "$(q "$T/after.log" "len(CL)")" 2
+[ -z "$(ls -A "$T/st")" ] || fail "after: state files left: $(ls "$T/st")"
+
+# --- the writer killed before it wrote ----------------------------------------
+run before -e inject=getppid:signal=SIGKILL:when=2
+grep -q "log $T/before.log: cannot write: the short-lived child that writes it for this process was killed" "$T/before.err" ||
+	fail "before: stderr: $(cat "$T/before.err")"
+[ -n "$(ls -A "$T/st")" ] || fail "before: no state file kept"
+"$SM_BUILD/sockmeter-recover" -q "$T/st" 2>"$T/rec.err" ||
+	fail "before: recover: $(cat "$T/rec.err")"
+cat "$T/before.log" "$T"/st/*.recovered.log >"$T/before.all" 2>/dev/null
+# (Its batch never written: the close records in it are lost, counted.)
+exact before "$T/before.all" 2
+expect_eq "before: close records" "$(q "$T/before.all" "len(CL)")" 0
+rm -f "$T"/st/*
+
+# --- mremap refused -----------------------------------------------------------
+run remap -e inject=mremap:error=ENOMEM:when=3+
+grep -q "no room to keep the numbers of every fd (its file could not be mapped: Cannot allocate memory)" "$T/remap.err" ||
+	fail "remap: stderr: $(cat "$T/remap.err")"
+exact remap "$T/remap.log"
+
+# --- EINTR once ---------------------------------------------------------------
+printf '[log]\nmax_size = 1M\n' >"$T/rot.ini"
+SOCKMETER_CONFIG=$T/rot.ini run flock -e inject=flock:error=EINTR:when=1
+expect_eq "flock: stderr" "$(cat "$T/flock.err")" ""
+exact flock "$T/flock.log"
+run ftruncate -e inject=ftruncate:error=EINTR:when=1
+expect_eq "ftruncate: stderr" "$(cat "$T/ftruncate.err")" ""
+exact ftruncate "$T/ftruncate.log"
