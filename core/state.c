@@ -305,8 +305,13 @@ static void say(config_report_fn report, void *ctx, const char *dir,
 {
 	char msg[CONFIG_PATH_MAX + 512];
 
-	if (!report)
+	/* Quietly (a fork child's make_file): only the errno, noted where
+	 * ctx points, said later by the caller. */
+	if (!report) {
+		if (ctx)
+			__atomic_store_n((int *)ctx, err, __ATOMIC_RELEASE);
 		return;
+	}
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: state directory %s: %s (%s); the final numbers "
 		 "are kept in private memory: they are lost if the process is "
@@ -882,7 +887,7 @@ static bool make_file(struct state *st)
 			 * in a signal handler). */
 			ok = open_durable(st, st->cfg, st->prog, st->pid,
 					  st->start_real_ns, st->start_mono_ns,
-					  NULL, false, NULL, NULL);
+					  NULL, false, NULL, &st->refused_err);
 			STORE(&st->durable, ok);
 			if (!ok && st->parent_durable && st->cfg &&
 			    st->cfg->state_enabled)
@@ -1117,6 +1122,7 @@ int state_after_fork(struct state *st, const struct config *cfg,
 
 	st->parent_durable = had_file;
 	st->refused = 0;
+	st->refused_err = 0;
 	st->incomplete = 0;
 	st->incomplete_err = 0;
 
@@ -1232,6 +1238,11 @@ bool state_refused_take(struct state *st)
 {
 	return LOAD(&st->refused) &&
 	       __atomic_exchange_n(&st->refused, 0u, __ATOMIC_ACQ_REL);
+}
+
+int state_refused_err(const struct state *st)
+{
+	return __atomic_load_n(&st->refused_err, __ATOMIC_ACQUIRE);
 }
 
 bool state_incomplete_take(struct state *st)

@@ -206,6 +206,7 @@ struct state {
 	 * the fork), to be said once (state_refused_take). */
 	bool parent_durable;
 	uint32_t refused;
+	int refused_err; /* (atomic) that failure's errno */
 	/* (atomic) A chunk could not be backed (ticker->incomplete), to be
 	 * said once (state_incomplete_take): 0 none, 1 to be said, 2 said.
 	 * incomplete_err: the first such failure's errno. */
@@ -319,6 +320,10 @@ void state_remove(struct state *st);
  * Context: the ticker, or the thread writing the final record.
  */
 bool state_refused_take(struct state *st);
+
+/* state_refused_err - the errno of the failure state_refused_take told of
+ * (0: not known). */
+int state_refused_err(const struct state *st);
 
 /*
  * state_incomplete_take - true once when a chunk of this process's state

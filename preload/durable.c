@@ -233,8 +233,9 @@ void sm_durable_say_refused(void)
 	struct stat st;
 	int err;
 
-	/* Only a directory this user cannot use: a file not made for
-	 * another reason (no fd left, a full tmpfs) is no advice to give. */
+	/* Advice only for a directory this user cannot use; a file not made
+	 * for another reason (no fd left, a full tmpfs) is said as it is
+	 * (below). */
 	if (!state_refused_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
@@ -278,7 +279,19 @@ void sm_durable_say_refused(void)
 				 : strerror(err));
 	} else if (state_dir_usable_by(sm_meter.cfg.state_dir,
 				       (unsigned)geteuid())) {
-		return;
+		/* Usable, and no file all the same (a tmpfs filled since the
+		 * parent made its own, no fd left): as a process that is not
+		 * a fork child says it ("no room for a state file"), not
+		 * nothing (a helper's child killed lost every number without
+		 * a word).  Once in the family (warn.c): no pid in it. */
+		err = state_refused_err(&sm_state);
+		if (!err)
+			return;
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: state directory %s: a forked child "
+			 "could not make its state file (%s): its numbers are "
+			 "in private memory only, and a kill loses them",
+			 sm_meter.prog, dir, strerror(err));
 	} else if (!err) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: the state directory %s (uid %u, mode "

@@ -56,4 +56,46 @@ expect_eq "the recovered exit record's end and mark" \
 [ "$(q "$log" "T['bytes_out']")" -lt 300000 ] ||
 	fail "every number was recovered: the state directory never filled"
 expect_eq "warnings on stderr" "$(grep -c '^sockmeter:' "$T/err")" 1
+
+# A fork child that cannot make a state file of its own (the directory
+# filled after its parent made one) says so too, as a process that is not
+# a fork child does: its numbers are in private memory only.  Before, the
+# child said nothing, and a kill lost every number of its without a word
+# (a helper's run).
+umount -l "$MNT"
+MNT=
+mkdir -p "$T/st2"
+mount -t tmpfs -o size=256k,mode=700 tmpfs "$T/st2" || fail "second mount"
+MNT=$T/st2
+cat >"$T/forker.py" <<PYEOF
+import os, socket, sys, time
+a, b = socket.socketpair()
+a.sendall(b"p" * 100)
+b.recv(100)
+# The parent has its file: the directory fills up now.
+try:
+    with open("$T/st2/filler", "wb") as f:
+        while True:
+            f.write(b"\\0" * 4096)
+            f.flush()
+except OSError:
+    pass
+pid = os.fork()
+if pid == 0:
+    c, d = socket.socketpair()
+    c.sendall(b"c" * 1000)
+    d.recv(1000)
+    print("child", os.getpid(), flush=True)
+    time.sleep(60)
+    os._exit(0)
+os.waitpid(pid, 0)
+PYEOF
+SOCKMETER_STATE=$T/st2 SOCKMETER_LOG=$T/logs/f.%p.log SOCKMETER_FORMAT=json \
+	bg_start env LD_PRELOAD="$LIB" "$PY" "$T/forker.py" >"$T/fout" 2>"$T/ferr"
+wait_for 20 grep -q '^child' "$T/fout" || fail "the child did not start: $(cat "$T/ferr")"
+cpid=$(awk '/^child/ { print $2 }' "$T/fout")
+wait_for 10 grep -q "a forked child could not make its state file (No space left on device): its numbers are in private memory only, and a kill loses them" "$T/ferr" ||
+	fail "nothing said of the child's missing state file: $(cat "$T/ferr")"
+kill -KILL "$cpid"
+expect_eq "fork: warnings on stderr" "$(grep -c '^sockmeter:' "$T/ferr")" 1
 exit 0
