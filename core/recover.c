@@ -549,6 +549,18 @@ static int root_append(struct image *img, const char *fallback, int format,
 			    "go to %s",
 			    img->hdr.prog, img->hdr.pid, img->hdr.log_path,
 			    fallback);
+		if (strcmp(img->hdr.log_path, fallback) != 0 && o->moved) {
+			char msg[CONFIG_PATH_MAX * 2 + 256];
+
+			snprintf(msg, sizeof(msg),
+				 "sockmeter: recovered the final records of "
+				 "%s[%" PRId64 "], which ended without "
+				 "writing them, into %s: its log %s is not a "
+				 "sockmeter log root may append to",
+				 img->hdr.prog, img->hdr.pid, fallback,
+				 img->hdr.log_path);
+			o->moved(msg);
+		}
 		snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
 			 (int)sizeof(img->hdr.log_path) - 1, fallback);
 		fd = sys_open(fallback, O_WRONLY | O_CREAT | O_APPEND |
@@ -1462,13 +1474,15 @@ static bool plain_credentials(void)
 }
 
 void recover_auto(const struct config *cfg, const uint32_t *stop,
-		  void (*between)(void *ctx), void *ctx)
+		  void (*between)(void *ctx), void *ctx,
+		  void (*moved)(const char *msg))
 {
 	struct recover_opts o = {.max_files = RECOVER_AUTO_MAX,
 				 .report = no_report,
 				 .stop = stop,
 				 .between = between,
-				 .between_ctx = ctx};
+				 .between_ctx = ctx,
+				 .moved = moved};
 	struct recover_stats st;
 	char dir[CONFIG_PATH_MAX], lock[CONFIG_PATH_MAX + 32];
 	struct stat sb;

@@ -67,6 +67,11 @@ struct recover_opts {
 				     * machine) does not make the process
 				     * drop them */
 	void *between_ctx;
+	/* When not NULL (the automatic scans, whose report is none): told,
+	 * as one line, of final records written elsewhere than the log
+	 * their process named (root's PID-START.recovered.log), which no
+	 * scan may do in silence: the records would seem lost. */
+	void (*moved)(const char *msg);
 };
 
 /*
@@ -83,10 +88,12 @@ int recover_dir(const char *dir, const struct recover_opts *o,
  * directory: quiet, bounded, and skipped when another process holds the
  * directory's lock file or scanned it recently; it stops between files
  * once *stop (when stop is not NULL) is non-zero, and calls between(ctx)
- * (when not NULL) before each file.
+ * (when not NULL) before each file.  moved (may be NULL): as
+ * recover_opts's.
  * Context: ticker only (outside its lock).
  */
 void recover_auto(const struct config *cfg, const uint32_t *stop,
-		  void (*between)(void *ctx), void *ctx);
+		  void (*between)(void *ctx), void *ctx,
+		  void (*moved)(const char *msg));
 
 #endif

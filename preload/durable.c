@@ -437,5 +437,5 @@ void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
 	if (mono_ns < chores_due)
 		return;
 	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
-	recover_auto(&sm_meter.cfg, stop, between, ctx);
+	recover_auto(&sm_meter.cfg, stop, between, ctx, sm_warn);
 }

@@ -917,10 +917,10 @@ START_TEST(test_automatic_recovery_only_in_a_closed_directory)
 	snprintf(logp, sizeof(logp), "%s/auto.%d.log", dir, (int)pid);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
 	ck_assert_int_eq(chmod(sd, 0777), 0);
-	recover_auto(&cfg, NULL, NULL, NULL);
+	recover_auto(&cfg, NULL, NULL, NULL, NULL);
 	ck_assert_int_ne(stat(logp, &sb), 0);
 	ck_assert_int_eq(chmod(sd, 0700), 0);
-	recover_auto(&cfg, NULL, NULL, NULL);
+	recover_auto(&cfg, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(stat(logp, &sb), 0);
 	ck_assert_int_gt(sb.st_size, 0);
 }
