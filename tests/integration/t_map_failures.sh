@@ -26,6 +26,20 @@ prog=$PROGS/mapfail
 want_child="sockmeter: mapfail: a forked child could not map memory of its own (Cannot allocate memory): the child is not metered, and its traffic is in no record"
 want_sbuf="sockmeter: mapfail: no memory to make its records (Cannot allocate memory): close records not made are counted in close_records_dropped, fds left out of a record are counted among those not shown, and an exit record not made is left to \`sockmeter recover\` (the state file keeps the numbers)"
 
+# ends MODE WANT: mapfail MODE, ending by itself, said WANT on stderr and
+# wrote one log (its name in $LOG); no state file is left.
+ends() {
+	local mode=$1 out
+	out=$(SOCKMETER_LOG="$T/logs/$mode.%p.log" timeout 30 env LD_PRELOAD="$LIB" \
+		"$prog" "$mode" 2>"$T/$mode.err") || fail "$mode: status $?: $(cat "$T/$mode.err")"
+	expect_eq "$mode: output" "$out" done
+	expect_eq "$mode: stderr" "$(cat "$T/$mode.err")" "$2"
+	set -- "$T"/logs/"$mode".*.log
+	expect_eq "$mode: logs" "$#" 1
+	LOG=$1
+	[ -z "$(ls -A "$T/st")" ] || fail "$mode: state files left: $(ls "$T/st")"
+}
+
 # pids NAME: the pids that wrote records into logs/NAME.*
 pids() {
 	cat "$T"/logs/"$1".*.log >"$T/$1.all" 2>/dev/null || true
@@ -33,16 +47,10 @@ pids() {
 }
 
 # --- fork, ending by itself ------------------------------------------------
-out=$(SOCKMETER_LOG="$T/logs/fork.%p.log" timeout 30 env LD_PRELOAD="$LIB" \
-	"$prog" fork 2>"$T/fork.err") || fail "fork: status $?: $(cat "$T/fork.err")"
-expect_eq "fork: output" "$out" done
-expect_eq "fork: stderr" "$(cat "$T/fork.err")" "$want_child"
-set -- "$T"/logs/fork.*.log
-expect_eq "fork: logs" "$#" 1
+ends fork "$want_child"
 expect_eq "fork: the parent's totals [in, out, closed]" \
-	"$(q "$1" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[200, 200, 2]"
-expect_eq "fork: close records" "$(q "$1" "[c['bytes_in'] for c in CL]")" "[100, 100]"
-[ -z "$(ls -A "$T/st")" ] || fail "fork: state files left: $(ls "$T/st")"
+	"$(q "$LOG" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[200, 200, 2]"
+expect_eq "fork: close records" "$(q "$LOG" "[c['bytes_in'] for c in CL]")" "[100, 100]"
 
 # --- fork, the parent killed, then recovered --------------------------------
 mkfifo "$T/fifo"
@@ -79,14 +87,8 @@ expect_eq "sbuf: close records recovered and dropped" \
 	"$(q "$T/sbuf.all" "len(CL) + T.get('close_records_dropped', 0)")" 4
 
 # --- no memory for the lists -------------------------------------------------
-out=$(SOCKMETER_LOG="$T/logs/lists.%p.log" timeout 30 env LD_PRELOAD="$LIB" \
-	"$prog" lists 2>"$T/lists.err") || fail "lists: status $?: $(cat "$T/lists.err")"
-expect_eq "lists: output" "$out" done
-expect_eq "lists: stderr" "$(cat "$T/lists.err")" "$want_sbuf"
-set -- "$T"/logs/lists.*.log
-expect_eq "lists: logs" "$#" 1
+ends lists "$want_sbuf"
 expect_eq "lists: the exit record [in, out, closed]" \
-	"$(q "$1" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[600, 600, 4]"
+	"$(q "$LOG" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[600, 600, 4]"
 expect_eq "lists: close records made and dropped" \
-	"$(q "$1" "len(CL) + T.get('close_records_dropped', 0)")" 4
-[ -z "$(ls -A "$T/st")" ] || fail "lists: state files left: $(ls "$T/st")"
+	"$(q "$LOG" "len(CL) + T.get('close_records_dropped', 0)")" 4
