@@ -594,17 +594,24 @@ static void sweep_strays(struct meter *m)
 
 /*
  * Memory for the records refused after start-up (a process at its map
- * count limit, vm.max_map_count, or under strict overcommit): said once a
- * process, whatever ran short (the list of a batch's close records, of a
- * record's fds, the batch's text), with where the numbers went.  Before,
- * close records were lost with only close_records_dropped to show for it,
- * and fds left out of a record's list were blamed on `top`.
+ * count limit, vm.max_map_count, or under strict overcommit): noted here
+ * (the tick lock may be held, which fork waits for), said once a process
+ * by meter_flush, whatever ran short (the list of a batch's close records,
+ * of a record's fds, the batch's text), with where the numbers went.
+ * Before, close records were lost with only close_records_dropped to show
+ * for it, and fds left out of a record's list were blamed on `top`.
  */
-static void say_no_memory(struct meter *m, int err)
+static void note_no_memory(struct meter *m, int err)
+{
+	if (!m->nomem_err)
+		m->nomem_err = err ? err : ENOMEM;
+}
+
+static void say_no_memory(struct meter *m)
 {
 	char msg[400];
 
-	if (m->nomem_said || !m->report)
+	if (!m->nomem_err || m->nomem_said || !m->report)
 		return;
 	m->nomem_said = true;
 	snprintf(msg, sizeof(msg),
@@ -612,7 +619,7 @@ static void say_no_memory(struct meter *m, int err)
 		 "records not made are counted in close_records_dropped, fds "
 		 "left out of a record are counted among those not shown, and "
 		 "%s",
-		 m->prog, strerror(err ? err : ENOMEM),
+		 m->prog, strerror(m->nomem_err),
 		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
 			 ? "an exit record not made is left to `sockmeter "
 			   "recover` (the state file keeps the numbers)"
@@ -649,7 +656,7 @@ static uint32_t drain(struct meter *m, uint32_t most, bool append,
 			continue;
 		if (!topn_grow(&m->closing, m->closing.n + 1)) {
 			closeq_note_dropped(&m->q, 1);
-			say_no_memory(m, m->closing.err);
+			note_no_memory(m, m->closing.err);
 			continue;
 		}
 		f = &m->closing.v[m->closing.n++];
@@ -920,7 +927,7 @@ static uint32_t sample_all(struct meter *m, struct meter_time now,
 		topn_offer(&m->top, m->cfg.top, &cand);
 	}
 	if (m->top.err) {
-		say_no_memory(m, m->top.err);
+		note_no_memory(m, m->top.err);
 		m->top.err = 0;
 	}
 	r->omitted = seen - m->top.n;
@@ -957,6 +964,27 @@ static bool settled(struct meter *m, uint64_t pushed)
 {
 	return !inflight_any(m) &&
 	       __atomic_load_n(&m->q.sh->pushed, __ATOMIC_SEQ_CST) == pushed;
+}
+
+/*
+ * Record r appended to out whole, or not at all: the one whose making ran
+ * out of memory is cut off where it began (a text record is many lines: a
+ * cut at the last line left an exit record's first line in the log
+ * without its totals, which recovery then took for the record written,
+ * and removed the state file).  Nothing is appended after (sbuf).
+ */
+static void format_whole(const struct summary *r, const struct config *c,
+			 struct sbuf *out)
+{
+	size_t mark = out->len;
+	bool failed = out->failed;
+
+	summary_format(r, c, out);
+	if (out->failed && !failed) {
+		out->len = mark;
+		if (out->p)
+			out->p[mark] = '\0';
+	}
 }
 
 /*
@@ -1022,7 +1050,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 		rc.type = SUMMARY_CLOSE;
 		rc.fds = &m->closing.v[i];
 		rc.nfds = 1;
-		summary_format(&rc, &m->cfg, out);
+		format_whole(&rc, &m->cfg, out);
 	}
 	out->closes += nclosed;
 	/* A process that never had a tracked fd (a shell, ls...) leaves no
@@ -1032,7 +1060,7 @@ static void run(struct meter *m, struct meter_time now, enum summary_type type,
 	topn_sort(&m->top);
 	r.fds = m->top.v;
 	r.nfds = n;
-	summary_format(&r, &m->cfg, out);
+	format_whole(&r, &m->cfg, out);
 }
 
 /* A forked child sets its log up at its first write. */
@@ -1138,12 +1166,14 @@ static void unmade_batch(struct meter *m, struct sbuf *out)
 {
 	const char *nl;
 
+	/* Whole records already (format_whole); a Prometheus exposition
+	 * is cut at its last whole line. */
 	nl = out->len ? memrchr(out->p, '\n', out->len) : NULL;
 	out->len = nl ? (size_t)(nl + 1 - out->p) : 0;
 	if (out->p)
 		out->p[out->len] = '\0';
 	m->last_unmade = true;
-	say_no_memory(m, out->err);
+	note_no_memory(m, out->err);
 }
 
 void meter_flush(struct meter *m, struct sbuf *out)
@@ -1211,6 +1241,8 @@ void meter_flush(struct meter *m, struct sbuf *out)
 	/* Those drained are written, held (held_n) or lost, counted. */
 	if (__atomic_load_n(&m->flight_n, __ATOMIC_RELAXED))
 		__atomic_store_n(&m->flight_n, 0, __ATOMIC_RELAXED);
+	/* (Here: not under the tick lock, which fork waits for.) */
+	say_no_memory(m);
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }
@@ -1380,6 +1412,9 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	 * flags into one store of a constant it loaded from .rodata, a page
 	 * a fork child has to fault in for it. */
 	__atomic_store_n(&m->finished, false, __ATOMIC_RELAXED);
+	/* (The parent's last batch is not the child's.) */
+	if (m->last_unmade)
+		m->last_unmade = false;
 	/* The child's log is set up at its first write (meter_flush): a
 	 * child that never writes (a pre-fork server's short-lived worker,
 	 * an exec) pays nothing for it. */

@@ -169,8 +169,10 @@ struct meter {
 	/* The last batch meter_flush took could not be made whole (no
 	 * memory for it: unmade_batch): if it held the final record, the
 	 * state file keeps the numbers for recovery (preload's durable.c).
-	 * nomem_said: a want of memory was said (once a process). */
+	 * nomem_err: the errno of a want of memory for the records, to be
+	 * said (nomem_said: said, once a process). */
 	bool last_unmade, nomem_said;
+	int nomem_err;
 	/* The host's (preload.c, atomic): a tracked fd was seen since start
 	 * or fork, so a ticker is wanted.  False in a fork child: there it
 	 * sits on a page the child writes anyway. */

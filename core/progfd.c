@@ -92,6 +92,7 @@ struct run {
 	int (*fn)(void *);
 	void *arg;
 	int result;
+	bool finished; /* fn returned (the child's last store) */
 	bool shared; /* the child was made with CLONE_FILES */
 	bool no_table; /* ... and could not leave the program's table */
 	bool copy; /* the child's table is a copy of the program's, its own */
@@ -206,6 +207,7 @@ static int child_main(void *p)
 			make_room();
 		r->result = r->fn(r->arg);
 	}
+	__atomic_store_n(&r->finished, true, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -217,6 +219,7 @@ static int run_child(struct run *r, void *stack, bool shared)
 
 	r->shared = shared;
 	r->no_table = false;
+	r->finished = false;
 	r->parent = SM_SYSCALL(SYS_getpid);
 	/* No exit signal: the program's SIGCHLD handler and its wait(-1)
 	 * never see this child; __WALL below reaps it. */
@@ -226,10 +229,12 @@ static int run_child(struct run *r, void *stack, bool shared)
 		while (SM_SYSCALL(SYS_wait4, pid, &status, __WALL, NULL) < 0 &&
 		       errno == EINTR)
 			;
-		/* Killed (-EAGAIN, the result it started with, said that a
-		 * write failed for want of resources: a helper's kill of
-		 * the child after its whole batch was written). */
-		if (WIFSIGNALED(status))
+		/* Killed before fn returned (-EAGAIN, the result it started
+		 * with, said that a write failed for want of resources: a
+		 * helper's kill of the child after its whole batch was
+		 * written).  Killed after: what fn returned stands. */
+		if (WIFSIGNALED(status) &&
+		    !__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE))
 			r->result = PROGFD_KILLED;
 	}
 	return pid;
@@ -245,7 +250,7 @@ void progfd_no_shared_child(void)
 
 static int run(int (*fn)(void *), void *arg, bool copy)
 {
-	struct run r = { fn, arg, -EAGAIN, false, false, false, 0 };
+	struct run r = { fn, arg, -EAGAIN, false, false, false, false, 0 };
 	bool shared = !copy && !no_shared_child;
 	sigset_t all, old;
 	void *stack;

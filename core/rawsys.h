@@ -149,6 +149,11 @@ static inline long raw_getpid(void)
 	return raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 }
 
+/* How many times a call of ours that a signal interrupted (EINTR) is made
+ * again before it counts as failed: a signal's EINTR is no failure, but
+ * a caller must not wait for ever on one that always fails so. */
+#define EINTR_TRIES 8
+
 /* mmap with MAP_FIXED semantics as given; returns addr or NULL. */
 static inline void *raw_mmap(void *addr, size_t len, int prot, int flags,
 			     int fd, off_t off)

@@ -514,6 +514,36 @@ static long open_sockmeter_log(const char *path, int64_t pid)
 	return -1;
 }
 
+/* The automatic scans' word (o->moved) on the records of img that were
+ * for the log named log (none: "") and went, or were to go, to fallback:
+ * err 0 when they are written there, else why they are not. */
+static void say_moved(const struct image *img, const char *log,
+		      const char *fallback, int err,
+		      const struct recover_opts *o)
+{
+	char msg[CONFIG_PATH_MAX * 2 + 320];
+
+	if (!log[0] || !o->moved)
+		return;
+	if (err)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: the final records of %s[%" PRId64 "], "
+			 "which ended without writing them, could not be "
+			 "recovered into %s (%s; its log %s is not a "
+			 "sockmeter log root may append to): its state file "
+			 "waits for `sockmeter recover`",
+			 img->hdr.prog, img->hdr.pid, fallback, strerror(err),
+			 log);
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: recovered the final records of "
+			 "%s[%" PRId64 "], which ended without writing them, "
+			 "into %s: its log %s is not a sockmeter log root may "
+			 "append to",
+			 img->hdr.prog, img->hdr.pid, fallback, log);
+	o->moved(msg);
+}
+
 /* Root's write of out: into the log the header names if it is one
  * (open_sockmeter_log), else into fallback (PID-START.recovered.log
  * beside the state file, in root's directory), whose name then replaces
@@ -525,6 +555,10 @@ static int root_append(struct image *img, const char *fallback, int format,
 	long fd = format == FORMAT_PROMETHEUS || marked
 			  ? -1
 			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
+	/* The automatic scans' word on records put elsewhere than the log
+	 * their process named (recover_opts's moved): said once they are
+	 * written, or once they could not be. */
+	char moved[CONFIG_PATH_MAX] = "";
 	size_t done = 0;
 	long n;
 
@@ -549,25 +583,19 @@ static int root_append(struct image *img, const char *fallback, int format,
 			    "go to %s",
 			    img->hdr.prog, img->hdr.pid, img->hdr.log_path,
 			    fallback);
-		if (strcmp(img->hdr.log_path, fallback) != 0 && o->moved) {
-			char msg[CONFIG_PATH_MAX * 2 + 256];
-
-			snprintf(msg, sizeof(msg),
-				 "sockmeter: recovered the final records of "
-				 "%s[%" PRId64 "], which ended without "
-				 "writing them, into %s: its log %s is not a "
-				 "sockmeter log root may append to",
-				 img->hdr.prog, img->hdr.pid, fallback,
+		if (strcmp(img->hdr.log_path, fallback) != 0 && o->moved)
+			snprintf(moved, sizeof(moved), "%s",
 				 img->hdr.log_path);
-			o->moved(msg);
-		}
 		snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
 			 (int)sizeof(img->hdr.log_path) - 1, fallback);
 		fd = sys_open(fallback, O_WRONLY | O_CREAT | O_APPEND |
 						O_NOFOLLOW | O_NONBLOCK |
 						O_NOCTTY);
-		if (fd < 0)
-			return -errno;
+		if (fd < 0) {
+			n = -errno;
+			say_moved(img, moved, fallback, (int)-n, o);
+			return (int)n;
+		}
 	}
 	end_torn_line_fd(fd);
 	while (done < out->len) {
@@ -575,11 +603,13 @@ static int root_append(struct image *img, const char *fallback, int format,
 		if (n <= 0) {
 			n = n < 0 ? -errno : -EIO;
 			SM_SYSCALL(SYS_close, fd);
+			say_moved(img, moved, fallback, (int)-n, o);
 			return (int)n;
 		}
 		done += (size_t)n;
 	}
 	SM_SYSCALL(SYS_close, fd);
+	say_moved(img, moved, fallback, 0, o);
 	return 0;
 }
 
@@ -702,6 +732,15 @@ static int write_records(struct image *img, const char *fallback,
 		wrote = out.len > 0;
 		if (o->between) /* (see recover_one) */
 			o->between(o->between_ctx);
+		/* No memory to make them all (the recovering process at its
+		 * map count limit): nothing written, the file kept for a
+		 * later recovery, rather than records cut short and the
+		 * file removed. */
+		if (out.failed) {
+			sbuf_free(&out);
+			meter_destroy(&m);
+			return -(out.err ? out.err : ENOMEM);
+		}
 		if (root && out.len)
 			r = root_append(img, fallback, cfg.format, &out, o);
 		else

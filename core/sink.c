@@ -674,9 +674,11 @@ static int append_batch(void *p)
 			SM_SYSCALL(SYS_close, fd);
 			return r;
 		}
-		/* (A signal's EINTR is no failure of the log's.) */
-		while ((r = (int)SM_SYSCALL(SYS_flock, fd, LOCK_EX)) != 0 &&
-		       errno == EINTR)
+		/* (A signal's EINTR is no failure of the log's; a few
+		 * times, not for ever.) */
+		for (n = 0; (r = (int)SM_SYSCALL(SYS_flock, fd, LOCK_EX)) != 0 &&
+			    errno == EINTR && n < EINTR_TRIES;
+		     n++)
 			;
 		if (r != 0) {
 			r = -errno;

@@ -511,7 +511,7 @@ static int create_job(void *arg)
 	char stat_path[64];
 	long fd;
 	void *p;
-	int err;
+	int err, tries;
 
 	snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", j->view_pid);
 	st->proc_start = j->start ? j->start : stat_start(stat_path);
@@ -531,9 +531,12 @@ static int create_job(void *arg)
 	if (fd < 0)
 		return -errno;
 	j->stage = 2;
-	/* (A signal's EINTR is no reason to go without a file.) */
-	while ((err = (int)SM_SYSCALL(SYS_ftruncate, fd, (off_t)j->size)) != 0 &&
-	       errno == EINTR)
+	/* (A signal's EINTR is no reason to go without a file; a few
+	 * times, not for ever: the program's start waits on it.) */
+	for (tries = 0;
+	     (err = (int)SM_SYSCALL(SYS_ftruncate, fd, (off_t)j->size)) != 0 &&
+	     errno == EINTR && tries < EINTR_TRIES;
+	     tries++)
 		;
 	if (err != 0) {
 		err = errno;

@@ -110,24 +110,10 @@ static void file_made(struct state *st)
  * A fork child whose memory of ours could not be made its own (state.c's
  * state_after_fork) runs unmetered, as a sandboxed one does (preload.c's
  * fork_child): nothing of the parent's is written, and the child's
- * traffic is in no record, which is said (once in the family: warn.c).
- * Out of the fork path's page: a child pays for it only here.
+ * traffic is in no record, which the caller says.
  */
-__attribute__((noinline, cold)) static void unmetered_child(int err)
-{
-	char msg[400];
-
-	__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: %s: a forked child could not map memory of its "
-		 "own (%s): the child is not metered, and its traffic is in "
-		 "no record",
-		 sm_meter.prog, strerror(err));
-	sm_warn(msg);
-}
-
 SM_FORK_PATH
-void sm_durable_after_fork(long pid, struct meter_time now)
+int sm_durable_after_fork(long pid, struct meter_time now)
 {
 	bool fresh = sm_state.slots && sm_meter.tab.cap;
 	int r;
@@ -136,8 +122,9 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 		r = state_after_fork(&sm_state, &sm_meter.cfg, sm_meter.prog,
 				     pid, now.real_ns, now.mono_ns);
 		if (r != 0) {
-			unmetered_child(-r);
-			return;
+			__atomic_store_n(&sm_meter.tab.cap, 0,
+					 __ATOMIC_RELAXED);
+			return -r;
 		}
 		sm_state.made = file_made;
 		/* The same addresses: the queue's and the totals' pointers
@@ -146,6 +133,7 @@ void sm_durable_after_fork(long pid, struct meter_time now)
 	}
 	meter_after_fork(&sm_meter, pid, now, fresh);
 	chores_due = 0;
+	return 0;
 }
 
 /* Give back a start-up that succeeded (sm_durable_init), before any
@@ -327,7 +315,7 @@ void sm_durable_say_incomplete(void)
 	/* The file system full, or memory refused (the process at its map
 	 * count limit: a helper's run said "full" of a half-empty one). */
 	if (err && !state_no_room(err))
-		snprintf(why, sizeof(why), "its file could not be mapped: %s",
+		snprintf(why, sizeof(why), "its file's pages were refused: %s",
 			 strerror(err));
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: %s: state directory %s: no room to keep the "
@@ -437,5 +425,6 @@ void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
 	if (mono_ns < chores_due)
 		return;
 	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
-	recover_auto(&sm_meter.cfg, stop, between, ctx, sm_warn);
+	/* (Of other processes: to syslog, not to this one's stderr.) */
+	recover_auto(&sm_meter.cfg, stop, between, ctx, sm_warn_syslog);
 }

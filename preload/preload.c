@@ -1370,9 +1370,48 @@ static struct meter_time raw_now_both(void)
 	return t;
 }
 
+/* A fork child that runs unmetered (sm_durable_after_fork): the errno to
+ * be said, once outside a signal handler (0: none). */
+static int unmetered_err;
+
+/* Said with snprintf alone (no strerror: its locale lock may have been
+ * held by another thread of the parent at the fork), not in a handler. */
+__attribute__((noinline, cold)) static void say_unmetered_child(void)
+{
+	char msg[400];
+	int err = unmetered_err;
+
+	if (!err || maybe_in_handler())
+		return;
+	unmetered_err = 0;
+	if (err == ENOMEM)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: a forked child could not map memory "
+			 "of its own (Cannot allocate memory): the child is "
+			 "not metered, and its traffic is in no record",
+			 sm_meter.prog);
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: a forked child could not map memory "
+			 "of its own (errno %d): the child is not metered, and "
+			 "its traffic is in no record",
+			 sm_meter.prog, err);
+	sm_warn(msg);
+}
+
+/* Noted in the child's fork handler, said there or at its end (a fork
+ * made in a signal handler). */
+__attribute__((noinline, cold)) static void unmetered_child(int err)
+{
+	unmetered_err = err;
+	say_unmetered_child();
+}
+
 SM_FORK_PATH
 static void fork_child(void)
 {
+	int r;
+
 	/* Once per fork (see in_fork). */
 	if (!in_fork)
 		return;
@@ -1418,7 +1457,9 @@ static void fork_child(void)
 		__atomic_store_n(&sm_meter.tab.cap, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	sm_durable_after_fork(raw_getpid(), raw_now_both());
+	r = sm_durable_after_fork(raw_getpid(), raw_now_both());
+	if (r)
+		unmetered_child(r);
 }
 
 /*
@@ -2067,8 +2108,11 @@ static void fini_record(void)
 		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap)
+	if (!sm_meter.tab.cap) {
+		if (unmetered_err) /* (see sm_final_record) */
+			say_unmetered_child();
 		return;
+	}
 	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
 	 * does, or the state file keeps the numbers.  Nor does any thread
 	 * once the ticker holds the log open (a chroot, a uid change). */
@@ -2540,8 +2584,13 @@ void sm_final_record(bool exec)
 	 * writes none: the image that follows finds the state file live and
 	 * has it recovered. */
 	if (!sm_meter.tab.cap ||
-	    (exec && may_not_ask_ticker()))
+	    (exec && may_not_ask_ticker())) {
+		/* (An unmetered fork child's word, if its fork was in a
+		 * handler.) */
+		if (!sm_meter.tab.cap && unmetered_err)
+			say_unmetered_child();
 		return;
+	}
 	if (sm_foreign_process()) {
 		/* A vfork child's exec: the new image may keep our fds (it
 		 * shares our memory: the mark is the parent's). */

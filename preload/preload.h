@@ -475,8 +475,10 @@ void sm_durable_give_back(void);
 void sm_durable_prepare_fork(void);
 
 /* sm_durable_after_fork - the child's own state file, then
- * meter_after_fork.  Context: fork child. */
-void sm_durable_after_fork(long pid, struct meter_time now);
+ * meter_after_fork.  Returns 0, or the errno of the memory that could not
+ * be made the child's (the child then runs unmetered: the caller says
+ * so).  Context: fork child. */
+int sm_durable_after_fork(long pid, struct meter_time now);
 
 /* sm_durable_end - after the final record: exit removes the file, exec
  * marks it final, a failed exec marks it live again.

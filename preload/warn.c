@@ -163,6 +163,15 @@ static bool err_has_room(void)
 	return r != 0 || (p.revents & POLLOUT);
 }
 
+void sm_warn_syslog(const char *msg)
+{
+	int saved = errno;
+
+	if (!sm_quiet() && strcmp(syslog_path, "off") != 0)
+		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
+	errno = saved;
+}
+
 void sm_warn(const char *msg)
 {
 	int saved = errno;

@@ -31,4 +31,12 @@ void sm_warn_before_fork(void);
  */
 void sm_warn(const char *msg);
 
+/*
+ * sm_warn_syslog - a warning about another process than this one (the
+ * automatic recovery's), to syslog only ([log] syslog; none when "off"):
+ * the program's stderr is for what concerns it.  errno kept.
+ * Context: any thread (not a signal handler).
+ */
+void sm_warn_syslog(const char *msg);
+
 #endif

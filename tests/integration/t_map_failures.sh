@@ -14,6 +14,11 @@
 #    close record recovered or counted as dropped.  Before,
 #    nothing reached the log and the state file was removed as if the
 #    exit record had been written;
+#  - grow (text records, each many lines): the buffer cannot grow while
+#    the exit record is made: that record is left out whole, and recovery
+#    writes it.  Before, its first lines went to the log (a cut at the
+#    last line), recovery took it for written and removed the state file:
+#    the totals in no record (a reviewer's run);
 #  - lists: the lists a batch's close records and a record's fds are made
 #    in cannot grow.  Said once (before, only close_records_dropped
 #    showed it, and fds left out were blamed on `top`); the exit record
@@ -92,3 +97,19 @@ expect_eq "lists: the exit record [in, out, closed]" \
 	"$(q "$LOG" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[600, 600, 4]"
 expect_eq "lists: close records made and dropped" \
 	"$(q "$LOG" "len(CL) + T.get('close_records_dropped', 0)")" 4
+
+# --- text records that cannot grow ----------------------------------------
+out=$(SOCKMETER_FORMAT=text SOCKMETER_LOG="$T/logs/grow.%p.log" timeout 30 \
+	env LD_PRELOAD="$LIB" "$prog" grow 2>"$T/grow.err") ||
+	fail "grow: status $?: $(cat "$T/grow.err")"
+expect_eq "grow: output" "$out" done
+expect_eq "grow: stderr" "$(cat "$T/grow.err")" "$want_sbuf"
+set -- "$T"/logs/grow.*.log
+expect_eq "grow: exit records before recovery" "$(grep -c ' sockmeter exit ' "$1")" 0
+[ -z "$(tail -c 1 "$1")" ] || fail "grow: the log ends in a torn line"
+[ -n "$(ls -A "$T/st")" ] || fail "grow: no state file kept for recovery"
+"$SM_BUILD/sockmeter-recover" -q "$T/st" 2>"$T/rec3.err" ||
+	fail "grow: recover failed: $(cat "$T/rec3.err")"
+expect_eq "grow: the recovered exit record" \
+	"$(grep -A1 ' sockmeter exit ' "$1" | sed -n 's/.* sockmeter exit \(end=[^ ]*\).*/\1/p; s/^  totals: \(bytes_in=[0-9]*\) [^ ]* \(bytes_out=[0-9]*\).*/\1 \2/p' | tr '\n' ' ')" \
+	"end=exit-recovered bytes_in=800 bytes_out=800 "

@@ -73,10 +73,13 @@ expect_eq "state files left" "$(ls "$T/state" | grep -c '\.state$')" 0
 # Root's automatic recovery into a log that is not one root may append to
 # (its first line not a record: made by someone else, the records of the
 # victim after it) puts the records beside the state file, as a recover by
-# hand does, and says so, as that one does: the rescuer's stderr (it is
-# the original stderr; else syslog).  Before, the records moved in
-# silence and seemed lost (a helper's run).
+# hand does, and says so, as that one does: to syslog (a socket of the
+# test's, SOCKMETER_SYSLOG), not on the rescuer's stderr, which is for
+# what concerns the rescuer.  Before, the records moved in silence and
+# seemed lost (a helper's run).
 [ "$(id -u)" = 0 ] || exit 0
+sock=$T/syslog.sock
+syslog_listen "$sock" "$T/syslog.txt"
 printf 'hello\n' >"$T/logs/app.log"
 SOCKMETER_LOG=$T/logs/app.log SOCKMETER_INTERVAL=0.2 \
 	bg_start env LD_PRELOAD="$LIB" "$PY" "$T/victim.py" "$n" >"$T/victim2.out"
@@ -86,12 +89,15 @@ wait_for 10 grep -q '"type"' "$T/logs/app.log" || fail "the second victim wrote 
 kill -KILL "$vpid"
 wait_for 10 eval '! kill -0 '"$vpid"' 2>/dev/null' || fail "the second victim did not die"
 rm -f "$T/state/.recover.lock"
-SOCKMETER_LOG=$T/logs/rescuer.%p.log \
+SOCKMETER_LOG=$T/logs/rescuer.%p.log SOCKMETER_SYSLOG=$sock \
 	sm "$PY" "$T/rescuer.py" "$T" >"$T/rescuer2.stdout" 2>"$T/rescuer2.err" ||
 	fail "second rescuer: $(cat "$T/rescuer2.err")"
 set -- "$T/state/$vpid"-*.recovered.log
 [ -f "$1" ] || fail "no recovered log beside the state file: $(ls "$T/state")"
 expect_eq "the moved records' bytes_out" "$(q "$1" "tot('bytes_out')")" "$n"
-expect_eq "the second rescuer's stderr" "$(cat "$T/rescuer2.err")" \
-	"sockmeter: recovered the final records of python3[$vpid], which ended without writing them, into $1: its log $T/logs/app.log is not a sockmeter log root may append to"
+expect_eq "the second rescuer's stderr" "$(cat "$T/rescuer2.err")" ""
+want="recovered the final records of python3[$vpid], which ended without writing them, into $1: its log $T/logs/app.log is not a sockmeter log root may append to"
+wait_for 5 grep -qF "$want" "$T/syslog.txt" ||
+	fail "not said to syslog: $(cat "$T/syslog.txt")"
+expect_eq "lines to syslog" "$(grep -c . "$T/syslog.txt")" 1
 exit 0

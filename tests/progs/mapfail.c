@@ -3,7 +3,7 @@
  * count limit (vm.max_map_count) or under strict overcommit, after it has
  * moved bytes (t_map_failures).
  *
- *   mapfail fork|sbuf|lists [hold]
+ *   mapfail fork|sbuf|lists|grow [hold]
  *
  * Moves 100 bytes each way over a connected socketpair, then installs a
  * seccomp filter through a raw system call (unseen by the preload, which
@@ -19,6 +19,12 @@
  *   lists: private anonymous ones of 64 KiB to 1 MiB (the lists of a
  *         record's fds and of a batch's close records: core/topn.c's
  *         topn_grow), from the start.  Then as sbuf.
+ *   grow: first keeps 30 more socketpairs open, 10 bytes moved each way
+ *         on each, and closes one more pair, then waits 1.5 s (the ticker
+ *         writes its records: its buffer has its first 4 KiB); then fails
+ *         private anonymous mmaps of 8 to 64 KiB (the buffer cannot
+ *         grow) and exits, its exit record listing 60 fds (more than
+ *         4 KiB of text).
  * Prints "done" once all of it moved.  hold: then waits to be killed.
  * Exits 0; 2 on an unexpected failure.
  */
@@ -107,6 +113,18 @@ static void filter(int mode)
 		FAIL,
 		ALLOW,
 	};
+	static struct sock_filter grow[] = {
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),
+		LD_ARG(3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 4),
+		LD_ARG(1),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 8192, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 65536, 1, 0),
+		FAIL,
+		ALLOW,
+	};
 	static struct sock_filter lists[] = {
 		LD_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),
@@ -127,6 +145,9 @@ static void filter(int mode)
 	} else if (mode == 2) {
 		p.filter = lists;
 		p.len = sizeof(lists) / sizeof(lists[0]);
+	} else if (mode == 3) {
+		p.filter = grow;
+		p.len = sizeof(grow) / sizeof(grow[0]);
 	} else {
 		p.filter = fixed;
 		p.len = sizeof(fixed) / sizeof(fixed[0]);
@@ -140,16 +161,37 @@ static void filter(int mode)
 
 int main(int argc, char **argv)
 {
-	int mode, i;
+	int mode, i, held[60];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mapfail fork|sbuf|lists [hold]\n");
+		fprintf(stderr, "usage: mapfail fork|sbuf|lists|grow [hold]\n");
 		return 2;
 	}
-	mode = !strcmp(argv[1], "sbuf") ? 1 : !strcmp(argv[1], "lists") ? 2 : 0;
+	mode = !strcmp(argv[1], "sbuf")	   ? 1
+	       : !strcmp(argv[1], "lists") ? 2
+	       : !strcmp(argv[1], "grow")  ? 3
+					   : 0;
 	if (mode == 0 && strcmp(argv[1], "fork")) {
-		fprintf(stderr, "usage: mapfail fork|sbuf|lists [hold]\n");
+		fprintf(stderr, "usage: mapfail fork|sbuf|lists|grow [hold]\n");
 		return 2;
+	}
+	if (mode == 3) {
+		char buf[10];
+
+		memset(buf, 'g', sizeof(buf));
+		for (i = 0; i < 60; i += 2) {
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, held + i) != 0 ||
+			    write(held[i], buf, 10) != 10 ||
+			    read(held[i + 1], buf, 10) != 10 ||
+			    write(held[i + 1], buf, 10) != 10 ||
+			    read(held[i], buf, 10) != 10)
+				die("held");
+		}
+		xfer(100);
+		usleep(1500000);
+		filter(mode);
+		printf("done\n");
+		return 0;
 	}
 	/* The lists are made at the first drain, which may come as soon as
 	 * the first close: filtered before it. */
