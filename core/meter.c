@@ -596,30 +596,44 @@ static void sweep_strays(struct meter *m)
  * Memory for the records refused after start-up (a process at its map
  * count limit, vm.max_map_count, or under strict overcommit): noted here
  * (the tick lock may be held, which fork waits for), said once a process
- * by meter_flush, whatever ran short (the list of a batch's close records,
- * of a record's fds, the batch's text), with where the numbers went.
- * Before, close records were lost with only close_records_dropped to show
- * for it, and fds left out of a record's list were blamed on `top`.
+ * by meter_say_no_memory, whatever ran short (the list of a batch's close
+ * records, of a record's fds, the batch's text), with where the numbers
+ * went.  Before, close records were lost with only close_records_dropped
+ * to show for it, and fds left out of a record's list were blamed on
+ * `top`.
  */
 static void note_no_memory(struct meter *m, int err)
 {
-	if (!m->nomem_err)
-		m->nomem_err = err ? err : ENOMEM;
+	int none = 0;
+
+	__atomic_compare_exchange_n(&m->nomem_err, &none, err ? err : ENOMEM,
+				    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-static void say_no_memory(struct meter *m)
+void meter_say_no_memory(struct meter *m)
 {
 	char msg[400];
 
-	if (!m->nomem_err || m->nomem_said || !m->report)
+	if (!__atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED) ||
+	    m->nomem_said || !m->report)
 		return;
 	m->nomem_said = true;
+	if (m->prom) {
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: no memory to make its Prometheus "
+			 "snapshot (%s): the file keeps the last one made",
+			 m->prog,
+			 strerror(__atomic_load_n(&m->nomem_err,
+						  __ATOMIC_RELAXED)));
+		m->report(m->ctx, msg);
+		return;
+	}
 	snprintf(msg, sizeof(msg),
 		 "sockmeter: %s: no memory to make its records (%s): close "
 		 "records not made are counted in close_records_dropped, fds "
 		 "left out of a record are counted among those not shown, and "
 		 "%s",
-		 m->prog, strerror(m->nomem_err),
+		 m->prog, strerror(__atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED)),
 		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
 			 ? "an exit record not made is left to `sockmeter "
 			   "recover` (the state file keeps the numbers)"
@@ -1166,9 +1180,10 @@ static void unmade_batch(struct meter *m, struct sbuf *out)
 {
 	const char *nl;
 
-	/* Whole records already (format_whole); a Prometheus exposition
-	 * is cut at its last whole line. */
-	nl = out->len ? memrchr(out->p, '\n', out->len) : NULL;
+	/* Whole records already (format_whole; the line cut is a last
+	 * guard); a Prometheus snapshot is whole or not at all: the file
+	 * keeps the last one made. */
+	nl = out->len && !m->prom ? memrchr(out->p, '\n', out->len) : NULL;
 	out->len = nl ? (size_t)(nl + 1 - out->p) : 0;
 	if (out->p)
 		out->p[out->len] = '\0';
@@ -1241,8 +1256,7 @@ void meter_flush(struct meter *m, struct sbuf *out)
 	/* Those drained are written, held (held_n) or lost, counted. */
 	if (__atomic_load_n(&m->flight_n, __ATOMIC_RELAXED))
 		__atomic_store_n(&m->flight_n, 0, __ATOMIC_RELAXED);
-	/* (Here: not under the tick lock, which fork waits for.) */
-	say_no_memory(m);
+
 	sbuf_clear(out, m->cfg.format == FORMAT_JSON ? METER_OUT_KEEP_JSON
 						     : METER_OUT_KEEP_TEXT);
 }
@@ -1412,9 +1426,12 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 	 * flags into one store of a constant it loaded from .rodata, a page
 	 * a fork child has to fault in for it. */
 	__atomic_store_n(&m->finished, false, __ATOMIC_RELAXED);
-	/* (The parent's last batch is not the child's.) */
+	/* (The parent's last batch is not the child's, nor its want of
+	 * memory, noted maybe and not said yet.) */
 	if (m->last_unmade)
 		m->last_unmade = false;
+	if (__atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED))
+		__atomic_store_n(&m->nomem_err, 0, __ATOMIC_RELAXED);
 	/* The child's log is set up at its first write (meter_flush): a
 	 * child that never writes (a pre-fork server's short-lived worker,
 	 * an exec) pays nothing for it. */

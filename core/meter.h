@@ -191,6 +191,14 @@ struct meter {
 };
 
 /*
+ * meter_say_no_memory - say, once a process, a want of memory for the
+ * records noted since start (or the fork).  Context: outside the tick
+ * lock and any signal handler (the ticker after its flush, an exit's
+ * record once its locks are let go).
+ */
+void meter_say_no_memory(struct meter *m);
+
+/*
  * meter_init - set m up for cfg (copied) in a process called prog.
  * fd_cap is how many fd numbers to meter (the RLIMIT_NOFILE hard limit).
  * Returns 0, or a negative errno when memory could not be mapped (then m

@@ -653,10 +653,12 @@ static bool park_for_hand(const char *from, size_t len, char *to, size_t cap)
 /* Write the records of the dead process img holds.  Returns 0, 1 when it
  * had none to write (it never tracked an fd), NOT_HERE when its log was a
  * stderr and this recovery has none to print it on (an automatic one: the
- * file is for a recover run by hand), or a negative errno when its
- * log could not be written (nothing said: the
+ * file is for a recover run by hand), NO_MEMORY when the records could not
+ * be made whole (this process short of memory: nothing written), or a
+ * negative errno when its log could not be written (nothing said: the
  * caller does, the sink's words are for a live process). */
 #define NOT_HERE 2
+#define NO_MEMORY 3
 static int write_records(struct image *img, const char *fallback,
 			 const struct recover_opts *o)
 {
@@ -733,13 +735,14 @@ static int write_records(struct image *img, const char *fallback,
 		if (o->between) /* (see recover_one) */
 			o->between(o->between_ctx);
 		/* No memory to make them all (the recovering process at its
-		 * map count limit): nothing written, the file kept for a
-		 * later recovery, rather than records cut short and the
-		 * file removed. */
-		if (out.failed) {
+		 * map count limit: the text, or a list of close records or
+		 * fds): nothing written, the file kept for a later recovery,
+		 * rather than records cut short and the file removed. */
+		if (out.failed ||
+		    __atomic_load_n(&m.nomem_err, __ATOMIC_RELAXED)) {
 			sbuf_free(&out);
 			meter_destroy(&m);
-			return -(out.err ? out.err : ENOMEM);
+			return NO_MEMORY;
 		}
 		if (root && out.len)
 			r = root_append(img, fallback, cfg.format, &out, o);
@@ -1194,6 +1197,25 @@ static void restore_all(long dirfd, struct restores *rs)
 	rs->n = 0;
 }
 
+/*
+ * Back under its own name, for a later try, once the scan is over
+ * (restore_all): left claimed, no scan would take it while this process
+ * lives (its own pass over claims of its own pid, a hand-run recover over
+ * those of a live one).  why: said with it.
+ */
+static void leave_for_later(struct restores *rs, const char *dir,
+			    const char *name, int base, const char *claim,
+			    const char *why, const struct recover_opts *o)
+{
+	char own[RESTORE_NAME], claimed[RESTORE_NAME];
+
+	snprintf(own, sizeof(own), "%.*s", base, name);
+	snprintf(claimed, sizeof(claimed), "%s", claim + strlen(dir) + 1);
+	restore_later(rs, claimed, own);
+	say(o, "sockmeter recover: %s/%s: %s; left for a later recovery", dir,
+	    own, why);
+}
+
 /* gone: the file is of another pid namespace, which is gone (ns_gone):
  * its process is dead, though its pid cannot be looked at from here. */
 static void recover_one(const char *dir, const char *name,
@@ -1293,17 +1315,7 @@ static void recover_one(const char *dir, const char *name,
 	}
 	memset(&img, 0, sizeof(img));
 	if (read_image(claim, &img, &why, o) != 0) {
-		/* Back under its own name, for a later try, once the scan
-		 * is over (restore_all): left claimed, no scan would take it
-		 * while this process lives (its own pass over claims of its
-		 * own pid, a hand-run recover over those of a live one). */
-		char own[RESTORE_NAME], claimed[RESTORE_NAME];
-
-		snprintf(own, sizeof(own), "%.*s", base, name);
-		snprintf(claimed, sizeof(claimed), "%s", claim + strlen(dir) + 1);
-		restore_later(rs, claimed, own);
-		say(o, "sockmeter recover: %s/%s: %s; left for a later "
-		       "recovery", dir, own, why);
+		leave_for_later(rs, dir, name, base, claim, why, o);
 		st->skipped++;
 		return;
 	}
@@ -1335,7 +1347,13 @@ static void recover_one(const char *dir, const char *name,
 	     log_has_final(&img)) ||
 	    (owner && recovered_before(&img, fallback))) {
 		st->removed++;
-	} else if ((r = write_records(&img, fallback, o)) == NOT_HERE) {
+	} else if ((r = write_records(&img, fallback, o)) == NO_MEMORY) {
+		leave_for_later(rs, dir, name, base, claim,
+				"no memory to make its records", o);
+		st->skipped++;
+		munmap(img.p, img.size);
+		return;
+	} else if (r == NOT_HERE) {
 		/* Parked for sockmeter recover, which prints it on its own
 		 * stderr (before, an automatic scan removed it with nothing
 		 * written: the numbers were gone). */
@@ -1368,6 +1386,14 @@ static void recover_one(const char *dir, const char *name,
 		    "for a sockmeter recover run once the log can be written",
 		    img.hdr.prog, img.hdr.pid, img.hdr.log_path, strerror(-r),
 		    orig);
+		munmap(img.p, img.size);
+		return;
+	} else {
+		/* Not even parked (the rename refused): its numbers exist
+		 * nowhere else, so the file is not removed either. */
+		leave_for_later(rs, dir, name, base, claim,
+				"cannot append its final records", o);
+		st->skipped++;
 		munmap(img.p, img.size);
 		return;
 	}

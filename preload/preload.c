@@ -1078,6 +1078,7 @@ static void *ticker_main(void *arg)
 		beyond_say();
 		sm_durable_say_refused();
 		sm_durable_say_incomplete();
+		meter_say_no_memory(&sm_meter);
 		if (req == 2) {
 			tk.exec_hold_ns = now_both().mono_ns;
 			__atomic_store_n(&tk.exec_hold, 1, __ATOMIC_RELEASE);
@@ -1370,20 +1371,15 @@ static struct meter_time raw_now_both(void)
 	return t;
 }
 
-/* A fork child that runs unmetered (sm_durable_after_fork): the errno to
- * be said, once outside a signal handler (0: none). */
-static int unmetered_err;
-
-/* Said with snprintf alone (no strerror: its locale lock may have been
- * held by another thread of the parent at the fork), not in a handler. */
-__attribute__((noinline, cold)) static void say_unmetered_child(void)
+/* A fork child that runs unmetered (sm_durable_after_fork) says so, with
+ * snprintf alone (no strerror: its locale lock may have been held by
+ * another thread of the parent at the fork); in what may be a signal
+ * handler (a fork there, whose child may only _exit or exec from it), to
+ * the original stderr alone. */
+__attribute__((noinline, cold)) static void unmetered_child(int err)
 {
 	char msg[400];
-	int err = unmetered_err;
 
-	if (!err || maybe_in_handler())
-		return;
-	unmetered_err = 0;
 	if (err == ENOMEM)
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: a forked child could not map memory "
@@ -1396,15 +1392,10 @@ __attribute__((noinline, cold)) static void say_unmetered_child(void)
 			 "of its own (errno %d): the child is not metered, and "
 			 "its traffic is in no record",
 			 sm_meter.prog, err);
-	sm_warn(msg);
-}
-
-/* Noted in the child's fork handler, said there or at its end (a fork
- * made in a signal handler). */
-__attribute__((noinline, cold)) static void unmetered_child(int err)
-{
-	unmetered_err = err;
-	say_unmetered_child();
+	if (maybe_in_handler())
+		sm_warn_in_handler(msg);
+	else
+		sm_warn(msg);
 }
 
 SM_FORK_PATH
@@ -2108,11 +2099,8 @@ static void fini_record(void)
 		sm_stdio_at_exit();
 	/* A ticker stuck in a write for 2 s: no exit record rather than a
 	 * host that cannot exit. */
-	if (!sm_meter.tab.cap) {
-		if (unmetered_err) /* (see sm_final_record) */
-			say_unmetered_child();
+	if (!sm_meter.tab.cap)
 		return;
-	}
 	/* A sandboxed thread (quiet.h) makes no record itself: the ticker
 	 * does, or the state file keeps the numbers.  Nor does any thread
 	 * once the ticker holds the log open (a chroot, a uid change). */
@@ -2141,6 +2129,7 @@ static void fini_record(void)
 		beyond_say();
 		sm_durable_say_refused();
 		sm_durable_say_incomplete();
+		meter_say_no_memory(&sm_meter);
 	}
 	sbuf_free(&out);
 	ticker_leave_now();
@@ -2584,13 +2573,8 @@ void sm_final_record(bool exec)
 	 * writes none: the image that follows finds the state file live and
 	 * has it recovered. */
 	if (!sm_meter.tab.cap ||
-	    (exec && may_not_ask_ticker())) {
-		/* (An unmetered fork child's word, if its fork was in a
-		 * handler.) */
-		if (!sm_meter.tab.cap && unmetered_err)
-			say_unmetered_child();
+	    (exec && may_not_ask_ticker()))
 		return;
-	}
 	if (sm_foreign_process()) {
 		/* A vfork child's exec: the new image may keep our fds (it
 		 * shares our memory: the mark is the parent's). */
@@ -2694,6 +2678,7 @@ __attribute__((noinline)) static void final_record_made(bool exec)
 		beyond_say();
 		sm_durable_say_refused();
 		sm_durable_say_incomplete();
+		meter_say_no_memory(&sm_meter);
 	}
 out:
 	/* _exit follows: its signals may stay blocked (see block_all).  An

@@ -163,6 +163,16 @@ static bool err_has_room(void)
 	return r != 0 || (p.revents & POLLOUT);
 }
 
+void sm_warn_in_handler(const char *msg)
+{
+	int saved = errno;
+
+	if (!sm_quiet() && !said_by_family(msg) && !err_unfit &&
+	    stderr_id_same(&err_at_start) && err_has_room())
+		sink_warn(&err_at_start, msg);
+	errno = saved;
+}
+
 void sm_warn_syslog(const char *msg)
 {
 	int saved = errno;

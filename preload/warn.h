@@ -39,4 +39,12 @@ void sm_warn(const char *msg);
  */
 void sm_warn_syslog(const char *msg);
 
+/*
+ * sm_warn_in_handler - sm_warn for what may be a signal handler: to the
+ * original stderr only (raw writes), nowhere when it is not there (no
+ * syslog socket, whose send may block).  errno kept.
+ * Context: any thread and signal handler.
+ */
+void sm_warn_in_handler(const char *msg);
+
 #endif

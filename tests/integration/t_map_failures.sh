@@ -4,8 +4,9 @@
 # chosen mmap calls with ENOMEM after 100 bytes moved each way):
 #  - fork: a fork child cannot make the library's memory its own (it is
 #    the parent's state file there).  The children run unmetered, which
-#    is said once; the parent's numbers stay its own, at exit and when it
-#    is killed and recovered.  Before, the children counted into the
+#    is said once (also when the fork and the child's whole life are in a
+#    signal handler); the parent's numbers stay its own, at exit and when
+#    it is killed and recovered.  Before, the children counted into the
 #    parent's file without a word (a helper's injection: a child's records
 #    held one of the parent's connections, and the parent's recovered
 #    totals were short by it);
@@ -56,6 +57,12 @@ ends fork "$want_child"
 expect_eq "fork: the parent's totals [in, out, closed]" \
 	"$(q "$LOG" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[200, 200, 2]"
 expect_eq "fork: close records" "$(q "$LOG" "[c['bytes_in'] for c in CL]")" "[100, 100]"
+
+# --- fork in a signal handler, the child's life in it ----------------------
+# (Said all the same: to the original stderr, from the handler.)
+ends forksig "$want_child"
+expect_eq "forksig: the parent's totals [in, out, closed]" \
+	"$(q "$LOG" "[T['bytes_in'], T['bytes_out'], T['fds_closed']]")" "[200, 200, 2]"
 
 # --- fork, the parent killed, then recovered --------------------------------
 mkfifo "$T/fifo"

@@ -3,7 +3,7 @@
  * count limit (vm.max_map_count) or under strict overcommit, after it has
  * moved bytes (t_map_failures).
  *
- *   mapfail fork|sbuf|lists|grow [hold]
+ *   mapfail fork|forksig|sbuf|lists|grow [hold]
  *
  * Moves 100 bytes each way over a connected socketpair, then installs a
  * seccomp filter through a raw system call (unseen by the preload, which
@@ -13,6 +13,8 @@
  *         memory its own: core/state.c's state_after_fork).  Then forks 3
  *         children one after the other; each moves 1000 bytes each way
  *         over a socketpair of its own and _exits.
+ *   forksig: as fork, each fork made in a SIGUSR1 handler (sigaction),
+ *         the child moving its bytes and calling _exit in it.
  *   sbuf: private anonymous ones of 4, 8 or 16 KiB (the ticker's record
  *         buffer: core/summary.c's sbuf_grow).  Then moves 200 bytes
  *         more each way over a second socketpair.
@@ -39,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +70,19 @@ static void xfer(size_t n)
 }
 
 /* A system call made inline, the unused arguments zero (prctl checks). */
+static volatile pid_t forked;
+
+/* forksig's handler: the fork, and the child's whole life, in it. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	forked = fork();
+	if (forked == 0) {
+		xfer(1000);
+		_exit(0);
+	}
+}
+
 static long raw3(long nr, long a, long b, long c)
 {
 	register long r10 __asm__("r10") = 0;
@@ -164,15 +180,18 @@ int main(int argc, char **argv)
 	int mode, i, held[60];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: mapfail fork|sbuf|lists|grow [hold]\n");
+		fprintf(stderr,
+			"usage: mapfail fork|forksig|sbuf|lists|grow [hold]\n");
 		return 2;
 	}
-	mode = !strcmp(argv[1], "sbuf")	   ? 1
-	       : !strcmp(argv[1], "lists") ? 2
-	       : !strcmp(argv[1], "grow")  ? 3
-					   : 0;
+	mode = !strcmp(argv[1], "sbuf")	     ? 1
+	       : !strcmp(argv[1], "lists")   ? 2
+	       : !strcmp(argv[1], "grow")    ? 3
+	       : !strcmp(argv[1], "forksig") ? 4
+					     : 0;
 	if (mode == 0 && strcmp(argv[1], "fork")) {
-		fprintf(stderr, "usage: mapfail fork|sbuf|lists|grow [hold]\n");
+		fprintf(stderr,
+			"usage: mapfail fork|forksig|sbuf|lists|grow [hold]\n");
 		return 2;
 	}
 	if (mode == 3) {
@@ -199,8 +218,27 @@ int main(int argc, char **argv)
 		filter(mode);
 	xfer(100);
 	if (mode != 2)
-		filter(mode);
-	if (mode) {
+		filter(mode == 4 ? 0 : mode);
+	if (mode == 4) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+		for (i = 0; i < 3; i++) {
+			int st;
+
+			forked = -1;
+			raise(SIGUSR1);
+			if (forked < 0)
+				die("fork");
+			if (waitpid(forked, &st, 0) != forked ||
+			    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+				fprintf(stderr, "mapfail: a child failed\n");
+				return 2;
+			}
+		}
+	} else if (mode) {
 		xfer(200);
 	} else {
 		for (i = 0; i < 3; i++) {
