@@ -558,7 +558,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	/* The automatic scans' word on records put elsewhere than the log
 	 * their process named (recover_opts's moved): said once they are
 	 * written, or once they could not be. */
-	char moved[CONFIG_PATH_MAX] = "";
+	char moved[sizeof(img->hdr.log_path)] = "";
 	size_t done = 0;
 	long n;
 
