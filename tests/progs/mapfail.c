@@ -129,45 +129,36 @@ static void filter(int mode)
 		FAIL,
 		ALLOW,
 	};
-	static struct sock_filter grow[] = {
-		LD_NR,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),
-		LD_ARG(3),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 4),
-		LD_ARG(1),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 8192, 0, 2),
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 65536, 1, 0),
-		FAIL,
-		ALLOW,
-	};
-	static struct sock_filter lists[] = {
-		LD_NR,
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),
-		LD_ARG(3),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 4),
-		LD_ARG(1),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 65536, 0, 2),
-		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 1048576, 1, 0),
-		FAIL,
-		ALLOW,
-	};
+	/* Private anonymous mappings of lo to hi bytes. */
+#define SIZES(lo, hi)                                                         \
+	{                                                                     \
+		LD_NR,                                                        \
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 6),          \
+		LD_ARG(3),                                                    \
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,                           \
+			 MAP_PRIVATE | MAP_ANONYMOUS, 0, 4),                  \
+		LD_ARG(1),                                                    \
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (lo), 0, 2),              \
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (hi), 1, 0),              \
+		FAIL,                                                         \
+		ALLOW,                                                        \
+	}
+	static struct sock_filter grow[] = SIZES(8192, 65536);
+	static struct sock_filter lists[] = SIZES(65536, 1048576);
 	struct sock_fprog p;
 
-	if (mode == 1) {
-		p.filter = small;
-		p.len = sizeof(small) / sizeof(small[0]);
-	} else if (mode == 2) {
-		p.filter = lists;
-		p.len = sizeof(lists) / sizeof(lists[0]);
-	} else if (mode == 3) {
-		p.filter = grow;
-		p.len = sizeof(grow) / sizeof(grow[0]);
-	} else {
-		p.filter = fixed;
-		p.len = sizeof(fixed) / sizeof(fixed[0]);
-	}
+	static const struct {
+		struct sock_filter *f;
+		unsigned short n;
+	} by_mode[] = {
+		{fixed, sizeof(fixed) / sizeof(fixed[0])},
+		{small, sizeof(small) / sizeof(small[0])},
+		{lists, sizeof(lists) / sizeof(lists[0])},
+		{grow, sizeof(grow) / sizeof(grow[0])},
+	};
+
+	p.filter = by_mode[mode].f;
+	p.len = by_mode[mode].n;
 	if (raw3(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0) != 0 ||
 	    raw3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, (long)&p) != 0) {
 		fprintf(stderr, "mapfail: cannot install the filter\n");
