@@ -612,32 +612,31 @@ static void note_no_memory(struct meter *m, int err)
 
 void meter_say_no_memory(struct meter *m)
 {
+	int err = __atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED);
 	char msg[400];
 
-	if (!__atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED) ||
-	    m->nomem_said || !m->report)
+	if (!err || m->nomem_said || !m->report)
 		return;
 	m->nomem_said = true;
-	if (m->prom) {
+	if (m->prom)
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: no memory to make its Prometheus "
 			 "snapshot (%s): the file keeps the last one made",
-			 m->prog,
-			 strerror(__atomic_load_n(&m->nomem_err,
-						  __ATOMIC_RELAXED)));
-		m->report(m->ctx, msg);
-		return;
-	}
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: %s: no memory to make its records (%s): close "
-		 "records not made are counted in close_records_dropped, fds "
-		 "left out of a record are counted among those not shown, and "
-		 "%s",
-		 m->prog, strerror(__atomic_load_n(&m->nomem_err, __ATOMIC_RELAXED)),
-		 m->sink.kept && __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
-			 ? "an exit record not made is left to `sockmeter "
-			   "recover` (the state file keeps the numbers)"
-			 : "an exit record not made is lost (no state file)");
+			 m->prog, strerror(err));
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: no memory to make its records (%s): "
+			 "close records not made are counted in "
+			 "close_records_dropped, fds left out of a record are "
+			 "counted among those not shown, and %s",
+			 m->prog, strerror(err),
+			 m->sink.kept &&
+				 __atomic_load_n(m->sink.kept, __ATOMIC_RELAXED)
+				 ? "an exit record not made is left to "
+				   "`sockmeter recover` (the state file keeps "
+				   "the numbers)"
+				 : "an exit record not made is lost (no state "
+				   "file)");
 	m->report(m->ctx, msg);
 }
 
@@ -1166,27 +1165,23 @@ static void flight_progress(void *ctx, size_t done)
 
 /*
  * The batch's buffer could not grow (its mapping refused: a process at its
- * map count limit, vm.max_map_count, or under strict overcommit): what it
- * holds ends in a record torn where the memory ran out, cut off here; the
- * close records not in it stay counted as dropped (from their drain on:
- * drain), and a final record not in it is left to recovery (the state
- * file keeps the numbers: durable.c reads last_unmade).  Said once.
- * Before, the torn record went to the log with the next one glued to it,
- * and an exit record that was never made removed the state file as if
- * written: a process's whole end lost without a word (a helper's
- * injection).
+ * map count limit, vm.max_map_count, or under strict overcommit): it holds
+ * the records made whole before (format_whole); the close records not in
+ * it stay counted as dropped (from their drain on: drain), and a final
+ * record not in it is left to recovery (the state file keeps the numbers:
+ * durable.c reads last_unmade).  A Prometheus snapshot is whole or not at
+ * all: the file keeps the last one made.  Said once.  Before, a torn
+ * record went to the log with the next one glued to it, and an exit
+ * record that was never made removed the state file as if written: a
+ * process's whole end lost without a word (a helper's injection).
  */
 static void unmade_batch(struct meter *m, struct sbuf *out)
 {
-	const char *nl;
-
-	/* Whole records already (format_whole; the line cut is a last
-	 * guard); a Prometheus snapshot is whole or not at all: the file
-	 * keeps the last one made. */
-	nl = out->len && !m->prom ? memrchr(out->p, '\n', out->len) : NULL;
-	out->len = nl ? (size_t)(nl + 1 - out->p) : 0;
-	if (out->p)
-		out->p[out->len] = '\0';
+	if (m->prom) {
+		out->len = 0;
+		if (out->p)
+			out->p[0] = '\0';
+	}
 	m->last_unmade = true;
 	note_no_memory(m, out->err);
 }

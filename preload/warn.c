@@ -163,13 +163,27 @@ static bool err_has_room(void)
 	return r != 0 || (p.revents & POLLOUT);
 }
 
+/* msg on the original stderr, when it is there and takes it (raw
+ * writes); true when written. */
+static bool warn_stderr(const char *msg)
+{
+	return !err_unfit && stderr_id_same(&err_at_start) && err_has_room() &&
+	       sink_warn(&err_at_start, msg);
+}
+
+/* msg to syslog, unless [log] syslog is off. */
+static void warn_syslog(const char *msg)
+{
+	if (strcmp(syslog_path, "off") != 0)
+		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
+}
+
 void sm_warn_in_handler(const char *msg)
 {
 	int saved = errno;
 
-	if (!sm_quiet() && !said_by_family(msg) && !err_unfit &&
-	    stderr_id_same(&err_at_start) && err_has_room())
-		sink_warn(&err_at_start, msg);
+	if (!sm_quiet() && !said_by_family(msg))
+		warn_stderr(msg);
 	errno = saved;
 }
 
@@ -177,8 +191,8 @@ void sm_warn_syslog(const char *msg)
 {
 	int saved = errno;
 
-	if (!sm_quiet() && strcmp(syslog_path, "off") != 0)
-		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
+	if (!sm_quiet())
+		warn_syslog(msg);
 	errno = saved;
 }
 
@@ -195,9 +209,8 @@ void sm_warn(const char *msg)
 	}
 	/* Syslog also when the write failed (fd 2 is /dev/full, or a pipe
 	 * whose reader is gone: the warning was said nowhere). */
-	written = !err_unfit && stderr_id_same(&err_at_start) &&
-		  err_has_room() && sink_warn(&err_at_start, msg);
-	if (!written && strcmp(syslog_path, "off") != 0)
-		syslog_send(syslog_path, (long)SM_SYSCALL(SYS_getpid), msg);
+	written = warn_stderr(msg);
+	if (!written)
+		warn_syslog(msg);
 	errno = saved;
 }
