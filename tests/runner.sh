@@ -19,9 +19,11 @@
 # A test that ends in 0 after an error of its own shell ("TEST: line N:
 # ...", or in a helper it sourced) fails: the error may have left a check
 # out.
+# Each PASS and FAIL line ends with the test's time in seconds, " (12s)":
+# which tests make a run long is then in every CI log.
 # SM_VERBOSE=1 shows a failed test's whole output.
 run_tests() {
-	local out=$1 t name st reason kept err passed=0 failed=0 skipped=0
+	local out=$1 t name st reason kept err took passed=0 failed=0 skipped=0
 	shift
 	for t in "$@"; do
 		name=$(basename "$t" .sh)
@@ -31,8 +33,10 @@ run_tests() {
 			failed=$((failed + 1))
 			continue
 		fi
+		SECONDS=0
 		timeout -k 5 "${SM_TEST_TIMEOUT:-120}" bash "$t" </dev/null >"$out" 2>&1
 		st=$?
+		took=" (${SECONDS}s)"
 		# An error of the test script's own shell (an unbound variable
 		# in a here-document, a command not found, a bad test
 		# expression) can leave a check out and still end in 0: that
@@ -40,12 +44,12 @@ run_tests() {
 		# (Job notices such as "line N: PID Killed ..." are no error.)
 		err="^[^ ]*\.sh: line [0-9]*: .*\(unbound variable\|command not found\|syntax error\|expression expected\|operator expected\|too many arguments\|bad substitution\|ambiguous redirect\)"
 		if [ "$st" = 0 ] && grep -q "$err" "$out"; then
-			echo "FAIL $name: the test script erred: $(grep -m 1 "$err" "$out")"
+			echo "FAIL $name: the test script erred: $(grep -m 1 "$err" "$out")$took"
 			failed=$((failed + 1))
 			continue
 		fi
 		if [ "$st" = 0 ]; then
-			echo "PASS $name"
+			echo "PASS $name$took"
 			passed=$((passed + 1))
 			continue
 		fi
@@ -63,7 +67,7 @@ run_tests() {
 			fi
 		fi
 		kept=$(sed -n 's/^files kept in //p' "$out" | tail -n 1)
-		echo "FAIL $name: $reason${kept:+ (files in $kept)}"
+		echo "FAIL $name: $reason${kept:+ (files in $kept)}$took"
 		if [ -n "${SM_VERBOSE:-}" ]; then
 			sed 's/^/    | /' "$out"
 		fi
