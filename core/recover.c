@@ -1104,7 +1104,7 @@ static bool ns_seen_has(struct ns_seen *ns, uint64_t ino)
 static bool ns_gone(struct ns_seen *ns, uint64_t view, uint64_t ino)
 {
 	return view == 0 && ino && ino != STATE_VIEW_BLIND &&
-	       !ns_seen_has(ns, ino) && !ns->blind;
+	       ino != STATE_VIEW_NOPROC && !ns_seen_has(ns, ino) && !ns->blind;
 }
 
 /*
@@ -1477,10 +1477,32 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 					recover_one(dir, e->name, o, st, true, &rs);
 					continue;
 				}
-				say(o,
-				    "sockmeter recover: %s/%s: a process of "
-				    "another pid namespace; left alone",
-				    dir, e->name);
+				if (state_name_view(e->name) ==
+				    STATE_VIEW_NOPROC)
+					say(o,
+					    "sockmeter recover: %s/%s: its "
+					    "process ran without /proc, and "
+					    "whether it still runs cannot be "
+					    "told; left alone (once it has "
+					    "surely ended, rename the file "
+					    "without its \"%s%u\" and recover "
+					    "again: docs/state.md)",
+					    dir, e->name, STATE_NS_TAG,
+					    (unsigned)STATE_VIEW_NOPROC);
+				else if (view == STATE_VIEW_BLIND)
+					say(o,
+					    "sockmeter recover: %s/%s: this "
+					    "recover cannot tell which "
+					    "processes run (no /proc, or one "
+					    "of another pid namespace); left "
+					    "alone",
+					    dir, e->name);
+				else
+					say(o,
+					    "sockmeter recover: %s/%s: a "
+					    "process of another pid namespace; "
+					    "left alone",
+					    dir, e->name);
 				st->skipped++;
 				continue;
 			}

@@ -251,12 +251,18 @@ uint64_t state_pid_view(long *pid)
 
 	if (pid)
 		*pid = mine;
-	if (stat("/proc/self/ns/pid", &sb) != 0)
-		return 0; /* no /proc (or no namespaces): as ever */
 	n = SM_SYSCALL(SYS_readlinkat, AT_FDCWD, "/proc/self", self,
 		    sizeof(self) - 1);
+	/* No /proc at all (a chroot, a sandbox without one): no start time
+	 * to match, and getpid() may be of a namespace nobody else sees.
+	 * Before, such a process counted as one of the initial namespace
+	 * with a start time of 0, which never matched: every recovery,
+	 * its own automatic one first, took it for dead while it ran, wrote
+	 * an exit record "killed" and removed its file (a helper's sweep). */
 	if (n <= 0)
 		return STATE_VIEW_BLIND;
+	if (stat("/proc/self/ns/pid", &sb) != 0)
+		return 0; /* no namespaces: as ever */
 	self[n] = '\0';
 	if (strtol(self, NULL, 10) == mine)
 		return ns_tag(sb.st_ino);
@@ -476,8 +482,9 @@ static uint64_t own_pid_ns(void)
 {
 	struct stat sb;
 
-	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino ? sb.st_ino
-								 : 1;
+	return stat("/proc/self/ns/pid", &sb) == 0 && sb.st_ino
+		       ? sb.st_ino
+		       : STATE_VIEW_NOPROC;
 }
 
 /* What create_file hands to the file work (create_job) and gets back. */

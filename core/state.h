@@ -468,13 +468,21 @@ uint64_t state_proc_start(long pid);
  */
 #define STATE_NS_TAG	  "-ns"
 #define STATE_PID_NS_INIT 0xEFFFFFFCu /* the initial pid namespace's inode */
-#define STATE_VIEW_BLIND  UINT64_MAX  /* /proc shows another namespace */
+#define STATE_VIEW_BLIND  UINT64_MAX  /* /proc shows another namespace,
+					* or there is no /proc */
+/* The tag of a file made where there was no /proc (a chroot or sandbox
+ * without one): neither its pid nor its start time can be matched with a
+ * process anyone sees, so no recovery takes it for dead while its
+ * boot lasts; `sockmeter recover` run where it ran, once it is surely
+ * over, is told so (docs/state.md). */
+#define STATE_VIEW_NOPROC 1
 
 /*
  * state_pid_view - the tag of this process's view of pids: 0 when /proc
- * numbers processes in the initial pid namespace (or there is no /proc),
- * the namespace's inode for another one, STATE_VIEW_BLIND when it cannot
- * tell which namespace /proc shows.  *pid (when pid is not NULL): this
+ * numbers processes in the initial pid namespace (or has no namespace
+ * files: a kernel without them), the namespace's inode for another one,
+ * STATE_VIEW_BLIND when it cannot tell which namespace /proc shows or
+ * there is no /proc.  *pid (when pid is not NULL): this
  * process's pid in /proc's numbering (getpid() when the view is its own
  * or blind).  Context: any thread (not a signal handler).
  */
