@@ -548,6 +548,30 @@ static void say_moved(const struct image *img, const char *log,
  * (open_sockmeter_log), else into fallback (PID-START.recovered.log
  * beside the state file, in root's directory), whose name then replaces
  * the header's for the messages.  0 or a negative errno. */
+/* Whether the directory of path is one root may make a log in for uid:
+ * a directory (not a link to one) of that user's or root's.  Not one
+ * another user made: a default directory squatted by another user (a
+ * user namespace's fake root made /tmp/sockmeter-0: a helper's sweep),
+ * which the process itself refused to write to (sink.c's own_dir), must
+ * not get its records from root either; they go to the fallback. */
+static bool dir_of_owner(const char *path, uint32_t uid)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)];
+	char *slash;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	       (sb.st_uid == uid || sb.st_uid == 0);
+}
+
 static int root_append(struct image *img, const char *fallback, int format,
 		       const struct sbuf *out, const struct recover_opts *o)
 {
@@ -566,7 +590,8 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * distrust_exposed): made, never over anything.  A log that cannot
 	 * be reached (its directory gone, a full disk...) is a failure, as
 	 * for any recovery: the state file is kept for a later one. */
-	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid)) {
+	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid) &&
+	    dir_of_owner(img->hdr.log_path, img->hdr.uid)) {
 		fd = sys_open(img->hdr.log_path,
 			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				      O_NONBLOCK | O_NOCTTY);

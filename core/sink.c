@@ -282,8 +282,19 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	if (slash && slash != dir) {
 		*slash = '\0';
 		r = own_dir(s, dir);
-		if (r)
-			s->path[0] = '\0'; /* refused: records are dropped */
+		/* Refused: records are dropped, and the log counts as
+		 * failing, as a write it refused would: at the exit the
+		 * state file is kept (UNWRITTEN) for a recovery once the
+		 * directory is usable, and a recovery writing into it keeps
+		 * the file too.  Before, the exit took the refused log for
+		 * none at all and removed the file with every number (a
+		 * read-only /tmp, a directory another user made: a helper's
+		 * sweep of containers). */
+		if (r) {
+			s->path[0] = '\0';
+			s->failing = true;
+			s->last_err = -r;
+		}
 		s->own_dir = r == 0;
 		return r;
 	}

@@ -34,7 +34,14 @@ static void note_log_path(void)
 	/* Whose log it is now (a uid change moves it): a recovery by root
 	 * that has to create it gives it to that user. */
 	__atomic_store_n(&h->uid, (uint32_t)geteuid(), __ATOMIC_RELAXED);
-	if (!sm_meter.sink_stale) {
+	/* A log the sink refused (the default template's directory not
+	 * this user's: sink_init) has no path there; the header names it
+	 * all the same, for the recovery that writes the records once the
+	 * directory is usable. */
+	bool refused = !sm_meter.sink_stale && !sm_meter.sink.to_stderr &&
+		       !sm_meter.sink.path[0];
+
+	if (!sm_meter.sink_stale && !refused) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",
 			 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
 		return;
@@ -43,7 +50,8 @@ static void note_log_path(void)
 	    sink_expand(tmpl, sm_meter.pid, sm_meter.prog,
 			sm_meter.start.real_ns / 1000000000ull,
 			(unsigned)geteuid(), path, sizeof(path)) != 0) {
-		snprintf(h->log_path, sizeof(h->log_path), "stderr");
+		snprintf(h->log_path, sizeof(h->log_path), "%s",
+			 refused ? "" : "stderr");
 		return;
 	}
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)) ||
