@@ -352,7 +352,7 @@ static bool process_alive(const struct state_header *h, const char *name)
 	if (state_name_view(name) != state_pid_view(NULL))
 		return true;
 	/* The name's pid: /proc's numbering (the header's is getpid()'s). */
-	return state_proc_start(pid) == h->proc_start && h->proc_start != 0;
+	return state_starts_match(state_proc_start(pid), h->proc_start);
 }
 
 /* If the log open on fd (for reading and appending) does not end in a
@@ -1008,7 +1008,7 @@ static bool unfinished(const char *name, const char *path,
 	if (*end != '-' || state_name_view(name) != state_pid_view(NULL))
 		return false;
 	start = strtoull(end + 1, NULL, 10);
-	if (pid_alive(pid) && state_proc_start(pid) == start)
+	if (pid_alive(pid) && state_starts_match(state_proc_start(pid), start))
 		return false;
 	return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
 }

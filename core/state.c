@@ -190,7 +190,59 @@ static long read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
-/* Field 22 of a /proc stat file (see state_proc_start). */
+/* The initial time namespace's inode (the kernel's PROC_TIME_INIT_INO). */
+#define TIME_NS_INIT 0xEFFFFFFAu
+
+/*
+ * The boottime offset of the calling process's time namespace, in clock
+ * ticks: what /proc adds to every start time it shows this process (the
+ * kernel shifts field 22 by the reader's offset, whoever the process
+ * is).  0 in the initial namespace, told by one stat.  Read once per
+ * process (the pid it was read for: a fork child may be in its parent's
+ * namespace for children, unshare -T).
+ */
+static int64_t boot_offset_ticks(void)
+{
+	static long known_pid;
+	static int64_t known;
+	long pid = (long)SM_SYSCALL(SYS_getpid);
+	struct stat sb;
+	char buf[256], *p, *end;
+	int64_t off = 0;
+
+	if (__atomic_load_n(&known_pid, __ATOMIC_ACQUIRE) == pid)
+		return __atomic_load_n(&known, __ATOMIC_RELAXED);
+	if (stat("/proc/self/ns/time", &sb) == 0 && sb.st_ino != TIME_NS_INIT &&
+	    read_small("/proc/self/timens_offsets", buf, sizeof(buf)) > 0 &&
+	    (p = strstr(buf, "boottime")) != NULL) {
+		long long secs = strtoll(p + 8, &end, 10);
+		long long nsecs = strtoll(end, NULL, 10);
+		long long hz = 100; /* USER_HZ: what /proc's ticks are in */
+		long long ns = secs * 1000000000LL + nsecs, tick = 1000000000LL / hz;
+
+		/* Rounded down, as the kernel rounds the shifted time. */
+		off = ns >= 0 ? ns / tick : -((-ns + tick - 1) / tick);
+	}
+	__atomic_store_n(&known, off, __ATOMIC_RELAXED);
+	__atomic_store_n(&known_pid, pid, __ATOMIC_RELEASE);
+	return off;
+}
+
+/*
+ * Whether two start times (as stat_start gives them) are one process's.
+ * Read in two time namespaces, a start time can differ by one tick: the
+ * kernel rounds the time plus its reader's offset, not each.
+ */
+bool state_starts_match(uint64_t a, uint64_t b)
+{
+	return a && b && (a == b || a - b == 1 || b - a == 1);
+}
+
+/* Field 22 of a /proc stat file (see state_proc_start), in the initial
+ * time namespace's terms: /proc shows it shifted by the reader's boottime
+ * offset (unshare -T --boottime, CRIU), and a recovery in one time
+ * namespace took the live processes of another for dead (a helper's
+ * sweep of containers). */
 static uint64_t stat_start(const char *path)
 {
 	char buf[1024], *p;
@@ -220,6 +272,15 @@ static uint64_t stat_start(const char *path)
 		return 0;
 	for (; *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (uint64_t)(*p - '0');
+	if (v) {
+		int64_t off = boot_offset_ticks();
+
+		/* Never 0 for a process that runs (0: gone). */
+		if (off > 0 && (uint64_t)off >= v)
+			v = 1;
+		else
+			v -= (uint64_t)off;
+	}
 	return v;
 }
 

@@ -447,11 +447,18 @@ bool state_dir_usable_by(const char *tmpl, unsigned uid);
 
 /*
  * state_proc_start - field 22 of /proc/PID/stat (start time in clock ticks
- * since boot), or 0 when the process is gone, a zombie, or unreadable.  Raw system
+ * since boot, as the initial time namespace counts them: the caller's
+ * boottime offset taken off), or 0 when the process is gone, a zombie, or
+ * unreadable.  Raw system
  * calls only, no allocation.
  * Context: any thread and signal handler.
  */
 uint64_t state_proc_start(long pid);
+
+/* state_starts_match - whether two such start times (both non-zero) are
+ * one process's: equal, or a tick apart (the kernel rounds a start time
+ * shifted by its reader's time namespace).  Context: any. */
+bool state_starts_match(uint64_t a, uint64_t b);
 
 /*
  * Pid namespaces.  A state file's name holds its process's pid and start

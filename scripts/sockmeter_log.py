@@ -488,7 +488,31 @@ def _state_alive(path, proc_start):
         return False
     if int(m.group(2) or 0) != _pid_view():
         return True
-    return _proc_start(int(m.group(1))) == proc_start
+    seen = _proc_start(int(m.group(1)))
+    if seen is None or not proc_start:
+        return False
+    # The files' start times are the initial time namespace's; /proc
+    # shows this reader's, shifted by its boottime offset (core/state.c's
+    # stat_start); a tick apart when read in two namespaces.
+    return abs(seen - _boot_offset_ticks() - proc_start) <= 1
+
+
+def _boot_offset_ticks():
+    """The boottime offset of this process's time namespace, in clock
+    ticks (0 in the initial one): what /proc adds to the start times it
+    shows this process."""
+    try:
+        if os.stat("/proc/self/ns/time").st_ino == 0xEFFFFFFA:
+            return 0
+        with open("/proc/self/timens_offsets") as fh:
+            for line in fh:
+                f = line.split()
+                if len(f) == 3 and f[0] == "boottime":
+                    ns = int(f[1]) * 1000000000 + int(f[2])
+                    return ns // 10000000
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _proc_start(pid):
