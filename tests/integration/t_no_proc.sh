@@ -90,9 +90,5 @@ grep -q "ran without /proc" "$T/rec1.err" ||
 [ -e "$T/state/$file" ] || fail "recover took a file it cannot judge"
 ls "$T/log"/k.*.log >/dev/null 2>&1 && fail "a record was written for a process that may run"
 mv "$T/state/$file" "$T/state/${file%-ns1.state}.state"
-"$SM_TOP/scripts/sockmeter" recover -q "$T/state" 2>"$T/rec2.err" ||
-	fail "recover after the rename: $(cat "$T/rec2.err")"
-klog=$(one_log "$T/log/k.*.log")
-expect_eq "killed: end" "$(q "$klog" "E['end']")" killed
-expect_eq "killed: bytes_out" "$(q "$klog" "tot('bytes_out')")" 5000
+recovered_killed "killed, the file renamed" "$T/log/k.*.log" 5000 0
 exit 0

@@ -68,9 +68,5 @@ wait_for 20 test -e "$T/ready2" || fail "the run to kill did not start"
 pkill -KILL -f "$T/tn.py 60" || fail "nothing to kill"
 wait_for 10 eval '! pgrep -f "$T/tn.py 60" >/dev/null' || fail "the killed run lives on"
 sleep 0.2
-"$SM_TOP/scripts/sockmeter" recover -q "$T/state" 2>"$T/rec2.err" ||
-	fail "recover: $(cat "$T/rec2.err")"
-log=$(one_log "$T/log/k.*.log")
-expect_eq "killed: end" "$(q "$log" "E['end']")" killed
-expect_eq "killed: bytes_out" "$(q "$log" "tot('bytes_out')")" 1000
+recovered_killed "killed in the namespace" "$T/log/k.*.log" 1000 0
 exit 0
