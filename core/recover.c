@@ -548,35 +548,41 @@ static void say_moved(const struct image *img, const char *log,
  * (open_sockmeter_log), else into fallback (PID-START.recovered.log
  * beside the state file, in root's directory), whose name then replaces
  * the header's for the messages.  0 or a negative errno. */
-/* Whether the directory of path is one root may make a log in for uid:
- * a directory (not a link to one) of that user's or root's.  Not one
- * another user made: a default directory squatted by another user (a
- * user namespace's fake root made /tmp/sockmeter-0: a helper's sweep),
- * which the process itself refused to write to (sink.c's own_dir), must
- * not get its records from root either; they go to the fallback. */
-static bool dir_of_owner(const char *path, uint32_t uid)
+/* Whether path, a log of the default template, is in a directory its
+ * process would refuse (sink.c's own_dir): one that is there but is not a
+ * directory (a link to one included) of uid's, closed to others.  Such a
+ * directory was made by someone else (another user's squat, a user
+ * namespace's fake root), who may read what goes into it: the process
+ * itself wrote nothing there, and no recovery does (a reviewer's proof:
+ * root appended a refused process's records to a file the squatter had
+ * made there).  A directory that is not there is no refusal: the log
+ * cannot be written, as ever. */
+static bool default_dir_refused(const char *tmpl, const char *path,
+				uint32_t uid)
 {
 	char dir[sizeof(((struct state_header *)0)->log_path)];
 	char *slash;
 	struct stat sb;
 
+	if (strncmp(tmpl, CONFIG_DEFAULT_DIR "/",
+		    strlen(CONFIG_DEFAULT_DIR "/")) != 0)
+		return false;
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
-	if (!slash)
+	if (!slash || slash == dir)
 		return false;
-	if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-	       (sb.st_uid == uid || sb.st_uid == 0);
+	*slash = '\0';
+	if (lstat(dir, &sb) != 0)
+		return false;
+	return !S_ISDIR(sb.st_mode) || sb.st_uid != uid || (sb.st_mode & 022);
 }
 
 static int root_append(struct image *img, const char *fallback, int format,
-		       const struct sbuf *out, const struct recover_opts *o)
+		       const struct sbuf *out, const struct recover_opts *o,
+		       bool refused)
 {
 	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
-	long fd = format == FORMAT_PROMETHEUS || marked
+	long fd = format == FORMAT_PROMETHEUS || marked || refused
 			  ? -1
 			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
 	/* The automatic scans' word on records put elsewhere than the log
@@ -590,8 +596,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * distrust_exposed): made, never over anything.  A log that cannot
 	 * be reached (its directory gone, a full disk...) is a failure, as
 	 * for any recovery: the state file is kept for a later one. */
-	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid) &&
-	    dir_of_owner(img->hdr.log_path, img->hdr.uid)) {
+	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid)) {
 		fd = sys_open(img->hdr.log_path,
 			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				      O_NONBLOCK | O_NOCTTY);
@@ -694,7 +699,7 @@ static int write_records(struct image *img, const char *fallback,
 	struct meter_time start, now;
 	struct timespec ts;
 	struct stat sb;
-	bool to_stderr, wrote, root;
+	bool to_stderr, wrote, root, refused;
 	int r = 0;
 
 	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
@@ -702,6 +707,14 @@ static int write_records(struct image *img, const char *fallback,
 	to_stderr = strcmp(img->hdr.log_path, "stderr") == 0;
 	if (to_stderr && !o->stderr_here)
 		return NOT_HERE;
+	/* Root puts such records beside the state file (root_append); a
+	 * user's recovery leaves the file for one once the directory is
+	 * the user's. */
+	refused = !to_stderr && default_dir_refused(cfg.log_path,
+						    img->hdr.log_path,
+						    img->hdr.uid);
+	if (refused && geteuid() != 0)
+		return -EPERM;
 	memset(&mem, 0, sizeof(mem));
 	mem.slots = (struct fd_slot *)(img->p + l->slots_off);
 	mem.queue = (struct closeq_shared *)(img->p + l->queue_off);
@@ -770,7 +783,8 @@ static int write_records(struct image *img, const char *fallback,
 			return NO_MEMORY;
 		}
 		if (root && out.len)
-			r = root_append(img, fallback, cfg.format, &out, o);
+			r = root_append(img, fallback, cfg.format, &out, o,
+					refused);
 		else
 			meter_flush(&m, &out);
 		sbuf_free(&out);

@@ -192,6 +192,8 @@ static long read_small(const char *path, char *buf, size_t cap)
 
 /* The initial time namespace's inode (the kernel's PROC_TIME_INIT_INO). */
 #define TIME_NS_INIT 0xEFFFFFFAu
+/* 2^64 ns in 10 ms ticks, rounded up. */
+#define STATE_TICK_WRAP 1844674407371ull
 
 /*
  * The boottime offset of the calling process's time namespace, in clock
@@ -275,6 +277,14 @@ static uint64_t stat_start(const char *path)
 	if (v) {
 		int64_t off = boot_offset_ticks();
 
+		/* A negative offset larger than a process's start (one older
+		 * than this namespace, from a reader in it: CRIU restoring on
+		 * a host up longer than the first) wraps in the kernel's
+		 * unsigned sum: about 2^64 ns / 10 ms ticks too many
+		 * (STATE_TICK_WRAP, rounded up: within the tick that
+		 * state_starts_match allows; a reviewer's proof). */
+		if (off < 0 && v >= STATE_TICK_WRAP / 2)
+			v -= STATE_TICK_WRAP;
 		/* Never 0 for a process that runs (0: gone). */
 		if (off > 0 && (uint64_t)off >= v)
 			v = 1;

@@ -35,11 +35,13 @@ static void note_log_path(void)
 	 * that has to create it gives it to that user. */
 	__atomic_store_n(&h->uid, (uint32_t)geteuid(), __ATOMIC_RELAXED);
 	/* A log the sink refused (the default template's directory not
-	 * this user's: sink_init) has no path there; the header names it
-	 * all the same, for the recovery that writes the records once the
-	 * directory is usable. */
+	 * this user's: sink_init, which marks it failing) has no path there;
+	 * the header names it all the same, for the recovery that writes the
+	 * records once the directory is usable.  Not a template that could
+	 * not be made at all (a bad one, a working directory gone): no path,
+	 * as ever (a relative one would land wherever a recovery runs). */
 	bool refused = !sm_meter.sink_stale && !sm_meter.sink.to_stderr &&
-		       !sm_meter.sink.path[0];
+		       !sm_meter.sink.path[0] && sm_meter.sink.failing;
 
 	if (!sm_meter.sink_stale && !refused) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",

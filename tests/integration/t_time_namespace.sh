@@ -10,6 +10,9 @@
 #    its own, exact;
 #  - a process in the namespace alive while the host runs `sockmeter
 #    recover`: counted as running, no record written for it;
+#  - a host process older than a namespace of a negative offset (its
+#    start time wraps there), while a recovery runs in it: counted as
+#    running;
 #  - one killed in the namespace: the host's recovery writes its exit
 #    record ("killed"), exact.
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +64,25 @@ wait "$apid" || fail "the live run in the namespace failed"
 log=$(one_log "$T/log/alive.*.log")
 check "$log" 'len([r for r in R if r["type"] == "exit"]) == 1' "alive: exit records"
 check "$log" '"end" not in E' "alive: the exit record is its own"
+
+# A host process older than a namespace whose offset is negative and
+# larger than its start (CRIU restoring on a host up longer): /proc there
+# wraps its start time; a recovery there still counts it as running.
+SOCKMETER_LOG=$T/log/old.%p.log bg_start env LD_PRELOAD="$LIB" "$PY" "$T/tn.py" 6 "$T/ready3"
+old=$BG_PID
+wait_for 20 test -e "$T/ready3" || fail "the old host process did not start"
+# An offset of 2 s less than the uptime: larger than the process's start,
+# more than 3 s ago.
+sleep 3
+up=$(cut -d. -f1 /proc/uptime)
+timeout 20 unshare -T --boottime "-$((up - 2))" -f \
+	"$SM_TOP/scripts/sockmeter" recover "$T/state" 2>"$T/rec3.err" ||
+	fail "recover in a namespace of negative offset: $(cat "$T/rec3.err")"
+grep -q " 1 still running" "$T/rec3.err" ||
+	fail "a host process was taken for dead under a negative offset: $(cat "$T/rec3.err")"
+bg_wait "$old" 20 || fail "the old host process failed"
+log=$(one_log "$T/log/old.*.log")
+check "$log" 'len([r for r in R if r["type"] == "exit"]) == 1' "old: exit records"
 
 # Killed in the namespace: the host's recovery writes its record.
 SOCKMETER_LOG=$T/log/k.%p.log in_ns "$PY" "$T/tn.py" 60 "$T/ready2" &
