@@ -1170,7 +1170,10 @@ static bool final_elsewhere(const char *dir, const char *name,
 	long fd;
 	int bad;
 
-	if (claim_pid(name) ||
+	/* Not one made without /proc: no namespace to see gone, and it may
+	 * be final for the moment of an exec that fails (a reviewer's
+	 * reading). */
+	if (claim_pid(name) || state_name_view(name) == STATE_VIEW_NOPROC ||
 	    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
 		    sizeof(path) ||
 	    (size_t)snprintf(claim, sizeof(claim), "%s%s%ld", path, CLAIM,
@@ -1503,7 +1506,10 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				bool look = !o->max_files ||
 					    looked_elsewhere++ < o->max_files;
 
-				if (look && final_elsewhere(dir, e->name, &ns)) {
+				/* (Not from a view that sees no namespace at
+				 * all: a recovery without /proc.) */
+				if (look && view != STATE_VIEW_BLIND &&
+				    final_elsewhere(dir, e->name, &ns)) {
 					st->removed++;
 					continue;
 				}
