@@ -548,17 +548,19 @@ static void say_moved(const struct image *img, const char *log,
  * (open_sockmeter_log), else into fallback (PID-START.recovered.log
  * beside the state file, in root's directory), whose name then replaces
  * the header's for the messages.  0 or a negative errno. */
-/* Whether path, a log of the default template, is in a directory its
- * process would refuse (sink.c's own_dir): one that is there but is not a
- * directory (a link to one included) of uid's, closed to others.  Such a
- * directory was made by someone else (another user's squat, a user
- * namespace's fake root), who may read what goes into it: the process
- * itself wrote nothing there, and no recovery does (a reviewer's proof:
- * root appended a refused process's records to a file the squatter had
- * made there).  A directory that is not there is no refusal: the log
- * cannot be written, as ever. */
-static bool default_dir_refused(const char *tmpl, const char *path,
-				uint32_t uid)
+/* For path, a log of the default template: 0 when its directory is one
+ * its process would write in (sink.c's own_dir: a directory, not a link,
+ * of uid's, closed to others); -EPERM when it is not: made by someone
+ * else (another user's squat, a user namespace's fake root), who may read
+ * what goes into it: the process itself wrote nothing there, and no
+ * recovery does (a reviewer's proof: root appended a refused process's
+ * records to a file the squatter had made there); -ENOENT when it is not
+ * there: the log waits for it, no open is tried (a squatter who moved
+ * the directory away at this check and back for the open got the records:
+ * a second review's race).  Once a directory of uid's passed, nobody else
+ * can put another in its place (the default's /tmp is sticky).  1 for a
+ * log of another template: its directory is the user's choice. */
+static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 {
 	char dir[sizeof(((struct state_header *)0)->log_path)];
 	char *slash;
@@ -566,15 +568,17 @@ static bool default_dir_refused(const char *tmpl, const char *path,
 
 	if (strncmp(tmpl, CONFIG_DEFAULT_DIR "/",
 		    strlen(CONFIG_DEFAULT_DIR "/")) != 0)
-		return false;
+		return 1;
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
-		return false;
+		return 1;
 	*slash = '\0';
 	if (lstat(dir, &sb) != 0)
-		return false;
-	return !S_ISDIR(sb.st_mode) || sb.st_uid != uid || (sb.st_mode & 022);
+		return errno == ENOENT ? -ENOENT : -EPERM;
+	return !S_ISDIR(sb.st_mode) || sb.st_uid != uid || (sb.st_mode & 022)
+		       ? -EPERM
+		       : 0;
 }
 
 static int root_append(struct image *img, const char *fallback, int format,
@@ -700,21 +704,27 @@ static int write_records(struct image *img, const char *fallback,
 	struct timespec ts;
 	struct stat sb;
 	bool to_stderr, wrote, root, refused;
-	int r = 0;
+	int r = 0, dir;
 
 	memcpy(&cfg, img->p + l->config_off, sizeof(cfg));
 	cfg.log_path[sizeof(cfg.log_path) - 1] = '\0';
 	to_stderr = strcmp(img->hdr.log_path, "stderr") == 0;
 	if (to_stderr && !o->stderr_here)
 		return NOT_HERE;
-	/* Root puts such records beside the state file (root_append); a
-	 * user's recovery leaves the file for one once the directory is
-	 * the user's. */
-	refused = !to_stderr && default_dir_refused(cfg.log_path,
-						    img->hdr.log_path,
-						    img->hdr.uid);
-	if (refused && geteuid() != 0)
-		return -EPERM;
+	/* A default directory refused: root puts the records beside the
+	 * state file (root_append); a user's recovery leaves the file for
+	 * one once the directory is the user's.  One not there: the file
+	 * waits (as when the open found none), but for root's Prometheus
+	 * text, which goes beside the state file anyway.  Not a header
+	 * root already pointed at that file (distrust_exposed). */
+	dir = to_stderr || strcmp(img->hdr.log_path, fallback) == 0
+		      ? 1
+		      : default_dir_state(cfg.log_path, img->hdr.log_path,
+					  img->hdr.uid);
+	refused = dir == -EPERM;
+	if (dir < 0 && (geteuid() != 0 || (dir == -ENOENT &&
+					   cfg.format != FORMAT_PROMETHEUS)))
+		return dir;
 	memset(&mem, 0, sizeof(mem));
 	mem.slots = (struct fd_slot *)(img->p + l->slots_off);
 	mem.queue = (struct closeq_shared *)(img->p + l->queue_off);

@@ -232,12 +232,14 @@ static int64_t boot_offset_ticks(void)
 
 /*
  * Whether two start times (as stat_start gives them) are one process's.
- * Read in two time namespaces, a start time can differ by one tick: the
- * kernel rounds the time plus its reader's offset, not each.
+ * Read in two time namespaces, a start time can differ by a tick: the
+ * kernel rounds the time plus its reader's offset, not each; by two when
+ * the reader's reading wrapped too (2^64 ns is no whole number of ticks:
+ * a second review's simulation, offsets of CRIU's to the nanosecond).
  */
 bool state_starts_match(uint64_t a, uint64_t b)
 {
-	return a && b && (a == b || a - b == 1 || b - a == 1);
+	return a && b && (a > b ? a - b : b - a) <= 2;
 }
 
 /* Field 22 of a /proc stat file (see state_proc_start), in the initial
@@ -281,7 +283,7 @@ static uint64_t stat_start(const char *path)
 		 * than this namespace, from a reader in it: CRIU restoring on
 		 * a host up longer than the first) wraps in the kernel's
 		 * unsigned sum: about 2^64 ns / 10 ms ticks too many
-		 * (STATE_TICK_WRAP, rounded up: within the tick that
+		 * (STATE_TICK_WRAP, rounded up: within the ticks that
 		 * state_starts_match allows; a reviewer's proof). */
 		if (off < 0 && v >= STATE_TICK_WRAP / 2)
 			v -= STATE_TICK_WRAP;

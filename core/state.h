@@ -456,8 +456,9 @@ bool state_dir_usable_by(const char *tmpl, unsigned uid);
 uint64_t state_proc_start(long pid);
 
 /* state_starts_match - whether two such start times (both non-zero) are
- * one process's: equal, or a tick apart (the kernel rounds a start time
- * shifted by its reader's time namespace).  Context: any. */
+ * one process's: equal, or up to two ticks apart (the kernel rounds a
+ * start time shifted by its reader's time namespace, and a wrapped one
+ * is undone to within a tick).  Context: any. */
 bool state_starts_match(uint64_t a, uint64_t b);
 
 /*

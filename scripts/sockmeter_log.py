@@ -493,12 +493,12 @@ def _state_alive(path, proc_start):
         return False
     # The files' start times are the initial time namespace's; /proc
     # shows this reader's, shifted by its boottime offset (core/state.c's
-    # stat_start: a negative offset larger than the start wraps); a tick
-    # apart when read in two namespaces.
+    # stat_start: a negative offset larger than the start wraps); up to
+    # two ticks apart when read in two namespaces (state_starts_match).
     off = _boot_offset_ticks()
     if off < 0 and seen >= 1844674407371 // 2:
         seen -= 1844674407371
-    return abs(seen - off - proc_start) <= 1
+    return abs(seen - off - proc_start) <= 2
 
 
 def _boot_offset_ticks():
