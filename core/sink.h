@@ -91,6 +91,7 @@ struct sink {
 	 * be followed was said (pinned_write). */
 	uint64_t pin_root_dev, pin_root_ino;
 	bool pin_said;
+	bool pin_refused; /* the new file at the path refused once */
 	bool own_dir;      /* the default template's per-user directory */
 	/* Where it says whether a state file holds the process's numbers
 	 * (NULL: none ever): the warnings of a log out of reach then say
