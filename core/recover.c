@@ -544,10 +544,6 @@ static void say_moved(const struct image *img, const char *log,
 	o->moved(msg);
 }
 
-/* Root's write of out: into the log the header names if it is one
- * (open_sockmeter_log), else into fallback (PID-START.recovered.log
- * beside the state file, in root's directory), whose name then replaces
- * the header's for the messages.  0 or a negative errno. */
 /* For path, a log of the default template: 0 when its directory is one
  * its process would write in (sink.c's own_dir: a directory, not a link,
  * of uid's, closed to others); -EPERM when it is not: made by someone
@@ -581,6 +577,11 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 		       : 0;
 }
 
+/* Root's write of out: into the log the header names if it is one
+ * (open_sockmeter_log) and not refused (default_dir_state), else into
+ * fallback (PID-START.recovered.log
+ * beside the state file, in root's directory), whose name then replaces
+ * the header's for the messages.  0 or a negative errno. */
 static int root_append(struct image *img, const char *fallback, int format,
 		       const struct sbuf *out, const struct recover_opts *o,
 		       bool refused)

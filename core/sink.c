@@ -853,8 +853,9 @@ static bool same_root(const struct sink *s)
  * into the file it had while that file still has a name: said once when
  * the path names another file at two writes (rotated: the rotated file
  * gets them until rotation removes it), not when it names none or cannot
- * be looked at by this uid (a directory closed to it).  They are refused once the file
- * has no name left: written into a file nobody can see, they would be
+ * be looked at by this uid (a directory closed to it).  They are refused
+ * once the file has no name left: written into a file nobody can see,
+ * they would be
  * lost without a word, and the state file's recovery could not tell (a
  * helper's nginx workers wrote their records, exit record included, into
  * a deleted log).  Not after a chroot or a change of root, where the path
@@ -897,17 +898,17 @@ static int pinned_fd(struct sink *s, struct stat *st)
 		say(s, what, ENOENT);
 		return -ENOENT;
 	}
-	/* Said at the second write that finds it refused, not the first:
-	 * logrotate and install(1) make the new file as root and give it
-	 * away a moment later (fchown), and a write in that moment took
-	 * the new file for root's (the records then followed it at the next
-	 * write; only the warning was wrong: t_pinned_log_rotated, on a
-	 * loaded machine). */
-	if (other && !s->pin_said && s->report && !s->pin_refused) {
-		s->pin_refused = true;
-		return fd;
-	}
 	if (other && !s->pin_said && s->report) {
+		/* Said at the second write that finds it refused, not the
+		 * first: logrotate and install(1) make the new file as root
+		 * and give it away a moment later (fchown), and a write in
+		 * that moment took the new file for root's (the records then
+		 * followed it at the next write; only the warning was wrong:
+		 * t_pinned_log_rotated, on a loaded machine). */
+		if (!s->pin_refused) {
+			s->pin_refused = true;
+			return fd;
+		}
 		snprintf(what, sizeof(what),
 			 "sockmeter: log %s: rotated while the process kept it "
 			 "open (it changed uid), and uid %u cannot open the new "

@@ -192,7 +192,9 @@ static long read_small(const char *path, char *buf, size_t cap)
 
 /* The initial time namespace's inode (the kernel's PROC_TIME_INIT_INO). */
 #define TIME_NS_INIT 0xEFFFFFFAu
-/* 2^64 ns in 10 ms ticks, rounded up. */
+/* A tick of /proc's start times (USER_HZ: 100 a second), and 2^64 ns in
+ * such ticks, rounded up. */
+#define STATE_TICK_NS	10000000LL
 #define STATE_TICK_WRAP 1844674407371ull
 
 /*
@@ -218,12 +220,12 @@ static int64_t boot_offset_ticks(void)
 	    read_small("/proc/self/timens_offsets", buf, sizeof(buf)) > 0 &&
 	    (p = strstr(buf, "boottime")) != NULL) {
 		long long secs = strtoll(p + 8, &end, 10);
-		long long nsecs = strtoll(end, NULL, 10);
-		long long hz = 100; /* USER_HZ: what /proc's ticks are in */
-		long long ns = secs * 1000000000LL + nsecs, tick = 1000000000LL / hz;
+		long long ns = secs * 1000000000LL + strtoll(end, NULL, 10);
 
-		/* Rounded down, as the kernel rounds the shifted time. */
-		off = ns >= 0 ? ns / tick : -((-ns + tick - 1) / tick);
+		/* In /proc's ticks (USER_HZ, 100 a second), rounded down as
+		 * the kernel rounds the shifted time. */
+		off = ns >= 0 ? ns / STATE_TICK_NS
+			      : -((-ns + STATE_TICK_NS - 1) / STATE_TICK_NS);
 	}
 	__atomic_store_n(&known, off, __ATOMIC_RELAXED);
 	__atomic_store_n(&known_pid, pid, __ATOMIC_RELEASE);

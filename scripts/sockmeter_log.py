@@ -496,9 +496,13 @@ def _state_alive(path, proc_start):
     # stat_start: a negative offset larger than the start wraps); up to
     # two ticks apart when read in two namespaces (state_starts_match).
     off = _boot_offset_ticks()
-    if off < 0 and seen >= 1844674407371 // 2:
-        seen -= 1844674407371
+    if off < 0 and seen >= _TICK_WRAP // 2:
+        seen -= _TICK_WRAP
     return abs(seen - off - proc_start) <= 2
+
+
+# 2^64 ns in /proc's 10 ms ticks, rounded up (core/state.c).
+_TICK_WRAP = 1844674407371
 
 
 def _boot_offset_ticks():
