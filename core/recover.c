@@ -7,6 +7,7 @@
 #include "recover.h"
 
 #include "meter.h"
+#include "procns.h"
 #include "rawsys.h"
 #include "state.h"
 
@@ -440,7 +441,7 @@ static void distrust_exposed(struct image *img, const char *claim,
 		sb.st_mode = 0;
 	else if (sb.st_mode & S_IWUSR)
 		return;
-	img->hdr.uid = (uint32_t)geteuid();
+	img->hdr.uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
 	if (sb.st_mode && kept_log_path(claim, &sb, kept, sizeof(kept))) {
 		memcpy(img->hdr.log_path, kept, sizeof(kept));
 		return;
@@ -452,7 +453,7 @@ static void distrust_exposed(struct image *img, const char *claim,
 	    path, fallback);
 	snprintf(img->hdr.log_path, sizeof(img->hdr.log_path), "%.*s",
 		 (int)sizeof(img->hdr.log_path) - 1, fallback);
-	img->hdr.uid = (uint32_t)geteuid();
+	img->hdr.uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
 }
 
 /*
@@ -561,6 +562,7 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 	char dir[sizeof(((struct state_header *)0)->log_path)];
 	char *slash;
 	struct stat sb;
+	unsigned here;
 
 	if (strncmp(tmpl, CONFIG_DEFAULT_DIR "/",
 		    strlen(CONFIG_DEFAULT_DIR "/")) != 0)
@@ -572,7 +574,11 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 	*slash = '\0';
 	if (lstat(dir, &sb) != 0)
 		return errno == ENOENT ? -ENOENT : -EPERM;
-	return !S_ISDIR(sb.st_mode) || sb.st_uid != uid || (sb.st_mode & 022)
+	/* uid as the parent user namespace knows it (the header's), the
+	 * owner as this one does (stat's): compared in this one's terms. */
+	if (!procns_uid_inner(uid, &here))
+		return -EPERM;
+	return !S_ISDIR(sb.st_mode) || sb.st_uid != here || (sb.st_mode & 022)
 		       ? -EPERM
 		       : 0;
 }

@@ -3,6 +3,7 @@
  */
 #include "sink.h"
 
+#include "procns.h"
 #include "progfd.h"
 #include "quiet.h"
 #include "rawsys.h"
@@ -262,7 +263,8 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 		snprintf(s->path, sizeof(s->path), "stderr");
 		return 0;
 	}
-	r = sink_expand(tmpl, pid, prog, start_s, (unsigned)geteuid(), s->path,
+	r = sink_expand(tmpl, pid, prog, start_s,
+			procns_uid_outer((unsigned)geteuid()), s->path,
 			sizeof(s->path));
 	if (r == 0 && s->path[0] != '/')
 		r = make_absolute(s->path, sizeof(s->path));

@@ -7,6 +7,7 @@
  */
 #include "state.h"
 
+#include "procns.h"
 #include "progfd.h"
 #include "quiet.h"
 #include "rawsys.h"
@@ -143,7 +144,8 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 
 int state_dir_expand(const char *tmpl, char *out, size_t cap)
 {
-	return state_dir_expand_uid(tmpl, (unsigned)geteuid(), out, cap);
+	return state_dir_expand_uid(tmpl, procns_uid_outer((unsigned)geteuid()),
+				    out, cap);
 }
 
 int state_dir_expand_uid(const char *tmpl, unsigned uid, char *out,
@@ -174,22 +176,6 @@ int state_dir_expand_uid(const char *tmpl, unsigned uid, char *out,
 	return 0;
 }
 
-/* Read a small /proc file into buf (NUL-terminated); bytes read or -1. */
-static long read_small(const char *path, char *buf, size_t cap)
-{
-	long fd = SM_SYSCALL(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	long n;
-
-	if (fd < 0)
-		return -1;
-	n = SM_SYSCALL(SYS_read, fd, buf, cap - 1);
-	SM_SYSCALL(SYS_close, fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 /* The initial time namespace's inode (the kernel's PROC_TIME_INIT_INO). */
 #define TIME_NS_INIT 0xEFFFFFFAu
 /* A tick of /proc's start times (USER_HZ: 100 a second), and 2^64 ns in
@@ -217,7 +203,7 @@ static int64_t boot_offset_ticks(void)
 	if (__atomic_load_n(&known_pid, __ATOMIC_ACQUIRE) == pid)
 		return __atomic_load_n(&known, __ATOMIC_RELAXED);
 	if (stat("/proc/self/ns/time", &sb) == 0 && sb.st_ino != TIME_NS_INIT &&
-	    read_small("/proc/self/timens_offsets", buf, sizeof(buf)) > 0 &&
+	    proc_read_small("/proc/self/timens_offsets", buf, sizeof(buf)) > 0 &&
 	    (p = strstr(buf, "boottime")) != NULL) {
 		long long secs = strtoll(p + 8, &end, 10);
 		long long ns = secs * 1000000000LL + strtoll(end, NULL, 10);
@@ -257,7 +243,7 @@ static uint64_t stat_start(const char *path)
 	bool zombie;
 	int field;
 
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (proc_read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
 	/* The name (field 2) may hold anything: count after its last ')'. */
 	p = strrchr(buf, ')');
@@ -365,7 +351,7 @@ static void boot_id(char *out, size_t cap)
 	long n;
 
 	if (!__atomic_load_n(&known[0], __ATOMIC_ACQUIRE)) {
-		n = read_small("/proc/sys/kernel/random/boot_id", buf,
+		n = proc_read_small("/proc/sys/kernel/random/boot_id", buf,
 			       sizeof(buf));
 		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 			buf[--n] = '\0';
@@ -446,7 +432,8 @@ bool state_dir_usable_by(const char *tmpl, unsigned uid)
 
 	if (uid == 0)
 		return true; /* check_dir says the rest, as root */
-	if (state_dir_expand_uid(tmpl, uid, dir, sizeof(dir)) != 0 ||
+	if (state_dir_expand_uid(tmpl, procns_uid_outer(uid), dir,
+				 sizeof(dir)) != 0 ||
 	    dir[0] != '/')
 		return false;
 	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
@@ -729,7 +716,7 @@ static void fill_header(struct state *st, const struct config *cfg,
 	h->proc_start = st->proc_start;
 	h->start_real_ns = start_real_ns;
 	h->start_mono_ns = start_mono_ns;
-	h->uid = (uint32_t)geteuid();
+	h->uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
 	h->format = (uint32_t)cfg->format;
 	boot_id(h->boot_id, sizeof(h->boot_id));
 	snprintf(h->prog, sizeof(h->prog), "%s", prog);

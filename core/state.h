@@ -139,7 +139,9 @@ struct state_header {
 	uint64_t proc_start;    /* /proc/PID/stat field 22, clock ticks */
 	uint64_t start_real_ns; /* when metering started (records' "start") */
 	uint64_t start_mono_ns;
-	uint32_t uid;           /* the effective uid its log is written as */
+	/* The effective uid its log is written as, as the parent user
+	 * namespace knows it (procns_uid_outer: what %u names). */
+	uint32_t uid;
 	uint32_t format;        /* enum config_format */
 	char boot_id[40];       /* /proc/sys/kernel/random/boot_id */
 	char prog[CONFIG_NAME_MAX];
@@ -426,8 +428,9 @@ void state_layout_fill(struct state_layout *l, uint32_t cap);
 
 /*
  * state_dir_expand - cfg->state_dir with %u (the effective uid: the
- * directory must be owned by it, as the log's %u is the uid that writes)
- * and %% expanded.  state_dir_expand_uid: with uid for %u.
+ * directory must be owned by it, as the log's %u is the uid that writes;
+ * as the parent user namespace knows it, procns.h) and %% expanded.
+ * state_dir_expand_uid: with uid, as it is, for %u.
  * Returns 0 or -ENAMETOOLONG.
  */
 int state_dir_expand(const char *tmpl, char *out, size_t cap);

@@ -7,6 +7,7 @@
  */
 #include "preload.h"
 #include "warn.h"
+#include "../core/procns.h"
 #include "../core/rawsys.h"
 
 #include "../core/recover.h"
@@ -33,7 +34,8 @@ static void note_log_path(void)
 		return;
 	/* Whose log it is now (a uid change moves it): a recovery by root
 	 * that has to create it gives it to that user. */
-	__atomic_store_n(&h->uid, (uint32_t)geteuid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->uid, (uint32_t)procns_uid_outer((unsigned)geteuid()),
+			 __ATOMIC_RELAXED);
 	/* A log the sink refused (the default template's directory not
 	 * this user's: sink_init, which marks it failing) has no path there;
 	 * the header names it all the same, for the recovery that writes the
@@ -51,7 +53,8 @@ static void note_log_path(void)
 	if (strcmp(tmpl, "stderr") == 0 ||
 	    sink_expand(tmpl, sm_meter.pid, sm_meter.prog,
 			sm_meter.start.real_ns / 1000000000ull,
-			(unsigned)geteuid(), path, sizeof(path)) != 0) {
+			procns_uid_outer((unsigned)geteuid()), path,
+			sizeof(path)) != 0) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",
 			 refused ? "" : "stderr");
 		return;

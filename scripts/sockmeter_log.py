@@ -459,6 +459,29 @@ def _cstr(b):
 
 
 _PID_NS_INIT = 0xEFFFFFFC  # the initial pid namespace's inode
+_USER_NS_INIT = 0xEFFFFFFD  # the initial user namespace's inode
+
+
+def outer_uid(uid=None):
+    """The uid (default: the effective one) as the parent user namespace
+    knows it: what the library's %u names (core/procns.h).  In a user
+    namespace (unshare -r, a rootless container) a fake root's default
+    directories are its real user's, /tmp/sockmeter-1000, not
+    /tmp/sockmeter-0; uid itself in the initial namespace, without a
+    readable /proc, or when the map does not hold it."""
+    if uid is None:
+        uid = os.geteuid()
+    try:
+        if os.stat("/proc/self/ns/user").st_ino == _USER_NS_INIT:
+            return uid
+        with open("/proc/self/uid_map") as fh:
+            for line in fh:
+                f = line.split()
+                if len(f) == 3 and int(f[0]) <= uid < int(f[0]) + int(f[2]):
+                    return int(f[1]) + uid - int(f[0])
+    except (OSError, ValueError):
+        pass
+    return uid
 
 
 def _pid_view():

@@ -22,6 +22,7 @@
  * as that user: the default path follows the uid that writes).
  */
 #include "../config/config.h"
+#include "../core/procns.h"
 #include "../core/recover.h"
 #include "../core/sink.h"
 #include "../core/state.h"
@@ -94,7 +95,8 @@ static int log_path(const char *name, const char *pid, bool any_uid)
 		}
 	}
 	tmpl[n] = '\0';
-	if (sink_expand(tmpl, atol(pid), base, 0, (unsigned)geteuid(), out,
+	if (sink_expand(tmpl, atol(pid), base, 0,
+			procns_uid_outer((unsigned)geteuid()), out,
 			sizeof(out)) != 0)
 		return 1;
 	for (q = out; *q; q++)

@@ -5,6 +5,7 @@
  * writing the records of a dead process once.
  */
 #include "../../core/meter.h"
+#include "../../core/procns.h"
 #include "../../core/recover.h"
 #include "../../core/state.h"
 #include "unit_util.h"
@@ -13,6 +14,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -666,6 +668,58 @@ static pid_t dead_process(const char *name, uint64_t out,
 	return dead_process_fds(name, &seven, 1, out, status);
 }
 
+/*
+ * In a user namespace %u is the uid the parent namespace knows
+ * (core/procns.h): a child process makes one with a map of its own (as
+ * any process may: its own uid, to one uid inside) and reads its state
+ * directory's name and both directions of the map there.  Skipped where
+ * user namespaces cannot be made.
+ */
+static int uidns_child(const char *tmpl)
+{
+	unsigned e = (unsigned)geteuid(), in = e == 0 ? 5 : 0, u = 12345;
+	char map[64], got[400], want[400];
+	int fd, n;
+
+	if (unshare(CLONE_NEWUSER) != 0)
+		return 77;
+	n = snprintf(map, sizeof(map), "%u %u 1\n", in, e);
+	fd = open("/proc/self/uid_map", O_WRONLY);
+	if (fd < 0 || write(fd, map, (size_t)n) != n)
+		return 77;
+	close(fd);
+	if (geteuid() != in || procns_uid_outer(in) != e ||
+	    procns_uid_outer(in + 1) != in + 1 || !procns_uid_inner(e, &u) ||
+	    u != in || procns_uid_inner(e + 1, &u))
+		return 1;
+	snprintf(want, sizeof(want), "%s/open/%u", dir, e);
+	if (state_dir_expand(tmpl, got, sizeof(got)) != 0 || strcmp(got, want))
+		return 2;
+	return 0;
+}
+
+START_TEST(test_percent_u_is_the_uid_the_parent_namespace_knows)
+{
+	char tmpl[400];
+	int status;
+	pid_t pid;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/open/%%u", dir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(uidns_child(tmpl));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		fprintf(stderr, "check_state: no user namespace here: "
+				"the %%u mapping is not tested\n");
+		return;
+	}
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_recovery_writes_a_dead_process_records_once)
 {
 	struct recover_opts o = {.report = quiet};
@@ -1279,6 +1333,7 @@ int main(void)
 	tcase_add_test(tc, test_an_untracked_fd_makes_no_file_in_a_fork_child);
 	tcase_add_test(tc, test_only_a_fork_child_without_a_file_wants_one);
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
+	tcase_add_test(tc, test_percent_u_is_the_uid_the_parent_namespace_knows);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_calls_between_before_each_file);
 	tcase_add_test(tc, test_recovery_reads_slots_up_to_the_last_with_data);

@@ -1,0 +1,53 @@
+/*
+ * procns.h - what /proc says about the calling process: small files, and
+ * the uid its user namespace's parent knows it by.
+ *
+ * In a user namespace (unshare -r, a rootless container, bwrap
+ * --unshare-user) a process's uids are its namespace's: a fake root is uid
+ * 0 there and, outside, the user who made the namespace, who owns every
+ * file it makes.  The default directories name the uid that writes
+ * (/tmp/sockmeter-%u): named with the namespace's uid, a fake root's
+ * records went to /tmp/sockmeter-0, which is not its own when the real
+ * root has one (refused: no log), and which, made by the fake root, the
+ * real root's processes then refused as another user's.  %u is the uid
+ * the parent namespace knows instead: the fake root of user 1000 writes
+ * /tmp/sockmeter-1000, as that user's other processes do, and either
+ * recovers the other's killed processes.  Ownership is still checked in
+ * the process's own terms (stat shows a file's owner mapped into the
+ * reader's namespace), so a directory of the same user passes both ways.
+ * One level: a namespace inside another one's is named by its parent's
+ * uids, which are the ones the processes beside it in that namespace see.
+ */
+#ifndef SOCKMETER_PROCNS_H
+#define SOCKMETER_PROCNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * proc_read_small - read a small /proc file into buf (NUL-terminated,
+ * at most cap - 1 bytes); bytes read, or -1.  An fd for the moment of the
+ * read (O_CLOEXEC), errno as it may be.  Context: any thread, not a
+ * signal handler.
+ */
+long proc_read_small(const char *path, char *buf, size_t cap);
+
+/*
+ * procns_uid_outer - the uid the parent user namespace knows for uid, a
+ * uid of the caller's namespace (/proc/self/uid_map): uid itself in the
+ * initial namespace (one stat tells it), without a readable /proc, on a
+ * sandboxed thread (quiet.h), or when no line of the map holds it (the
+ * overflow uid).  What %u names.  Context: any thread, not a signal
+ * handler; errno kept.
+ */
+unsigned procns_uid_outer(unsigned uid);
+
+/*
+ * procns_uid_inner - the reverse: the uid of the caller's namespace that
+ * the parent knows as outer, in *uid; false when none is mapped to it.
+ * What a header's uid (the outer one) is compared with a stat's owner by.
+ * Context: as procns_uid_outer.
+ */
+bool procns_uid_inner(unsigned outer, unsigned *uid);
+
+#endif
