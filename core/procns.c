@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 /* The initial user namespace's inode (the kernel's PROC_USER_INIT_INO). */
@@ -41,7 +40,7 @@ struct extent {
  * sandboxed thread, a map not readable). */
 static int uid_map(struct extent *ext)
 {
-	char buf[MAP_LINES * 34 + 1], *p, *end;
+	char buf[MAP_LINES * 34 + 1], *p;
 	struct stat sb;
 	int n = 0;
 
@@ -50,14 +49,21 @@ static int uid_map(struct extent *ext)
 	    proc_read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0)
 		return -1;
 	for (p = buf; n < MAP_LINES; n++) {
-		unsigned long v[3];
+		uint64_t v[3];
 		int i;
 
+		/* Three numbers a line, blanks around them: by hand, no
+		 * locale, nothing a signal handler may not do. */
 		for (i = 0; i < 3; i++) {
-			v[i] = strtoul(p, &end, 10);
-			if (end == p || v[i] > UINT32_MAX)
+			while (*p == ' ' || *p == '\t' || *p == '\n')
+				p++;
+			if (*p < '0' || *p > '9')
 				return n;
-			p = end;
+			for (v[i] = 0; *p >= '0' && *p <= '9'; p++) {
+				v[i] = v[i] * 10 + (uint64_t)(*p - '0');
+				if (v[i] > UINT32_MAX)
+					return n;
+			}
 		}
 		ext[n].inner = (uint32_t)v[0];
 		ext[n].outer = (uint32_t)v[1];

@@ -27,8 +27,8 @@
 /*
  * proc_read_small - read a small /proc file into buf (NUL-terminated,
  * at most cap - 1 bytes); bytes read, or -1.  An fd for the moment of the
- * read (O_CLOEXEC), errno as it may be.  Context: any thread, not a
- * signal handler.
+ * read (O_CLOEXEC), errno as it may be.  Context: any, signal handlers
+ * too.
  */
 long proc_read_small(const char *path, char *buf, size_t cap);
 
@@ -37,8 +37,8 @@ long proc_read_small(const char *path, char *buf, size_t cap);
  * uid of the caller's namespace (/proc/self/uid_map): uid itself in the
  * initial namespace (one stat tells it), without a readable /proc, on a
  * sandboxed thread (quiet.h), or when no line of the map holds it (the
- * overflow uid).  What %u names.  Context: any thread, not a signal
- * handler; errno kept.
+ * overflow uid).  What %u names.  Context: any thread, signal handlers
+ * too (system calls and arithmetic); errno kept.
  */
 unsigned procns_uid_outer(unsigned uid);
 
