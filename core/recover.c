@@ -1017,13 +1017,18 @@ static bool is_state_name(const char *name)
 
 /*
  * A file shorter than a header, or with no magic yet (written last by
- * fill_header), whose process (pid and start time from its name) is gone:
- * it died while setting the file up (killed at start-up), and there is
- * nothing to recover.  Left there, such files filled the automatic scan's
- * quota and hid the files that had numbers.  Removes it and returns true.
+ * fill_header): its process (pid and start time from its name) is setting
+ * it up (UNFINISHED_LIVE: a running process, as any other's file; before,
+ * a scan at that moment said "not a sockmeter state file", up to 10 scans
+ * in a row in a helper's loop of recovers beside starting programs), or
+ * died while doing so (killed at start-up), and there is nothing to
+ * recover: removed (UNFINISHED_REMOVED; left there, such files filled the
+ * automatic scan's quota and hid the files that had numbers).
+ * UNFINISHED_NO: not such a file, or one that cannot be told.
  */
-static bool unfinished(const char *name, const char *path,
-		       const struct state_header *h)
+enum { UNFINISHED_NO, UNFINISHED_LIVE, UNFINISHED_REMOVED };
+static int unfinished(const char *name, const char *path,
+		      const struct state_header *h)
 {
 	static const char zero[sizeof(h->magic)];
 	struct stat sb;
@@ -1034,14 +1039,16 @@ static bool unfinished(const char *name, const char *path,
 	if (stat(path, &sb) != 0 ||
 	    (sb.st_size >= (off_t)sizeof(struct state_header) &&
 	     memcmp(h->magic, zero, sizeof(zero)) != 0))
-		return false;
+		return UNFINISHED_NO;
 	pid = strtol(name, &end, 10);
 	if (*end != '-' || state_name_view(name) != state_pid_view(NULL))
-		return false;
+		return UNFINISHED_NO;
 	start = strtoull(end + 1, NULL, 10);
 	if (pid_alive(pid) && state_starts_match(state_proc_start(pid), start))
-		return false;
-	return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0;
+		return UNFINISHED_LIVE;
+	return SM_SYSCALL(SYS_unlinkat, AT_FDCWD, path, 0) == 0
+		       ? UNFINISHED_REMOVED
+		       : UNFINISHED_NO;
 }
 
 /* The pid namespaces this view of /proc shows a process in (their
@@ -1329,8 +1336,15 @@ static void recover_one(const char *dir, const char *name,
 			return;
 		}
 		if (read_header(fd, &img.hdr, &why) != 0) {
+			int u;
+
 			SM_SYSCALL(SYS_close, fd);
-			if (unfinished(name, path, &img.hdr)) {
+			u = unfinished(name, path, &img.hdr);
+			if (u == UNFINISHED_LIVE) {
+				st->alive++;
+				return;
+			}
+			if (u == UNFINISHED_REMOVED) {
 				st->removed++;
 				return;
 			}
