@@ -730,6 +730,9 @@ void meter_build(struct meter *m, enum summary_type type,
 	r->end = type == SUMMARY_EXIT ? m->end : NULL;
 	r->incomplete = type == SUMMARY_EXIT && m->incomplete;
 	r->alive_ns = r->end ? m->alive_until_ns : 0;
+	r->other_threads = type == SUMMARY_EXIT || type == SUMMARY_EXEC
+				   ? m->other_threads
+				   : 0;
 	r->ts_ns = now.real_ns;
 	r->pid = m->pid;
 	r->prog = m->prog;

@@ -117,6 +117,9 @@ struct meter {
 	struct state_ticker *durable_own; /* when none was given */
 	const char *end; /* exit records' "end" (a recovery's "killed") */
 	bool incomplete; /* a recovery's: its state file missed some numbers */
+	/* The next exit or exec record's other_threads (struct summary):
+	 * set by the host just before it has one made. */
+	uint32_t other_threads;
 	/* A recovery's: the process is gone, and the fd numbers in its slots
 	 * are not ours (a recovering ticker's are its program's): the kernel
 	 * is never asked about them. */

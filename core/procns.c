@@ -3,12 +3,15 @@
  * in procns.h).
  */
 #include "procns.h"
+#include "progfd.h"
 #include "quiet.h"
 #include "rawsys.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 /* The initial user namespace's inode (the kernel's PROC_USER_INIT_INO). */
@@ -31,6 +34,63 @@ long proc_read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
+struct read_job {
+	const char *path;
+	char *buf;
+	size_t cap;
+	long n;
+};
+
+static int read_job(void *arg)
+{
+	struct read_job *j = arg;
+
+	j->n = proc_read_small(j->path, j->buf, j->cap);
+	return 0;
+}
+
+/* proc_read_small where the program cannot see the fd (progfd.h): on the
+ * ticker's own table, else from progfd_run's child, a process of its own
+ * (where /proc/self is that child: self_path is for the calling thread's
+ * table only, pid_path for the child). */
+static long proc_read_mine(const char *self_path, const char *pid_path,
+			   char *buf, size_t cap)
+{
+	struct read_job j = {pid_path, buf, cap, -1};
+
+	if (progfd_detached())
+		return proc_read_small(self_path, buf, cap);
+	if (progfd_run(read_job, &j) != 0)
+		return -1;
+	return j.n;
+}
+
+long procns_threads(void)
+{
+	char buf[1024], path[40], *p;
+	long n = 0;
+	int field = 2;
+
+	if (sm_quiet())
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat",
+		 (long)SM_SYSCALL(SYS_getpid));
+	if (proc_read_mine("/proc/self/stat", path, buf, sizeof(buf)) <= 0)
+		return -1;
+	/* After the name (field 2), which may hold anything. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (p++; *p && field < 20; p++)
+		if (*p == ' ')
+			field++;
+	if (field != 20 || *p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++)
+		n = n * 10 + (*p - '0');
+	return n;
+}
+
 struct extent {
 	uint32_t inner, outer, count;
 };
@@ -46,7 +106,8 @@ static int uid_map(struct extent *ext)
 
 	if (sm_quiet() || stat("/proc/self/ns/user", &sb) != 0 ||
 	    sb.st_ino == USER_NS_INIT ||
-	    proc_read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0)
+	    proc_read_mine("/proc/self/uid_map", "/proc/self/uid_map", buf,
+			   sizeof(buf)) <= 0)
 		return -1;
 	for (p = buf; n < MAP_LINES; n++) {
 		uint64_t v[3];

@@ -33,12 +33,22 @@
 long proc_read_small(const char *path, char *buf, size_t cap);
 
 /*
+ * procns_threads - the calling process's threads (/proc/self/stat's
+ * num_threads), or -1 when it cannot tell (no /proc, a sandboxed thread).
+ * Read where the program cannot see the fd (progfd.h): a child of its own
+ * (progfd_run) on any thread but the ticker.  Context: any thread, not a
+ * signal handler of a thread in a vfork (progfd_run's).
+ */
+long procns_threads(void);
+
+/*
  * procns_uid_outer - the uid the parent user namespace knows for uid, a
  * uid of the caller's namespace (/proc/self/uid_map): uid itself in the
  * initial namespace (one stat tells it), without a readable /proc, on a
  * sandboxed thread (quiet.h), or when no line of the map holds it (the
- * overflow uid).  What %u names.  Context: any thread, signal handlers
- * too (system calls and arithmetic); errno kept.
+ * overflow uid).  What %u names.  In a user namespace the map is read as
+ * procns_threads reads (the initial one needs only a stat).  Context: as
+ * procns_threads; errno kept.
  */
 unsigned procns_uid_outer(unsigned uid);
 

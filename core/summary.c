@@ -704,6 +704,10 @@ static void format_json(const struct summary *r, const struct config *c,
 	sbuf_adds(b, ",\"prog\":");
 	json_str(b, r->prog);
 	json_ts(b, "start", r->start_ns);
+	if (r->other_threads) {
+		sbuf_adds(b, ",\"other_threads\":");
+		sbuf_add_i64(b, r->other_threads);
+	}
 	if (!lean)
 		json_totals(b, r, c);
 	sbuf_adds(b, ",\"fds\":[");
@@ -1076,6 +1080,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	if (r->type == SUMMARY_EXEC && r->fds_close_on_exec)
 		sbuf_addf(b, " fds_close_on_exec=%" PRIu64,
 			  r->fds_close_on_exec);
+	if (r->other_threads)
+		sbuf_addf(b, " other_threads=%" PRIu32, r->other_threads);
 	sbuf_addc(b, '\n');
 	sbuf_addf(b, "  totals:");
 	text_counters(b, &r->totals, c);

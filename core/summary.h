@@ -66,6 +66,10 @@ struct summary {
 	uint64_t alive_ns; /* recovered exit records (end set) only: the
 			    * dead process's last sign of life, its
 			    * ticker's last tick or its start; 0: none */
+	/* Exit and exec records: the program's threads still running when
+	 * the record was made, other than the one ending it (0: none, or
+	 * not known); what they move after it is in no record. */
+	uint32_t other_threads;
 };
 
 /* A growable output buffer.  On allocation failure it keeps what fitted
