@@ -178,6 +178,16 @@ static void say(struct sink *s, const char *what, int err)
 	s->report(s->ctx, msg);
 }
 
+int sink_dir_fix_mode(const char *dir, const struct stat *st)
+{
+	if ((st->st_mode & 0700) == 0700)
+		return 0;
+	if (SM_SYSCALL(SYS_fchmodat, AT_FDCWD, dir,
+		       (st->st_mode & 07777) | 0700) != 0)
+		return -errno;
+	return 0;
+}
+
 /* The per-user directory of the default template must be ours alone. */
 static int own_dir(struct sink *s, const char *dir)
 {
@@ -196,6 +206,12 @@ static int own_dir(struct sink *s, const char *dir)
 		say(s, "its directory is not a directory owned by this user "
 		       "and closed to others", EPERM);
 		return -EPERM;
+	}
+	if (sink_dir_fix_mode(dir, &st) != 0) {
+		int err = errno;
+
+		say(s, "cannot give its directory mode 0700", err);
+		return -err;
 	}
 	return 0;
 }

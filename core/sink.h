@@ -113,6 +113,17 @@ struct sink {
 };
 
 /*
+ * sink_dir_fix_mode - a directory of ours (the default log's, the
+ * state's, st its lstat) whose owner may not search or write it, made
+ * under a umask without those bits, given them: mode | 0700.  tinyproxy's
+ * umask 0177 made /tmp/sockmeter-65534 mode 0600: no log, no state file,
+ * for that run and every later metered program of that uid (a helper's
+ * sweep).  0, or a negative errno (errno set).  Context: any thread.
+ */
+struct stat;
+int sink_dir_fix_mode(const char *dir, const struct stat *st);
+
+/*
  * sink_expand - expand a path template: %p pid, %n program name ('/' and
  * control bytes become '_'; "", "." and ".." become "_", "_" and "__"),
  * %t start time (Unix seconds), %u the effective uid (the one that

@@ -9,6 +9,7 @@
 
 #include "procns.h"
 #include "progfd.h"
+#include "sink.h"
 #include "quiet.h"
 #include "rawsys.h"
 
@@ -474,6 +475,13 @@ static int check_dir(const char *dir, config_report_fn report, void *ctx)
 		    "not a directory owned by this user and closed to others",
 		    EPERM);
 		return -EPERM;
+	}
+	/* Made under a umask without u+wx (tinyproxy's 0177): mode 0700. */
+	if (sink_dir_fix_mode(dir, &st) != 0) {
+		int err = errno;
+
+		say(report, ctx, dir, "cannot give it mode 0700", err);
+		return -err;
 	}
 	return 0;
 }
