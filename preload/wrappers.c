@@ -11,8 +11,10 @@
 #include "preload.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -386,20 +388,33 @@ SM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
 /* sendfile moves bytes out of `in` into `out`: both ends are accounted,
  * a long one in pieces (sm_sendfile_pieces). */
 
-/* No piece-making above this: the smallest MAX_RW_COUNT of the page sizes
- * Linux uses (INT_MAX & PAGE_MASK with 64 KiB pages).  A larger count, or
- * one negative as ssize_t, goes to the kernel whole, which says EINVAL or
- * clamps it as it does. */
-#define SM_PIECES_MAX ((size_t)0x7fff0000)
+/* The kernel's MAX_RW_COUNT, what one call moves at most: INT_MAX
+ * rounded down to a page (the largest page size Linux uses where the
+ * auxiliary vector does not say). */
+static size_t max_rw_count(void)
+{
+	unsigned long page = getauxval(AT_PAGESZ);
 
-/* Whether a sendfile of n bytes is made in pieces: only from a regular
- * file into a socket (the kernel's do_splice_direct path, where a call
- * goes on until n, end of file, a full non-blocking socket, a signal or
- * an error).  Into a pipe a call moves one pipe-full and returns: pieces
- * would wait for room, or for a socket's next bytes, where the call had
- * returned.  Two fstat calls, for a call of more than a piece only.
- * errno untouched. */
-static bool want_pieces(int out, int in, const void *off, size_t n)
+	if (!page || (page & (page - 1)))
+		page = 65536;
+	return (size_t)INT_MAX & ~(size_t)(page - 1);
+}
+
+/* Whether a sendfile of n bytes is made in pieces, and up to how many
+ * bytes (*upto): only from a regular file into a socket (the kernel's
+ * do_splice_direct path, where a call goes on until n, end of file, a
+ * full non-blocking socket, a signal or an error).  Into a pipe a call
+ * moves one pipe-full and returns: pieces would wait for room, or for a
+ * socket's next bytes, where the call had returned.  Two fstat calls, for
+ * a call of more than a piece only.  A count past MAX_RW_COUNT, which the
+ * kernel clamps to it after its checks (busybox httpd asks 2^63 - 64 KiB,
+ * Rust's io::copy 0x7ffff000), is made in pieces up to that, as the
+ * kernel's one call would move: before, such a call went whole, and a
+ * kill in the middle of it lost every byte it had sent (a helper's
+ * busybox httpd: 195 bytes recorded, 16.6 MB received).  errno
+ * untouched. */
+static bool want_pieces(int out, int in, const void *off, size_t n,
+			size_t *upto)
 {
 	struct stat so, si;
 	int64_t pos;
@@ -407,23 +422,37 @@ static bool want_pieces(int out, int in, const void *off, size_t n)
 	bool ok;
 
 	/* 64-bit ABIs only, where every form's offset is 64 bits; not on a
-	 * sandboxed thread, whose filter may forbid fstat (quiet.h). */
+	 * sandboxed thread, whose filter may forbid fstat (quiet.h).  A
+	 * count negative as ssize_t is the kernel's EINVAL. */
 	if (sizeof(long) != 8 || n <= SM_SENDFILE_PIECE ||
-	    n > SM_PIECES_MAX || sm_quiet())
+	    (ssize_t)n < 0 || sm_quiet())
 		return false;
-	/* What the kernel checks first, left to it: a negative offset, or
-	 * one that n would carry past the largest. */
+	saved = errno;
+	/* What the kernel checks first, with the whole count, left to it:
+	 * a negative offset, or one that n would carry past the largest
+	 * (the file's own position where off is NULL: asked only for a
+	 * count past what one call moves, where it matters). */
 	if (off) {
 		memcpy(&pos, off, sizeof(pos));
-		if (pos < 0 || pos > INT64_MAX - (int64_t)n)
+	} else if (n > max_rw_count()) {
+		pos = raw_syscall6(SYS_lseek, in, 0, SEEK_CUR, 0, 0, 0);
+		if (pos < 0) {
+			errno = saved;
 			return false;
+		}
+	} else {
+		pos = 0;
 	}
-	saved = errno;
+	if (pos < 0 || pos > INT64_MAX - (int64_t)n) {
+		errno = saved;
+		return false;
+	}
 	ok = raw_syscall6(SYS_fstat, out, (long)&so, 0, 0, 0, 0) == 0 &&
 	     S_ISSOCK(so.st_mode) &&
 	     raw_syscall6(SYS_fstat, in, (long)&si, 0, 0, 0, 0) == 0 &&
 	     S_ISREG(si.st_mode);
 	errno = saved;
+	*upto = n > max_rw_count() ? max_rw_count() : n;
 	return ok;
 }
 
@@ -449,16 +478,17 @@ ssize_t sm_sendfile_pieces(sm_piece_fn one, int out, int in, void *off,
 			   size_t n, const struct sm_ends *e)
 {
 	struct piece_end end[2];
-	size_t done = 0, ask;
+	size_t done = 0, ask, n_pieces;
 	unsigned ends, i;
 	ssize_t r;
 	int saved = errno, err = 0;
 
-	if (!want_pieces(out, in, off, n)) {
+	if (!want_pieces(out, in, off, n, &n_pieces)) {
 		r = one(out, in, off, n);
 		sm_ends_account(e, r);
 		return r;
 	}
+	n = n_pieces;
 	/* An end seen for the first time is classified now, as its first
 	 * data call would have it after the call: its pieces count. */
 	if (e->out_t0 != UINT64_MAX && fdtab_kind(e->out) == KIND_UNKNOWN)

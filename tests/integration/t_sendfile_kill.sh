@@ -9,6 +9,10 @@
 # under way when SIGKILL lands after 4 MiB.
 #  - the same transfers, not killed: exact, and counted as the program's
 #    own calls (busybox: 3 sendfile calls, whatever the pieces).
+#  - a count past MAX_RW_COUNT (busybox httpd asks 2^63 - 64 KiB, Rust's
+#    io::copy 0x7ffff000): made in pieces too, up to what the kernel's
+#    one call moves.  Before, such a call went whole: killed, 0 of it
+#    counted (a helper's busybox httpd, 195 bytes against 16.6 MB).
 . "$(dirname "$0")/lib.sh"
 
 command -v busybox >/dev/null || skip "busybox is not installed (scripts/install-deps)"
@@ -57,6 +61,20 @@ sender() {
 s = socket.create_connection(('127.0.0.1', $2))
 s.sendfile(open('$T/f32m', 'rb'))"
 		;;
+	huge | maxrw)
+		# A count past what one call moves, which the kernel clamps:
+		# busybox httpd's 2^63 - 64 KiB at an offset, Rust io::copy's
+		# 0x7ffff000 from the file's position.
+		SOCKMETER_LOG=$T/logs/$1.%p.log bg_start env LD_PRELOAD="$LIB" \
+			"$PY" -c "import os, socket
+s = socket.create_connection(('127.0.0.1', $2))
+f = open('$T/f32m', 'rb')
+if '$1' == 'huge':
+    os.sendfile(s.fileno(), f.fileno(), 0, 0x7fffffffffff0000)
+else:
+    while os.sendfile(s.fileno(), f.fileno(), None, 0x7ffff000):
+        pass"
+		;;
 	esac
 }
 
@@ -71,7 +89,7 @@ receiver() {
 	port=$(awk '/^port/ { print $2 }' "$T/recv.out")
 }
 
-for who in busybox python; do
+for who in busybox python huge maxrw; do
 	# --- whole: exact ------------------------------------------------
 	receiver 0
 	sender "$who" "$port"
