@@ -10,14 +10,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
 /* The initial user namespace's inode (the kernel's PROC_USER_INIT_INO). */
 #define USER_NS_INIT 0xEFFFFFFDu
-/* Lines of a uid map read: a map has up to 340, rootless containers 2. */
-#define MAP_LINES 32
 
 long proc_read_small(const char *path, char *buf, size_t cap)
 {
@@ -34,132 +32,199 @@ long proc_read_small(const char *path, char *buf, size_t cap)
 	return n;
 }
 
-struct read_job {
-	const char *path;
-	char *buf;
-	size_t cap;
+/* Run fn(arg), which opens files, where the program cannot see their fds
+ * (progfd.h): on the ticker's own table, else in progfd_run's child, a
+ * process of its own (/proc/self is that child there). */
+static void run_mine(int (*fn)(void *), void *arg)
+{
+	if (progfd_detached())
+		fn(arg);
+	else
+		progfd_run(fn, arg);
+}
+
+/* Three unsigned numbers from *p on, blanks before each: by hand (no
+ * locale: what a signal handler may do); false when there are not. */
+static bool three_numbers(const char **p, uint64_t v[3])
+{
+	const char *q = *p;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q < '0' || *q > '9')
+			return false;
+		for (v[i] = 0; *q >= '0' && *q <= '9'; q++) {
+			v[i] = v[i] * 10 + (uint64_t)(*q - '0');
+			if (v[i] > UINT32_MAX)
+				return false;
+		}
+	}
+	*p = q;
+	return true;
+}
+
+struct threads_job {
+	char path[48];
 	long n;
 };
 
-static int read_job(void *arg)
+static int threads_job(void *arg)
 {
-	struct read_job *j = arg;
-
-	j->n = proc_read_small(j->path, j->buf, j->cap);
-	return 0;
-}
-
-/* proc_read_small where the program cannot see the fd (progfd.h): on the
- * ticker's own table, else from progfd_run's child, a process of its own
- * (where /proc/self is that child: self_path is for the calling thread's
- * table only, pid_path for the child). */
-static long proc_read_mine(const char *self_path, const char *pid_path,
-			   char *buf, size_t cap)
-{
-	struct read_job j = {pid_path, buf, cap, -1};
-
-	if (progfd_detached())
-		return proc_read_small(self_path, buf, cap);
-	if (progfd_run(read_job, &j) != 0)
-		return -1;
-	return j.n;
-}
-
-long procns_threads(void)
-{
-	char buf[1024], path[40], *p;
-	long n = 0;
+	struct threads_job *j = arg;
+	char buf[1024], *p;
 	int field = 2;
 
-	if (sm_quiet())
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat",
-		 (long)SM_SYSCALL(SYS_getpid));
-	if (proc_read_mine("/proc/self/stat", path, buf, sizeof(buf)) <= 0)
-		return -1;
+	j->n = -1;
+	if (proc_read_small(j->path, buf, sizeof(buf)) <= 0)
+		return 0;
 	/* After the name (field 2), which may hold anything. */
 	p = strrchr(buf, ')');
 	if (!p)
-		return -1;
+		return 0;
 	for (p++; *p && field < 20; p++)
 		if (*p == ' ')
 			field++;
 	if (field != 20 || *p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++)
-		n = n * 10 + (*p - '0');
-	return n;
+		return 0;
+	for (j->n = 0; *p >= '0' && *p <= '9'; p++)
+		j->n = j->n * 10 + (*p - '0');
+	return 0;
 }
 
-struct extent {
-	uint32_t inner, outer, count;
+long procns_threads(void)
+{
+	struct threads_job j;
+	char pid[24];
+	long n;
+	int saved = errno;
+
+	if (sm_quiet())
+		return -1;
+	/* The pid as this /proc numbers it (a pid namespace whose /proc is
+	 * another's: getpid's number there is another process), read
+	 * without an fd; the ticker reads its own /proc/self. */
+	if (progfd_detached()) {
+		memcpy(j.path, "/proc/self/stat", sizeof("/proc/self/stat"));
+	} else {
+		n = SM_SYSCALL(SYS_readlinkat, AT_FDCWD, "/proc/self", pid,
+			       sizeof(pid) - 1);
+		if (n <= 0 || n > 20) {
+			errno = saved;
+			return -1;
+		}
+		memcpy(j.path, "/proc/", 6);
+		memcpy(j.path + 6, pid, (size_t)n);
+		memcpy(j.path + 6 + n, "/stat", sizeof("/stat"));
+	}
+	j.n = -1;
+	run_mine(threads_job, &j);
+	errno = saved;
+	return j.n;
+}
+
+/* A look-up in the uid map, from one side's uid to the other's: found -1
+ * when the map could not be read, 0 when no line holds from. */
+struct map_job {
+	uint32_t from;
+	bool inward; /* from is the parent's uid */
+	int found;
+	uint32_t to;
 };
 
-/* The caller's uid map, when it has one to apply: its number of lines
- * (up to MAP_LINES), or -1 for none (the initial namespace, no /proc, a
- * sandboxed thread, a map not readable). */
-static int uid_map(struct extent *ext)
+static bool map_line(const char *line, struct map_job *j)
 {
-	char buf[MAP_LINES * 34 + 1], *p;
+	uint64_t v[3], base, other;
+
+	if (!three_numbers(&line, v))
+		return false;
+	base = j->inward ? v[1] : v[0];
+	other = j->inward ? v[0] : v[1];
+	if (j->from < base || j->from - base >= v[2])
+		return false;
+	j->to = (uint32_t)(other + (j->from - base));
+	j->found = 1;
+	return true;
+}
+
+/* The whole map, a piece at a time (up to 340 lines, 11 KiB): every
+ * line is looked at, as the tools do (scripts/sockmeter's outer_uid). */
+static int map_job(void *arg)
+{
+	struct map_job *j = arg;
+	char buf[512];
+	size_t have = 0;
+	long fd, n;
+	char *line, *nl;
+
+	fd = SM_SYSCALL(SYS_openat, AT_FDCWD, "/proc/self/uid_map",
+			O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	j->found = 0;
+	for (;;) {
+		n = SM_SYSCALL(SYS_read, fd, buf + have,
+			       sizeof(buf) - 1 - have);
+		if (n < 0)
+			j->found = -1;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')) != NULL;
+		     line = nl + 1) {
+			*nl = '\0';
+			if (map_line(line, j))
+				goto out;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have == sizeof(buf) - 1)
+			have = 0; /* no line is that long */
+	}
+	if (j->found == 0 && have) {
+		buf[have] = '\0';
+		map_line(buf, j);
+	}
+out:
+	SM_SYSCALL(SYS_close, fd);
+	return 0;
+}
+
+/* The uid map applied to from (inward: from the parent's uid to ours):
+ * 1 and *to, 0 when no line holds it, -1 when there is no map to apply
+ * (the initial namespace, told by one stat; no /proc; a sandboxed
+ * thread; a map not readable). */
+static int map_uid(uint32_t from, bool inward, uint32_t *to)
+{
+	struct map_job j = {from, inward, -1, 0};
 	struct stat sb;
-	int n = 0;
+	int saved = errno;
 
 	if (sm_quiet() || stat("/proc/self/ns/user", &sb) != 0 ||
-	    sb.st_ino == USER_NS_INIT ||
-	    proc_read_mine("/proc/self/uid_map", "/proc/self/uid_map", buf,
-			   sizeof(buf)) <= 0)
+	    sb.st_ino == USER_NS_INIT) {
+		errno = saved;
 		return -1;
-	for (p = buf; n < MAP_LINES; n++) {
-		uint64_t v[3];
-		int i;
-
-		/* Three numbers a line, blanks around them: by hand, no
-		 * locale, nothing a signal handler may not do. */
-		for (i = 0; i < 3; i++) {
-			while (*p == ' ' || *p == '\t' || *p == '\n')
-				p++;
-			if (*p < '0' || *p > '9')
-				return n;
-			for (v[i] = 0; *p >= '0' && *p <= '9'; p++) {
-				v[i] = v[i] * 10 + (uint64_t)(*p - '0');
-				if (v[i] > UINT32_MAX)
-					return n;
-			}
-		}
-		ext[n].inner = (uint32_t)v[0];
-		ext[n].outer = (uint32_t)v[1];
-		ext[n].count = (uint32_t)v[2];
 	}
-	return n;
+	run_mine(map_job, &j);
+	errno = saved;
+	*to = j.to;
+	return j.found;
 }
 
 unsigned procns_uid_outer(unsigned uid)
 {
-	struct extent ext[MAP_LINES];
-	int saved = errno, n = uid_map(ext), i;
+	uint32_t to;
 
-	errno = saved;
-	for (i = 0; i < n; i++)
-		if (uid >= ext[i].inner && uid - ext[i].inner < ext[i].count)
-			return ext[i].outer + (uid - ext[i].inner);
-	return uid;
+	return map_uid(uid, false, &to) == 1 ? to : uid;
 }
 
 bool procns_uid_inner(unsigned outer, unsigned *uid)
 {
-	struct extent ext[MAP_LINES];
-	int saved = errno, n = uid_map(ext), i;
+	uint32_t to;
+	int r = map_uid(outer, true, &to);
 
-	errno = saved;
-	if (n < 0) {
-		*uid = outer;
-		return true;
-	}
-	for (i = 0; i < n; i++)
-		if (outer >= ext[i].outer &&
-		    outer - ext[i].outer < ext[i].count) {
-			*uid = ext[i].inner + (outer - ext[i].outer);
-			return true;
-		}
-	return false;
+	*uid = r == 1 ? to : outer;
+	return r != 0;
 }

@@ -118,7 +118,8 @@ struct sink {
  * under a umask without those bits, given them: mode | 0700.  tinyproxy's
  * umask 0177 made /tmp/sockmeter-65534 mode 0600: no log, no state file,
  * for that run and every later metered program of that uid (a helper's
- * sweep).  0, or a negative errno (errno set).  Context: any thread.
+ * sweep).  0, or a negative errno (errno set): the callers go on, and the
+ * open that follows says what fails.  Context: any thread.
  */
 struct stat;
 int sink_dir_fix_mode(const char *dir, const struct stat *st);

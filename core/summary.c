@@ -704,7 +704,9 @@ static void format_json(const struct summary *r, const struct config *c,
 	sbuf_adds(b, ",\"prog\":");
 	json_str(b, r->prog);
 	json_ts(b, "start", r->start_ns);
-	if (r->other_threads) {
+	/* (A close record made at an exit is a copy of the exit record's.) */
+	if (r->other_threads &&
+	    (r->type == SUMMARY_EXIT || r->type == SUMMARY_EXEC)) {
 		sbuf_adds(b, ",\"other_threads\":");
 		sbuf_add_i64(b, r->other_threads);
 	}
@@ -1080,7 +1082,8 @@ static void format_text(const struct summary *r, const struct config *c,
 	if (r->type == SUMMARY_EXEC && r->fds_close_on_exec)
 		sbuf_addf(b, " fds_close_on_exec=%" PRIu64,
 			  r->fds_close_on_exec);
-	if (r->other_threads)
+	if (r->other_threads &&
+	    (r->type == SUMMARY_EXIT || r->type == SUMMARY_EXEC))
 		sbuf_addf(b, " other_threads=%" PRIu32, r->other_threads);
 	sbuf_addc(b, '\n');
 	sbuf_addf(b, "  totals:");

@@ -405,19 +405,19 @@ static size_t max_rw_count(void)
  * do_splice_direct path, where a call goes on until n, end of file, a
  * full non-blocking socket, a signal or an error).  Into a pipe a call
  * moves one pipe-full and returns: pieces would wait for room, or for a
- * socket's next bytes, where the call had returned.  Two fstat calls, for
- * a call of more than a piece only.  A count past MAX_RW_COUNT, which the
- * kernel clamps to it after its checks (busybox httpd asks 2^63 - 64 KiB,
- * Rust's io::copy 0x7ffff000), is made in pieces up to that, as the
- * kernel's one call would move: before, such a call went whole, and a
- * kill in the middle of it lost every byte it had sent (a helper's
- * busybox httpd: 195 bytes recorded, 16.6 MB received).  errno
- * untouched. */
+ * socket's next bytes, where the call had returned.  Two fstat calls (and
+ * an lseek where off is NULL), for a call of more than a piece only.  A
+ * count past MAX_RW_COUNT, which the kernel clamps to it after its checks
+ * (busybox httpd asks 2^63 - 64 KiB, Rust's io::copy 0x7ffff000), is
+ * made in pieces up to that, as the kernel's one call would move: before,
+ * such a call went whole, and a kill in the middle of it lost every byte
+ * it had sent (a helper's busybox httpd: 195 bytes recorded, 16.6 MB
+ * received).  errno untouched. */
 static bool want_pieces(int out, int in, const void *off, size_t n,
 			size_t *upto)
 {
 	struct stat so, si;
-	int64_t pos;
+	int64_t pos = 0;
 	int saved;
 	bool ok;
 
@@ -428,32 +428,25 @@ static bool want_pieces(int out, int in, const void *off, size_t n,
 	    (ssize_t)n < 0 || sm_quiet())
 		return false;
 	saved = errno;
-	/* What the kernel checks first, with the whole count, left to it:
-	 * a negative offset, or one that n would carry past the largest
-	 * (the file's own position where off is NULL: asked only for a
-	 * count past what one call moves, where it matters). */
-	if (off) {
-		memcpy(&pos, off, sizeof(pos));
-	} else if (n > max_rw_count()) {
-		pos = raw_syscall6(SYS_lseek, in, 0, SEEK_CUR, 0, 0, 0);
-		if (pos < 0) {
-			errno = saved;
-			return false;
-		}
-	} else {
-		pos = 0;
-	}
-	if (pos < 0 || pos > INT64_MAX - (int64_t)n) {
-		errno = saved;
-		return false;
-	}
 	ok = raw_syscall6(SYS_fstat, out, (long)&so, 0, 0, 0, 0) == 0 &&
 	     S_ISSOCK(so.st_mode) &&
 	     raw_syscall6(SYS_fstat, in, (long)&si, 0, 0, 0, 0) == 0 &&
 	     S_ISREG(si.st_mode);
+	/* What the kernel checks first, with the whole count, left to it:
+	 * a negative offset, or one that n would carry past the largest
+	 * (where off is NULL, the file's own position: a regular file's,
+	 * asked of the kernel; before, a call from near the largest
+	 * position made its first piece and returned 0 where the kernel
+	 * says EINVAL: a review's proof). */
+	if (ok && off)
+		memcpy(&pos, off, sizeof(pos));
+	else if (ok)
+		pos = raw_syscall6(SYS_lseek, in, 0, SEEK_CUR, 0, 0, 0);
 	errno = saved;
+	if (!ok || pos < 0 || pos > INT64_MAX - (int64_t)n)
+		return false;
 	*upto = n > max_rw_count() ? max_rw_count() : n;
-	return ok;
+	return true;
 }
 
 /* Each counted end of e, its slot, direction and start. */

@@ -3,7 +3,8 @@
 # move after the record is in none (README Limits), and before, nothing in
 # the record said so (a helper's perl threads lost up to 24.7 MB that way).
 #  - python3, two threads streaming over a socketpair, main calls
-#    os._exit: the exit record (JSON, and text's header) says 2;
+#    os._exit: the exit record (JSON, and text's header) says 2, the
+#    close records made with it nothing;
 #  - a thread execs while two stream and main waits for it: the exec
 #    record says 3;
 #  - no thread, or threads joined before the exit: no field.
@@ -29,6 +30,8 @@ elif mode == "joined":
 else:
     a.send(b"y" * 100); b.recv(100)
 if mode == "_exit":
+    c, d = socket.socketpair()
+    c.close(); d.close()
     os._exit(0)
 if mode == "exec":
     t = threading.Thread(target=lambda: os.execv("/bin/true", ["true"]))
@@ -47,6 +50,12 @@ run _exit json
 expect_eq "_exit: other_threads" \
 	"$(q "$T/_exit.json.log" "E.get('other_threads')")" 2
 check "$T/_exit.json.log" "E['totals']['bytes_out'] > 0" "_exit"
+# Not in the close records made with it (a copy of its fields: a review).
+got=$("$PY" -c '
+import json, sys
+print([r.get("other_threads") for r in map(json.loads, open(sys.argv[1]))
+       if r["type"] == "close"])' "$T/_exit.json.log")
+expect_eq "_exit: the close records' other_threads" "$got" "[None, None]"
 run _exit text
 grep -q '^[^ ]* sockmeter exit pid=[0-9]* prog=python3 .* other_threads=2$' \
 	"$T/_exit.text.log" || fail "_exit, text: $(grep 'sockmeter exit' "$T/_exit.text.log")"

@@ -720,6 +720,69 @@ START_TEST(test_percent_u_is_the_uid_the_parent_namespace_knows)
 }
 END_TEST
 
+/*
+ * A map of 40 lines (the kernel allows 340), the process's uid on the last
+ * one: read whole, as the launcher and the tools read it (a review found
+ * the library stopping at 32 lines, and naming another directory than
+ * theirs).  Root writes the child's map from outside; skipped elsewhere.
+ */
+START_TEST(test_a_long_uid_map_is_read_whole)
+{
+	int go[2], done[2], status, fd, i;
+	char map[2048], path[64], c = 0;
+	size_t len = 0;
+	unsigned u = 0;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_state: not root: the long uid map is "
+				"not tested\n");
+		return;
+	}
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		c = unshare(CLONE_NEWUSER) == 0 ? 'u' : 'n';
+		if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1 ||
+		    c != 'm')
+			_exit(77);
+		_exit(geteuid() == 390 && procns_uid_outer(390) == 0 &&
+				      procns_uid_outer(500) == 500 &&
+				      procns_uid_outer(7) == 100070 &&
+				      procns_uid_inner(0, &u) && u == 390 &&
+				      procns_uid_inner(100010, &u) && u == 1
+			      ? 0
+			      : 1);
+	}
+	ck_assert_int_eq(read(go[0], &c, 1), 1);
+	if (c == 'u') {
+		/* 39 lines of others' uids first, ours last. */
+		for (i = 0; i < 39; i++)
+			len += (size_t)snprintf(map + len, sizeof(map) - len,
+						"%d %d 1\n", i, 100000 + i * 10);
+		len += (size_t)snprintf(map + len, sizeof(map) - len,
+					"390 0 1\n");
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+		fd = open(path, O_WRONLY);
+		if (fd >= 0 && write(fd, map, len) == (ssize_t)len)
+			c = 'm';
+		if (fd >= 0)
+			close(fd);
+	}
+	ck_assert_int_eq(write(done[1], &c, 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77) {
+		fprintf(stderr, "check_state: no user namespace with a long "
+				"map here: not tested\n");
+		return;
+	}
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_recovery_writes_a_dead_process_records_once)
 {
 	struct recover_opts o = {.report = quiet};
@@ -1334,6 +1397,7 @@ int main(void)
 	tcase_add_test(tc, test_only_a_fork_child_without_a_file_wants_one);
 	tcase_add_test(tc, test_the_state_directory_a_new_user_could_use);
 	tcase_add_test(tc, test_percent_u_is_the_uid_the_parent_namespace_knows);
+	tcase_add_test(tc, test_a_long_uid_map_is_read_whole);
 	tcase_add_test(tc, test_recovery_writes_a_dead_process_records_once);
 	tcase_add_test(tc, test_recovery_calls_between_before_each_file);
 	tcase_add_test(tc, test_recovery_reads_slots_up_to_the_last_with_data);
