@@ -62,6 +62,22 @@ PYEOF
 	wait_socket "$1" "$BG_PID" 10 || fail "the syslog listener did not start"
 }
 
+# own_user SALT - a uid of the test's own in U (61000 + (pid + SALT) mod
+# 4000: tests that run at once take different ones), its default log
+# directory in DIR (removed now and when the test ends), and as_u, the
+# setpriv prefix that runs a command as U; $T is opened to it and the test
+# goes on from /tmp.  Needs root and setpriv (the caller checks).
+own_user() {
+	U=$((61000 + ($$ + $1) % 4000))
+	DIR=/tmp/sockmeter-$U
+	# shellcheck disable=SC2064
+	trap "rm -rf '$DIR'; sm_cleanup" EXIT
+	rm -rf "$DIR"
+	chmod 755 "$T"
+	as_u=(setpriv --reuid="$U" --regid="$U" --clear-groups)
+	cd /tmp || fail "cd /tmp"
+}
+
 # q LOG EXPR - the value of EXPR over the log (see logq.py); a log that
 # cannot be read or an expression that fails stops the test.
 q() {

@@ -23,18 +23,9 @@
 [ "$(id -u)" = 0 ] || skip "needs root (setpriv, a mount namespace)"
 command -v setpriv >/dev/null || skip "needs setpriv"
 need_prog pairxfer
-U=$((61000 + ($$ + 7) % 4000))
-DIR=/tmp/sockmeter-$U
-cleanup_dir() {
-	rm -rf "$DIR"
-	sm_cleanup
-}
-trap cleanup_dir EXIT
-chmod 755 "$T"
+own_user 7
 mkdir -m 1777 "$T/state"
 export SOCKMETER_STATE=$T/state/%u SOCKMETER_FORMAT=json
-as_u=(setpriv --reuid="$U" --regid="$U" --clear-groups)
-cd /tmp || fail "cd /tmp"
 
 # squat DIR: DIR made by another user (U + 1), open to all.
 squat() {

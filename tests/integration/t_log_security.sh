@@ -68,17 +68,7 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
 	echo "SKIP default directory checks: need root and setpriv"
 	exit 0
 fi
-U=$((61000 + $$ % 4000))
-DIR=/tmp/sockmeter-$U
-cleanup_dir() {
-	rm -rf "$DIR"
-	sm_cleanup
-}
-trap cleanup_dir EXIT
-rm -rf "$DIR"
-chmod 755 "$T"
-as_u=(setpriv --reuid="$U" --regid="$U" --clear-groups)
-cd /tmp || fail "cd /tmp"
+own_user 0
 
 # missing: created 0700, the log in it 0600
 run default_missing "" "${as_u[@]}"

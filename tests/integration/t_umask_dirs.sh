@@ -10,20 +10,10 @@
 [ "$(id -u)" = 0 ] || skip "needs root (setpriv to a user of its own)"
 command -v setpriv >/dev/null || skip "needs setpriv"
 need_prog pairxfer
-U=$((61000 + ($$ + 13) % 4000))
-DIR=/tmp/sockmeter-$U
-cleanup_dir() {
-	rm -rf "$DIR"
-	sm_cleanup
-}
-trap cleanup_dir EXIT
-rm -rf "$DIR"
-chmod 755 "$T"
+own_user 13
 mkdir -m 1777 "$T/state"
 export SOCKMETER_STATE=$T/state/%u SOCKMETER_FORMAT=json
 unset SOCKMETER_LOG
-as_u=(setpriv --reuid="$U" --regid="$U" --clear-groups)
-cd /tmp || fail "cd /tmp"
 
 # run UMASK: pairxfer as U under UMASK, metered with the default path.
 run() {

@@ -22,22 +22,12 @@ command -v unshare >/dev/null || skip "needs unshare"
 need_prog pairxfer
 PYU=/usr/bin/python3
 [ -x "$PYU" ] || skip "needs $PYU (a python3 any user can run)"
-U=$((61000 + ($$ + 11) % 4000))
-DIR=/tmp/sockmeter-$U
-cleanup_dir() {
-	rm -rf "$DIR"
-	sm_cleanup
-}
-trap cleanup_dir EXIT
-rm -rf "$DIR"
-chmod 755 "$T"
+own_user 11
 mkdir -m 1777 "$T/state" "$T/ready"
 export SOCKMETER_STATE=$T/state/%u SOCKMETER_FORMAT=json
 unset SOCKMETER_LOG
-as_u=(setpriv --reuid="$U" --regid="$U" --clear-groups)
 "${as_u[@]}" unshare -r true 2>/dev/null ||
 	skip "user $U cannot make a user namespace here"
-cd /tmp || fail "cd /tmp"
 [ -d /tmp/sockmeter-0 ] || mkdir -m 700 /tmp/sockmeter-0
 root_before=$(ls -A /tmp/sockmeter-0 | sort)
 
