@@ -202,7 +202,9 @@ static int map_uid(uint32_t from, bool inward, uint32_t *to)
 	struct stat sb;
 	int saved = errno;
 
-	if (sm_quiet() || stat("/proc/self/ns/user", &sb) != 0 ||
+	if (sm_quiet() ||
+	    SM_SYSCALL(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/user", &sb,
+		       0) != 0 ||
 	    sb.st_ino == USER_NS_INIT) {
 		errno = saved;
 		return -1;

@@ -121,7 +121,8 @@ done
 # What the kernel refuses, refused the same (results and positions), with
 # the preload and without: a count that carries the file's own position
 # (off NULL) or the given offset past the largest, one negative as
-# ssize_t; and a count past what one call moves, from the start.
+# ssize_t, an offset pointer it cannot read; and a count past what one
+# call moves, from the start.
 cat >"$T/edges.py" <<'PYEOF'
 import os, socket, sys
 a, b = socket.socketpair()
@@ -148,6 +149,16 @@ with open(path, "w+b") as f:
     show("a huge count from the position", 0, None, 2**63 - 65536)
     show("a huge count at offset 1 MiB", 0, 1 << 20, 2**63 - 65536)
     show("2 MiB from the start", 0, None, 2 << 20)
+    # An offset pointer the kernel cannot read: its EFAULT, not a crash
+    # (a review's proof: the library read it first, SIGSEGV).
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.sendfile.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                              ctypes.c_size_t]
+    libc.sendfile.restype = ctypes.c_ssize_t
+    f.seek(0)
+    r = libc.sendfile(a.fileno(), f.fileno(), 16, 2 << 20)
+    print("a bad offset pointer", r, os.strerror(ctypes.get_errno()))
 PYEOF
 "$PY" "$T/edges.py" /dev/shm/sockmeter-sf-$$ >"$T/edges.plain" 2>&1
 SOCKMETER_LOG=$T/edges.%p.log LD_PRELOAD="$LIB" "$PY" "$T/edges.py" \
