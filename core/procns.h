@@ -27,8 +27,9 @@
 /*
  * proc_read_small - read a small /proc file into buf (NUL-terminated,
  * at most cap - 1 bytes); bytes read, or -1.  An fd for the moment of the
- * read (O_CLOEXEC), errno as it may be.  Context: any, signal handlers
- * too.
+ * read (O_CLOEXEC) in the caller's table: the ticker's own, progfd_run's
+ * child, or a process with no other thread (core/state.c's uses).  errno
+ * as it may be.  Context: as said, signal handlers too.
  */
 long proc_read_small(const char *path, char *buf, size_t cap);
 
