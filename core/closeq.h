@@ -46,6 +46,21 @@ struct closeq_shared {
 	/* The raw slot numbers of the dropped records, per fd kind. */
 	struct fd_counters dropped_c[KIND_COUNT];
 	uint64_t dropped_n[KIND_COUNT];
+	/*
+	 * The log part being written (meter.c's flight_aim), for a recovery:
+	 * its close records count as dropped until the part is seen to land
+	 * (flight_progress), and a process killed in the write, or between
+	 * its end and that count, left some or all of them in the log all
+	 * the same (a helper's stress-ng sweep: 495 records both in the log
+	 * and in close_records_dropped).  While flight_armed is 1, the log
+	 * (flight_dev, flight_ino) holds from offset flight_off on up to
+	 * flight_closes close records of the process not counted written:
+	 * recovery counts those it finds there (recover.c's flight_landed).
+	 * Written by the writer only (the ticker, progfd_run's child);
+	 * armed last, disarmed first.
+	 */
+	uint32_t flight_armed;
+	uint64_t flight_dev, flight_ino, flight_off, flight_closes;
 };
 
 struct closeq {

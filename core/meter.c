@@ -1162,8 +1162,45 @@ static void flight_progress(void *ctx, size_t done)
 	     p = nl + 1)
 		n += close_line(p, nl, json);
 	m->flight_seen = (size_t)(p - m->flight);
+	/* The note first: a kill between the two leaves these records
+	 * counted as dropped (as before the note), never counted written
+	 * twice. */
+	__atomic_store_n(&m->q.sh->flight_armed, 0, __ATOMIC_RELEASE);
 	closeq_note_written(&m->q, n);
 	__atomic_fetch_add(&m->flight_parts, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * The sink is about to write a part of the batch to the end of the file
+ * dev/ino, size bytes long now, done bytes of the batch written before:
+ * noted in the durable state (closeq.h's flight_*), with where the first
+ * close record not counted written lies in that file and how many there
+ * are from there to the batch's end.  A process killed in the write, or
+ * after it and before flight_progress, left those that landed in the log
+ * while they count as dropped: a recovery counts them there (recover.c).
+ * Same context as flight_progress.
+ */
+static void flight_aim(void *ctx, size_t done, uint64_t dev, uint64_t ino,
+		       uint64_t size)
+{
+	struct meter *m = ctx;
+	struct closeq_shared *sh = m->q.sh;
+	bool json = m->cfg.format == FORMAT_JSON;
+	const char *p = m->flight + m->flight_seen;
+	const char *end = m->flight + m->flight_len, *nl;
+	uint64_t n = 0, back = done > m->flight_seen ? done - m->flight_seen : 0;
+
+	__atomic_store_n(&sh->flight_armed, 0, __ATOMIC_RELEASE);
+	for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+	     p = nl + 1)
+		n += close_line(p, nl, json);
+	if (!n)
+		return;
+	sh->flight_dev = dev;
+	sh->flight_ino = ino;
+	sh->flight_off = size > back ? size - back : 0;
+	sh->flight_closes = n;
+	__atomic_store_n(&sh->flight_armed, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -1227,13 +1264,16 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * they were in no count. */
 		m->flight = w->p;
 		m->flight_seen = 0;
+		m->flight_len = w->len;
 		m->sink.progress = flight_progress;
+		m->sink.aim = flight_aim;
 		m->sink.progress_ctx = m;
 		r = sink_write(&m->sink, w->p, w->len);
 		/* (What stayed written of a write with no parts: stderr,
 		 * a pinned file, a refused one's head.) */
 		flight_progress(m, m->sink.batch_done);
 		m->sink.progress = NULL;
+		m->sink.aim = NULL;
 		m->flight = NULL;
 		/* The close records of a batch the log refused (a full disk,
 		 * RLIMIT_FSIZE, a read-only remount, a directory the uid of

@@ -162,7 +162,7 @@ struct meter {
 	 * records were counted written for (flight_progress).  Context: the
 	 * write lock. */
 	const char *flight;
-	size_t flight_seen;
+	size_t flight_seen, flight_len;
 	/* Parts of batches that reached the log (atomic, any thread
 	 * reads): the exit waits for a batch that moves on (preload.c). */
 	uint64_t flight_parts;

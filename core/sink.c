@@ -560,9 +560,19 @@ struct batch {
 	size_t done; /* bytes that stayed written (the child shares it) */
 	int rotate_err; /* the rotation's rename was refused: its errno */
 	void (*progress)(void *ctx, size_t done); /* struct sink's */
+	void (*aim)(void *ctx, size_t done, uint64_t dev, uint64_t ino,
+		    uint64_t size); /* struct sink's */
 	void *progress_ctx;
 	bool turn_lost; /* given up after ROTATION_WAIT_MS of rotations */
 };
+
+/* Before a part of b is written to the file st describes. */
+static void batch_aim(const struct batch *b, const struct stat *st)
+{
+	if (b->aim)
+		b->aim(b->progress_ctx, b->done, (uint64_t)st->st_dev,
+		       (uint64_t)st->st_ino, (uint64_t)st->st_size);
+}
 
 /* After a part of b reached the log. */
 static void batch_progress(const struct batch *b)
@@ -691,6 +701,8 @@ static int append_batch(void *p)
 			return -errno;
 		if (!b->max_size) {
 			r = fstat(fd, &st) == 0 ? 0 : -errno;
+			if (r == 0)
+				batch_aim(b, &st);
 			r = r ? r : guarded_write(fd, buf, len, st.st_size,
 						  &b->done, -1);
 			/* Counted written before the close: a process killed
@@ -729,6 +741,8 @@ static int append_batch(void *p)
 			    : fitting(buf, len, b->max_size - (uint64_t)st.st_size);
 		if (n == 0 && st.st_size == 0)
 			n = first_line(buf, len); /* one record over the limit */
+		if (n)
+			batch_aim(b, &st);
 		r = n ? guarded_write(fd, buf, n, st.st_size, &b->done, -1) : 0;
 		if (n && r == 0)
 			batch_progress(b);
@@ -752,10 +766,11 @@ static int append_batch(void *p)
 			struct stat now;
 
 			b->rotate_err = -r;
-			r = fstat(fd, &now) == 0
-				    ? guarded_write(fd, buf, len, now.st_size,
-						    &b->done, -1)
-				    : -errno;
+			r = fstat(fd, &now) == 0 ? 0 : -errno;
+			if (r == 0)
+				batch_aim(b, &now);
+			r = r ? r : guarded_write(fd, buf, len, now.st_size,
+						  &b->done, -1);
 			if (r == 0)
 				batch_progress(b);
 			len = 0;
@@ -952,6 +967,9 @@ static int pinned_write(struct sink *s, const char *buf, size_t len,
 	fd = pinned_fd(s, &st);
 	if (fd < 0)
 		return fd;
+	if (s->aim)
+		s->aim(s->progress_ctx, *done, (uint64_t)st.st_dev,
+		       (uint64_t)st.st_ino, (uint64_t)st.st_size);
 	return guarded_write(fd, buf, len, st.st_size, done, -1);
 }
 
@@ -1002,6 +1020,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 			   .max_size = s->max_size,
 			   .keep = s->keep,
 			   .progress = s->progress,
+			   .aim = s->aim,
 			   .progress_ctx = s->progress_ctx };
 	int saved = errno;
 	int r;
@@ -1043,7 +1062,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 
 int sink_replace(struct sink *s, const char *buf, size_t len)
 {
-	struct batch b = { s->path, buf, len, 0, 0, 0, 0, NULL, NULL, false };
+	struct batch b = { .path = s->path, .buf = buf, .len = len };
 	int saved = errno;
 
 	if (s->to_stderr || s->path[0] == '\0')

@@ -109,6 +109,14 @@ struct sink {
 	 * run in progfd_run's child, on our memory: no libc call that
 	 * needs the thread's TLS. */
 	void (*progress)(void *ctx, size_t done);
+	/* Called (NULL: never) before each part of a sink_write batch is
+	 * written to a file: done bytes of the batch are written so far,
+	 * and the part will land at the end of the file dev/ino, size bytes
+	 * now (unless another process appends first).  The meter notes it
+	 * in the durable state (a recovery counts the close records a kill
+	 * left in the log).  Same context as progress. */
+	void (*aim)(void *ctx, size_t done, uint64_t dev, uint64_t ino,
+		    uint64_t size);
 	void *progress_ctx;
 };
 
