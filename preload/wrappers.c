@@ -401,25 +401,19 @@ static size_t max_rw_count(void)
 	return (size_t)INT_MAX & ~(size_t)(page - 1);
 }
 
-/* The program's *off, read as the kernel reads it: a pointer it cannot
- * read is the kernel's EFAULT to give (the call is then made whole), never
- * a fault of ours.  Before, a bad pointer with a count over a piece was a
- * SIGSEGV in the host (a review's proof: off = 16).  process_vm_readv of
- * our own memory: allowed to any process on itself, but for a filter that
- * refuses the call (then it is read as before). */
+/* The program's *off, read where it looks like a pointer (aligned, past
+ * the first 64 KiB, in the user half): any other is the kernel's EFAULT
+ * to give (the call is then made whole), never a fault of ours (before, a
+ * bad pointer with a count over a piece was a SIGSEGV in the host: a
+ * review's proof, off = 16).  One into an unmapped or PROT_NONE page
+ * still faults here (README, Limits).  Not process_vm_readv, as the
+ * fortieth session had it: a seccomp filter the program inherited may
+ * punish that call with death (systemd's SystemCallFilter=@system-service
+ * lacks it), and every sendfile of more than a piece made it. */
 static bool read_offset(const void *off, int64_t *pos)
 {
-	struct iovec mine = { pos, sizeof(*pos) };
-	struct iovec theirs = { (void *)off, sizeof(*pos) };
-	long me = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
-	long r = raw_syscall6(SYS_process_vm_readv, me, (long)&mine, 1,
-			      (long)&theirs, 1, 0);
-
-	if (r == (long)sizeof(*pos))
-		return true;
-	if (r == -EFAULT)
+	if (!sm_ptr_plausible(off, _Alignof(int64_t)))
 		return false;
-	/* Refused (a container's filter: EPERM, ENOSYS): read as before. */
 	memcpy(pos, off, sizeof(*pos));
 	return true;
 }
@@ -613,6 +607,44 @@ SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 }
 
 /*
+ * Pages that held the length of an accept that succeeded (the kernel read
+ * it and wrote it back there): the next accept with a length on such a
+ * page reads it first, to know whether the kernel cut the address short.
+ * One entry per page number's low bits (a server's accept loop keeps its
+ * length on one page of its stack, or a few: one per thread); an entry
+ * only ever names a page that was readable and writable.  Any other
+ * length is not read by us before the call: where it cannot be read (an
+ * unmapped or PROT_NONE page, on a bad fd, a file, a socket that does not
+ * listen, or one with nothing to accept) the call fails as without the
+ * library, and no fault of ours kills the program (a helper's stress-ng
+ * sweep: SIGSEGV where the call gave EBADF, ENOTSOCK or EINVAL); such a
+ * connection's peer is asked of the kernel (getpeername) instead.  No
+ * process_vm_readv: a seccomp filter the program inherited may punish it
+ * with death (README, Limits).
+ */
+#define ACCEPT_LEN_PAGES 16
+static uintptr_t accept_len_pages[ACCEPT_LEN_PAGES];
+
+static bool accept_len_known(const socklen_t *len)
+{
+	uintptr_t pg = (uintptr_t)len >> 12;
+
+	return sm_ptr_plausible(len, _Alignof(socklen_t)) &&
+	       __atomic_load_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES],
+			       __ATOMIC_RELAXED) == pg;
+}
+
+static void accept_len_good(const socklen_t *len)
+{
+	uintptr_t pg = (uintptr_t)len >> 12;
+
+	if (__atomic_load_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES],
+			    __ATOMIC_RELAXED) != pg)
+		__atomic_store_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES], pg,
+				 __ATOMIC_RELAXED);
+}
+
+/*
  * The peer's address of an accepted connection comes from accept itself,
  * not from one more getpeername: read back from the caller's buffer when
  * it held the whole address, or asked for in a buffer of ours when the
@@ -637,15 +669,17 @@ static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
 		if (fd >= 0 && n <= sizeof(peer.u))
 			peer.len = n;
 	} else {
-		/* Its length is read only where the kernel will read it too
-		 * (a bad pointer: EFAULT, or EAGAIN with nothing to accept,
-		 * never a fault of ours); else the peer is asked at close. */
-		bool seen = addr && len && sm_ptr_plausible(len, _Alignof(socklen_t));
+		/* Its length is read first only on a page a successful
+		 * accept proved (accept_len_pages); else the peer is asked
+		 * of the kernel. */
+		bool seen = addr && len && accept_len_known(len);
 
 		if (seen)
 			cap = *len;
 		fd = four ? sm_real.accept4(lfd, addr, len, flags)
 			  : sm_real.accept(lfd, addr, len);
+		if (fd >= 0 && addr && len && !seen)
+			accept_len_good(len);
 		if (fd >= 0 && seen && *len <= cap &&
 		    *len <= sizeof(peer.u)) {
 			memcpy(&peer.u, addr, *len);

@@ -167,4 +167,18 @@ rm -f /dev/shm/sockmeter-sf-$$
 grep -q 'near the largest position, off NULL Invalid argument' "$T/edges.plain" ||
 	skip "the kernel here says otherwise: $(cat "$T/edges.plain")"
 expect_eq "sendfile edges" "$(cat "$T/edges.metered")" "$(cat "$T/edges.plain")"
+
+# The same under a seccomp filter the program inherited that kills it
+# at a process_vm_readv (as systemd's SystemCallFilter=@system-service
+# does): the fortieth session's library read the offset with one, for
+# every sendfile of more than a piece, and died of SIGSYS there.
+[ -x "$PROGS/sclaunch" ] || fail "$PROGS/sclaunch missing (make progs)"
+SCLAUNCH_KILL=process_vm_readv SOCKMETER_LOG=$T/edges.f%p.log \
+	"$PROGS/sclaunch" allow allow env LD_PRELOAD="$LIB" "$PY" \
+	"$T/edges.py" /dev/shm/sockmeter-sf-$$ >"$T/edges.filtered" 2>&1
+st=$?
+rm -f /dev/shm/sockmeter-sf-$$
+expect_eq "sendfile edges under a filter: status" "$st" 0
+expect_eq "sendfile edges under a filter" "$(cat "$T/edges.filtered")" \
+	"$(cat "$T/edges.plain")"
 exit 0

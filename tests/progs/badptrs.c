@@ -10,6 +10,10 @@
  * errno=E" and exits 0; a fault kills it (SIGSEGV).
  *   accept, accept4   the length pointer bad, on an empty non-blocking
  *                     listener
+ *   accept-badfd, accept-file, accept-unlistened, accept-pending
+ *                     the same on fd 999 (EBADF), a regular file
+ *                     (ENOTSOCK), a socket that does not listen (EINVAL),
+ *                     and a listener with a connection waiting (EFAULT)
  *   execve-path, execve-env, execve-envelem, execv-path, execveat,
  *   fexecve-env, posix_spawn-path, posix_spawn-env, clone3
  */
@@ -63,6 +67,33 @@ int main(int argc, char **argv)
 			return 2;
 		r = c[6] ? accept4(l, (struct sockaddr *)&sa, bad, 0)
 			 : accept(l, (struct sockaddr *)&sa, bad);
+	} else if (!strncmp(c, "accept-", 7)) {
+		int l = -1;
+		socklen_t n = sizeof(sa);
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (!strcmp(c, "accept-badfd")) {
+			l = 999;
+		} else if (!strcmp(c, "accept-file")) {
+			l = open("/proc/self/exe", O_RDONLY);
+		} else {
+			l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+			if (l < 0 ||
+			    bind(l, (struct sockaddr *)&sa, sizeof(sa)))
+				return 2;
+		}
+		if (!strcmp(c, "accept-pending")) {
+			int k = socket(AF_INET, SOCK_STREAM, 0);
+
+			if (listen(l, 1) ||
+			    getsockname(l, (struct sockaddr *)&sa, &n) ||
+			    k < 0 ||
+			    connect(k, (struct sockaddr *)&sa, sizeof(sa)))
+				return 2;
+		}
+		r = accept(l, (struct sockaddr *)&sa, bad);
 	} else if (!strcmp(c, "execve-path")) {
 		r = execve(bad, av, environ);
 	} else if (!strcmp(c, "execve-env")) {

@@ -8,8 +8,11 @@
  * CLOSE_RANGE and UNSHARE: "allow", or an errno number the call fails
  * with (38: ENOSYS, as before Linux 5.9; 1: EPERM), or 0: the call does
  * nothing and returns 0 (SECCOMP_RET_ERRNO | 0, a filter faking success).
- * -stdio: fds 0 to 2 closed before the exec.  Every other call is
- * allowed.  close_range is 436 on x86-64 and AArch64 alike.
+ * -stdio: fds 0 to 2 closed before the exec.  SCLAUNCH_KILL=NR (or the
+ * name process_vm_readv) in the
+ * environment: system call NR kills the process (SECCOMP_RET_KILL_PROCESS,
+ * as systemd's SystemCallFilter= does with a call it leaves out).  Every
+ * other call is allowed.  close_range is 436 on x86-64 and AArch64 alike.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,9 +44,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sclaunch CLOSE_RANGE UNSHARE [-stdio] PROG ARGS...\n");
 		return 2;
 	}
+	const char *kill_nr = getenv("SCLAUNCH_KILL");
+	unsigned kill = !kill_nr ? ~0u
+			: strcmp(kill_nr, "process_vm_readv") == 0
+			    ? (unsigned)SYS_process_vm_readv
+			    : (unsigned)atoi(kill_nr);
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kill, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_CLOSE_RANGE, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, verdict(argv[1])),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
