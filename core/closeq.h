@@ -54,13 +54,15 @@ struct closeq_shared {
 	 * the same (a helper's stress-ng sweep: 495 records both in the log
 	 * and in close_records_dropped).  While flight_armed is 1, the log
 	 * (flight_dev, flight_ino) holds from offset flight_off on up to
-	 * flight_closes close records of the process not counted written:
+	 * flight_closes close records of the process not counted written,
+	 * made before flight_real_ns (the wall clock when it was noted):
 	 * recovery counts those it finds there (recover.c's flight_landed).
 	 * Written by the writer only (the ticker, progfd_run's child);
 	 * armed last, disarmed first.
 	 */
 	uint32_t flight_armed;
 	uint64_t flight_dev, flight_ino, flight_off, flight_closes;
+	uint64_t flight_real_ns;
 };
 
 struct closeq {

@@ -1196,6 +1196,15 @@ static void flight_aim(void *ctx, size_t done, uint64_t dev, uint64_t ino,
 		n += close_line(p, nl, json);
 	if (!n)
 		return;
+	{
+		struct timespec ts = { 0, 0 };
+
+		/* Inline: progfd_run's child may run this (raw calls only). */
+		raw_syscall6(SYS_clock_gettime, CLOCK_REALTIME, (long)&ts, 0, 0,
+			     0, 0);
+		sh->flight_real_ns = (uint64_t)ts.tv_sec * 1000000000u +
+				     (uint64_t)ts.tv_nsec;
+	}
 	sh->flight_dev = dev;
 	sh->flight_ino = ino;
 	sh->flight_off = size > back ? size - back : 0;

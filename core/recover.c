@@ -654,76 +654,8 @@ static int root_append(struct image *img, const char *fallback, int format,
 	return 0;
 }
 
-/* How far past the noted offset flight_landed looks: the part itself (a
- * batch is at most a few MB) and what other processes sharing the log
- * appended between its size being read and the part landing. */
-#define FLIGHT_SCAN_MAX (64u << 20)
-
-/*
- * The close records of the part the dead process was writing when it
- * died (closeq.h's flight_*) that are in its log all the same: whole
- * lines of its pid, from the noted offset of that very file on, at most
- * as many as the part held.  They were counted as dropped until seen to
- * land, and the kill came first (in the write: the lines before a tear;
- * or just after it); before, the recovered exit record counted them both
- * in the log and in close_records_dropped (a helper's stress-ng sweep:
- * 495 of them).  0 when the note is not armed or the file is another.
- */
 static uint64_t flight_landed(const struct image *img,
-			      const struct closeq_shared *sh)
-{
-	char pj[48], pt[64];
-	struct stat sb;
-	const char *map, *p, *end;
-	uint64_t found = 0, want = sh->flight_closes, at, upto;
-	size_t len, pl, n;
-	long fd;
-	bool json = img->hdr.format == FORMAT_JSON;
-
-	if (!sh->flight_armed || !want ||
-	    img->hdr.format == FORMAT_PROMETHEUS ||
-	    strcmp(img->hdr.log_path, "stderr") == 0)
-		return 0;
-	fd = open_regular(img->hdr.log_path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_dev != sh->flight_dev ||
-	    (uint64_t)sb.st_ino != sh->flight_ino ||
-	    (uint64_t)sb.st_size <= sh->flight_off) {
-		SM_SYSCALL(SYS_close, fd);
-		return 0;
-	}
-	at = sh->flight_off & ~(uint64_t)4095;
-	upto = (uint64_t)sb.st_size;
-	if (upto - sh->flight_off > FLIGHT_SCAN_MAX)
-		upto = sh->flight_off + FLIGHT_SCAN_MAX;
-	len = (size_t)(upto - at);
-	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, (int)fd, (off_t)at);
-	SM_SYSCALL(SYS_close, fd);
-	if (map == MAP_FAILED)
-		return 0;
-	snprintf(pj, sizeof(pj), ",\"pid\":%" PRId64 ",", img->hdr.pid);
-	snprintf(pt, sizeof(pt), " sockmeter close pid=%" PRId64 " ",
-		 img->hdr.pid);
-	end = map + len;
-	for (p = map + (sh->flight_off - at); p < end && found < want;) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *line = p;
-
-		if (!eol)
-			break; /* torn: not a record */
-		p = eol + 1;
-		n = (size_t)(eol - line);
-		pl = n < 200 ? n : 200; /* the head of the line */
-		if (json ? n >= 16 && memcmp(line, "{\"type\":\"close\",", 16) == 0 &&
-				   memmem(line, pl, pj, strlen(pj)) != NULL
-			 : memmem(line, pl, pt, strlen(pt)) != NULL)
-			found++;
-	}
-	munmap((void *)map, len);
-	return found;
-}
+			      const struct closeq_shared *sh, unsigned keep);
 
 /*
  * When the dead process was last seen alive, at least: the latest of its
@@ -841,7 +773,7 @@ static int write_records(struct image *img, const char *fallback,
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	/* Before anything is appended (end_torn_line's newline would make
 	 * a torn record look whole). */
-	closeq_note_written(&m.q, flight_landed(img, mem.queue));
+	closeq_note_written(&m.q, flight_landed(img, mem.queue, cfg.log_keep));
 	m.alive_until_ns = last_seen(&m, m.alive_until_ns);
 	m.end = img->hdr.status == STATE_UNWRITTEN ? "exit-recovered"
 						   : "killed";
@@ -937,6 +869,155 @@ static uint64_t json_start_ns(const char *line, size_t n)
 			frac += (uint64_t)(*p - '0') * scale;
 		}
 	return sec * 1000000000u + frac;
+}
+
+/* How far past the noted offset flight_landed reads: the part itself (a
+ * batch is at most a few MB) and what other processes sharing the log
+ * appended between its size being read and the part landing; in pieces
+ * of FLIGHT_PIECE, with pread (a mapping of a log another process cuts
+ * short meanwhile, logrotate's copytruncate, would be a SIGBUS in the
+ * host whose ticker recovers). */
+#define FLIGHT_SCAN_MAX (64u << 20)
+#define FLIGHT_PIECE (1u << 20)
+
+/* Whether the whole line [line, line + n) is one close record of the
+ * process img holds, made from its start to hi (seconds): JSON's with its
+ * very start, text's by its time alone; a line holding the head of a
+ * record torn by the kill and another record glued to it is none. */
+static bool flight_line(const struct image *img, const char *line, size_t n,
+			bool json, const char *mark, double hi)
+{
+	size_t pl = n < 600 ? n : 600; /* the head: up to "start" */
+	double t, lo = (double)img->hdr.start_real_ns / 1e9 - 0.001;
+	const char *m;
+
+	if (json) {
+		uint64_t at;
+
+		if (n < 16 || memcmp(line, "{\"type\":\"close\",", 16) != 0 ||
+		    !memmem(line, pl, mark, strlen(mark)) ||
+		    memmem(line + 1, n - 1, "{\"type\":\"", 9) != NULL)
+			return false;
+		at = json_start_ns(line, pl);
+		if (at + 2000u <= img->hdr.start_real_ns ||
+		    at >= img->hdr.start_real_ns + 2000u)
+			return false;
+	} else {
+		m = memmem(line, pl, mark, strlen(mark));
+		if (!m || memmem(m + 1, (size_t)(line + n - m - 1),
+				 " sockmeter ", 11) != NULL)
+			return false;
+	}
+	t = line_time(line, line + n);
+	return t >= lo && t <= hi;
+}
+
+/* The file of the log (or one of its rotated copies, PATH.1 to
+ * PATH.keep) that is (dev, ino), open for reading; -1 when none is. */
+static long flight_file(const char *path, unsigned keep, uint64_t dev,
+			uint64_t ino)
+{
+	char name[STATE_LOG_MAX + 16];
+	struct stat sb;
+	unsigned k;
+	long fd;
+
+	for (k = 0; k <= keep && k <= 1000; k++) {
+		if (k)
+			snprintf(name, sizeof(name), "%s.%u", path, k);
+		else
+			snprintf(name, sizeof(name), "%s", path);
+		fd = open_regular(name, O_RDONLY);
+		if (fd < 0) {
+			if (k)
+				return -1; /* the set ends there */
+			continue;
+		}
+		if (fstat((int)fd, &sb) == 0 && (uint64_t)sb.st_dev == dev &&
+		    (uint64_t)sb.st_ino == ino)
+			return fd;
+		SM_SYSCALL(SYS_close, fd);
+	}
+	return -1;
+}
+
+/*
+ * The close records of the part the dead process was writing when it
+ * died (closeq.h's flight_*) that are in its log all the same: whole
+ * lines, each one close record of this very process made no later than
+ * the part was aimed (so not a later process's with the same pid, nor an
+ * earlier recovery's), from the noted offset of that very file on (or
+ * of its rotated copy), at most as many as the part held.  They were
+ * counted as dropped until seen to land, and the kill came first (in the
+ * write: the lines before a tear; or just after it); before, the
+ * recovered exit record counted them both in the log and in
+ * close_records_dropped (a helper's stress-ng sweep: 495 of them).  0
+ * when the note is not armed or no file is that one.
+ */
+static uint64_t flight_landed(const struct image *img,
+			      const struct closeq_shared *sh, unsigned keep)
+{
+	char mark[64];
+	char *buf;
+	uint64_t found = 0, want = sh->flight_closes, pos, upto;
+	double hi = (double)sh->flight_real_ns / 1e9 + 0.002;
+	struct stat sb;
+	long fd, got;
+	bool json = img->hdr.format == FORMAT_JSON;
+
+	if (!sh->flight_armed || !want ||
+	    img->hdr.format == FORMAT_PROMETHEUS ||
+	    strcmp(img->hdr.log_path, "stderr") == 0)
+		return 0;
+	fd = flight_file(img->hdr.log_path, keep, sh->flight_dev,
+			 sh->flight_ino);
+	if (fd < 0)
+		return 0;
+	buf = mmap(NULL, FLIGHT_PIECE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED || fstat((int)fd, &sb) != 0) {
+		if (buf != MAP_FAILED)
+			munmap(buf, FLIGHT_PIECE);
+		SM_SYSCALL(SYS_close, fd);
+		return 0;
+	}
+	if (json)
+		snprintf(mark, sizeof(mark), ",\"pid\":%" PRId64 ",",
+			 img->hdr.pid);
+	else
+		snprintf(mark, sizeof(mark), " sockmeter close pid=%" PRId64 " ",
+			 img->hdr.pid);
+	pos = sh->flight_off;
+	upto = (uint64_t)sb.st_size;
+	if (upto > pos + FLIGHT_SCAN_MAX)
+		upto = pos + FLIGHT_SCAN_MAX;
+	while (pos < upto && found < want) {
+		uint64_t n = upto - pos < FLIGHT_PIECE ? upto - pos : FLIGHT_PIECE;
+		const char *p = buf, *end, *last, *eol;
+
+		got = SM_SYSCALL(SYS_pread64, fd, buf, n, pos);
+		if (got <= 0)
+			break;
+		end = buf + got;
+		last = memrchr(buf, '\n', (size_t)got);
+		if (!last) {
+			/* A line longer than a piece is no record; a torn
+			 * one at the end is not either. */
+			if ((uint64_t)got < n)
+				break;
+			pos += (uint64_t)got;
+			continue;
+		}
+		for (; p <= last && found < want; p = eol + 1) {
+			eol = memchr(p, '\n', (size_t)(end - p));
+			found += flight_line(img, p, (size_t)(eol - p), json,
+					     mark, hi);
+		}
+		pos += (uint64_t)(last + 1 - buf);
+	}
+	munmap(buf, FLIGHT_PIECE);
+	SM_SYSCALL(SYS_close, fd);
+	return found < want ? found : want;
 }
 
 /*

@@ -41,7 +41,11 @@ struct sm_core sm_core __attribute__((aligned(4096)));
 bool sm_latency;
 bool sm_slow;
 
-static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
+/* 0: not bound, 1: binding, 2: bound.  Not pthread_once: its completion
+ * always makes a FUTEX_WAKE, and an image started under a seccomp filter
+ * that forbids futex (inherited across the exec) died of it (SIGSYS, or
+ * glibc's abort on EPERM) at the library's start-up (a review's). */
+static uint32_t bind_state;
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
 
 /*
@@ -152,7 +156,21 @@ bool sm_bind(void)
 	if (in_bind)
 		return false;
 	in_bind = 1;
-	pthread_once(&bind_once, bind_all);
+	if (__atomic_load_n(&bind_state, __ATOMIC_ACQUIRE) != 2) {
+		uint32_t idle = 0;
+
+		if (__atomic_compare_exchange_n(&bind_state, &idle, 1, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			bind_all();
+			__atomic_store_n(&bind_state, 2, __ATOMIC_RELEASE);
+		} else {
+			/* Another thread binds (a few dlsym calls): waited
+			 * for without a system call. */
+			while (__atomic_load_n(&bind_state, __ATOMIC_ACQUIRE) != 2)
+				__asm__ volatile("" ::: "memory");
+		}
+	}
 	in_bind = 0;
 	return true;
 }
@@ -407,6 +425,9 @@ static uint32_t main_ended SM_FORK_DATA; /* atomic; the main thread called pthre
 static uint32_t futex_forbidden;
 static __thread bool futex_forbidden_here
 	__attribute__((tls_model("initial-exec")));
+/* Some thread's filter forbids them (atomic): threads it makes after
+ * carry the filter without futex_forbidden_here. */
+static uint32_t futex_forbidden_some;
 
 /* A sandboxed thread whose filter forbids the futex calls that ask the
  * ticker for a final record (sm_confine_filter). */
@@ -2619,9 +2640,13 @@ void sm_final_record(bool exec)
 	 * quiet: that thread may not remove the state file, the ticker may,
 	 * as it ends the process (else every such process left its file
 	 * for a recovery to remove: a helper's stress-ng run, 981 files of
-	 * children that had exited normally). */
+	 * children that had exited normally).  Not where any filter forbids
+	 * the futex calls that ask it: a thread made after such a filter
+	 * carries it unmarked (futex_forbidden_some), and its exit died of
+	 * SIGSYS asking (a review's). */
 	if (!__atomic_load_n(&sm_meter.ticker_wanted, __ATOMIC_ACQUIRE) &&
-	    !(sm_quiet() && ticker_running())) {
+	    !(sm_quiet() && ticker_running() &&
+	      !__atomic_load_n(&futex_forbidden_some, __ATOMIC_ACQUIRE))) {
 		sm_durable_end(exec ? SM_END_EXEC : SM_END_EXIT);
 		return;
 	}
@@ -3060,6 +3085,7 @@ void sm_confine_filter(bool strict, bool all_threads, const void *prog)
 	if (!strict && futex_allowed(prog))
 		return;
 	futex_forbidden_here = true;
+	__atomic_store_n(&futex_forbidden_some, 1, __ATOMIC_RELEASE);
 	if (all_threads)
 		__atomic_store_n(&futex_forbidden, 1, __ATOMIC_RELEASE);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <linux/futex.h>
 #include <unistd.h>
 
 /* glibc declares these only in its fortified headers. */
@@ -401,18 +402,20 @@ static size_t max_rw_count(void)
 	return (size_t)INT_MAX & ~(size_t)(page - 1);
 }
 
-/* The program's *off, read where it looks like a pointer (aligned, past
- * the first 64 KiB, in the user half): any other is the kernel's EFAULT
- * to give (the call is then made whole), never a fault of ours (before, a
- * bad pointer with a count over a piece was a SIGSEGV in the host: a
- * review's proof, off = 16).  One into an unmapped or PROT_NONE page
- * still faults here (README, Limits).  Not process_vm_readv, as the
- * fortieth session had it: a seccomp filter the program inherited may
- * punish that call with death (systemd's SystemCallFilter=@system-service
- * lacks it), and every sendfile of more than a piece made it. */
-static bool read_offset(const void *off, int64_t *pos)
+/* The program's *off, read once the kernel has: the program's own call
+ * with a count of 0 reads the offset and writes it back unchanged, or
+ * fails (EFAULT for a pointer it cannot read or write: the call is then
+ * made whole, the kernel's to fail; before, a bad pointer with a count
+ * over a piece was a SIGSEGV in the host: a review's proof, off = 16).
+ * Not process_vm_readv, as the fortieth session had it: a seccomp filter
+ * the program inherited may punish that call with death (systemd's
+ * SystemCallFilter=@system-service lacks it), and every sendfile of more
+ * than a piece made it; a filter that lets the program's sendfile
+ * through lets this one. */
+static bool read_offset(int out, int in, void *off, int64_t *pos)
 {
-	if (!sm_ptr_plausible(off, _Alignof(int64_t)))
+	if (!sm_ptr_plausible(off, _Alignof(int64_t)) ||
+	    raw_syscall6(SYS_sendfile, out, in, (long)off, 0, 0, 0) != 0)
 		return false;
 	memcpy(pos, off, sizeof(*pos));
 	return true;
@@ -457,7 +460,7 @@ static bool want_pieces(int out, int in, const void *off, size_t n,
 	 * position made its first piece and returned 0 where the kernel
 	 * says EINVAL: a review's proof). */
 	if (ok && off)
-		ok = read_offset(off, &pos);
+		ok = read_offset(out, in, (void *)off, &pos);
 	else if (ok)
 		pos = raw_syscall6(SYS_lseek, in, 0, SEEK_CUR, 0, 0, 0);
 	errno = saved;
@@ -607,41 +610,33 @@ SM_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 }
 
 /*
- * Pages that held the length of an accept that succeeded (the kernel read
- * it and wrote it back there): the next accept with a length on such a
- * page reads it first, to know whether the kernel cut the address short.
- * One entry per page number's low bits (a server's accept loop keeps its
- * length on one page of its stack, or a few: one per thread); an entry
- * only ever names a page that was readable and writable.  Any other
- * length is not read by us before the call: where it cannot be read (an
- * unmapped or PROT_NONE page, on a bad fd, a file, a socket that does not
- * listen, or one with nothing to accept) the call fails as without the
- * library, and no fault of ours kills the program (a helper's stress-ng
- * sweep: SIGSEGV where the call gave EBADF, ENOTSOCK or EINVAL); such a
- * connection's peer is asked of the kernel (getpeername) instead.  No
- * process_vm_readv: a seccomp filter the program inherited may punish it
- * with death (README, Limits).
+ * Whether the caller's accept length may be read before the call (to know
+ * whether the kernel cut the address short): asked of the kernel with a
+ * futex wait that cannot wait (a value it does not hold, no time): EFAULT
+ * for a pointer it cannot read, else EAGAIN or ETIMEDOUT at once.  The
+ * kernel reads the length only after a connection is taken, so before,
+ * a bad one the library read first was a SIGSEGV where the call says
+ * EBADF, ENOTSOCK, EINVAL, EAGAIN or EFAULT (a helper's stress-ng sweep);
+ * a cache of pages earlier accepts proved went stale once the program
+ * unmapped one, and a peer asked of the kernel after the accept is lost
+ * on a connection already reset (a review's).  futex, not
+ * process_vm_readv, which a seccomp filter the program inherited may
+ * punish with death: glibc's own locks make futex calls.  A sandboxed
+ * thread (quiet.h) makes none of ours: it reads where the pointer looks
+ * like one, as before (README, Limits).
  */
-#define ACCEPT_LEN_PAGES 16
-static uintptr_t accept_len_pages[ACCEPT_LEN_PAGES];
-
-static bool accept_len_known(const socklen_t *len)
+static bool accept_len_readable(socklen_t *len)
 {
-	uintptr_t pg = (uintptr_t)len >> 12;
+	struct timespec zero = { 0, 0 };
+	long r;
 
-	return sm_ptr_plausible(len, _Alignof(socklen_t)) &&
-	       __atomic_load_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES],
-			       __ATOMIC_RELAXED) == pg;
-}
-
-static void accept_len_good(const socklen_t *len)
-{
-	uintptr_t pg = (uintptr_t)len >> 12;
-
-	if (__atomic_load_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES],
-			    __ATOMIC_RELAXED) != pg)
-		__atomic_store_n(&accept_len_pages[pg % ACCEPT_LEN_PAGES], pg,
-				 __ATOMIC_RELAXED);
+	if (!sm_ptr_plausible(len, _Alignof(socklen_t)))
+		return false;
+	if (sm_quiet())
+		return true;
+	r = raw_syscall6(SYS_futex, (long)len, FUTEX_WAIT_PRIVATE,
+			 (long)0x5ea1ed, (long)&zero, 0, 0);
+	return r != -EFAULT;
 }
 
 /*
@@ -669,17 +664,15 @@ static int accept_common(int lfd, struct sockaddr *addr, socklen_t *len,
 		if (fd >= 0 && n <= sizeof(peer.u))
 			peer.len = n;
 	} else {
-		/* Its length is read first only on a page a successful
-		 * accept proved (accept_len_pages); else the peer is asked
-		 * of the kernel. */
-		bool seen = addr && len && accept_len_known(len);
+		/* Its length is read only where the kernel can read it
+		 * (accept_len_readable); else the peer is asked of the
+		 * kernel. */
+		bool seen = addr && len && accept_len_readable(len);
 
 		if (seen)
 			cap = *len;
 		fd = four ? sm_real.accept4(lfd, addr, len, flags)
 			  : sm_real.accept(lfd, addr, len);
-		if (fd >= 0 && addr && len && !seen)
-			accept_len_good(len);
 		if (fd >= 0 && seen && *len <= cap &&
 		    *len <= sizeof(peer.u)) {
 			memcpy(&peer.u, addr, *len);

@@ -20,7 +20,7 @@ need_prog badptrs
 export SOCKMETER_LOG=$T/%p.log
 for m in LOW NONE; do
 	for c in accept accept4 accept-badfd accept-file accept-unlistened \
-		accept-pending execve-path execve-env execve-envelem execv-path \
+		accept-pending accept-stale sendfile-off execve-path execve-env execve-envelem execv-path \
 		execveat fexecve-env posix_spawn-path posix_spawn-env clone3; do
 		case $m/$c in NONE/*env* | NONE/clone3) continue ;; esac
 		want=$(plain "$PROGS/badptrs" "$c" "$m" 2>&1; echo "status $?")

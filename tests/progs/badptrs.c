@@ -10,6 +10,11 @@
  * errno=E" and exits 0; a fault kills it (SIGSEGV).
  *   accept, accept4   the length pointer bad, on an empty non-blocking
  *                     listener
+ *   accept-stale      a first accept with its length on a page of its
+ *                     own, then that page made PROT_NONE and the same
+ *                     length given to accept on the empty listener
+ *   sendfile-off      sendfile of 8 MiB from a file into a socket with
+ *                     the offset pointer bad
  *   accept-badfd, accept-file, accept-unlistened, accept-pending
  *                     the same on fd 999 (EBADF), a regular file
  *                     (ENOTSOCK), a socket that does not listen (EINVAL),
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -67,6 +73,39 @@ int main(int argc, char **argv)
 			return 2;
 		r = c[6] ? accept4(l, (struct sockaddr *)&sa, bad, 0)
 			 : accept(l, (struct sockaddr *)&sa, bad);
+	} else if (!strcmp(c, "accept-stale")) {
+		int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), k, a;
+		socklen_t n = sizeof(sa), *len;
+		char *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sin_family = AF_INET;
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (l < 0 || pg == MAP_FAILED ||
+		    bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+		    getsockname(l, (struct sockaddr *)&sa, &n) ||
+		    (k = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+		    connect(k, (struct sockaddr *)&sa, sizeof(sa)))
+			return 2;
+		len = (socklen_t *)(pg + 64);
+		*len = sizeof(sa);
+		for (a = -1, n = 0; a < 0 && n < 200; n++) {
+			a = accept(l, (struct sockaddr *)&sa, len);
+			if (a < 0)
+				usleep(5000);
+		}
+		if (a < 0 || mprotect(pg, 4096, PROT_NONE))
+			return 2;
+		errno = 0;
+		r = accept(l, (struct sockaddr *)&sa, len);
+	} else if (!strcmp(c, "sendfile-off")) {
+		int sv[2], f = open("/proc/self/exe", O_RDONLY);
+
+		if (f < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv))
+			return 2;
+		errno = 0;
+		r = sendfile(sv[0], f, bad, 8 << 20);
 	} else if (!strncmp(c, "accept-", 7)) {
 		int l = -1;
 		socklen_t n = sizeof(sa);
