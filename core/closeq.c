@@ -100,6 +100,7 @@ static void ask_drain(struct closeq *q, uint64_t head)
 	int saved;
 
 	if (head + 1 - LOAD(&q->sh->tail) < CLOSEQ_WAKE_AT || LOAD(&q->wake) ||
+	    LOAD(&q->no_wake) ||
 	    !__atomic_compare_exchange_n(&q->wake, &idle, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;

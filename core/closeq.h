@@ -71,6 +71,11 @@ struct closeq {
 	bool wiped;                /* the ring reads as zeros in a child */
 	bool own;                  /* closeq_init mapped sh and ring */
 	uint32_t wake;             /* futex: 1 once a producer asked for a drain */
+	/* Atomic: producers never wake the ticker (a seccomp filter on some
+	 * thread forbids futex, and a thread it made carries it unmarked:
+	 * the wake at CLOSEQ_WAKE_AT records killed such a host with
+	 * SIGSYS, a review's); the ticker drains at its next tick. */
+	uint32_t no_wake;
 	/* Called before an entry is written (NULL: none): the durable state
 	 * backs the ring's page there.  Context: any thread and signal
 	 * handler. */

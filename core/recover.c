@@ -820,33 +820,82 @@ static int write_records(struct image *img, const char *fallback,
 	return r ? r : wrote ? 0 : 1;
 }
 
+/* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* n decimal digits at p as a number; -1 when one is not a digit. */
+static int64_t digits(const char *p, unsigned n)
+{
+	int64_t v = 0;
+
+	while (n--) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p++ - '0');
+	}
+	return v;
+}
+
 /* The time a record's line gives (JSON "ts", or the text timestamp that
- * starts it), in seconds; -1 when it has none. */
+ * starts it), in seconds; -1 when it has none.  By hand, not strtod,
+ * sscanf or timegm: the automatic recovery runs in a host's ticker, where
+ * those follow the host's locale (a decimal comma read "ts" as whole
+ * seconds) or allocate and read /etc/localtime (a review's). */
 static double line_time(const char *line, const char *end)
 {
-	char buf[40];
-	struct tm tm;
-	const char *p;
 	size_t n = (size_t)(end - line);
-	int ms = 0;
+	const char *p;
 
 	if (n && line[0] == '{') {
+		uint64_t sec = 0, frac = 0, scale = 1000000000u;
+
 		p = memmem(line, n, "\"ts\":", 5);
-		return p ? strtod(p + 5, NULL) : -1;
+		if (!p)
+			return -1;
+		for (p += 5; p < end && *p >= '0' && *p <= '9'; p++)
+			sec = sec * 10 + (uint64_t)(*p - '0');
+		if (p < end && *p == '.')
+			for (p++; p < end && *p >= '0' && *p <= '9' && scale > 1;
+			     p++) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+		return (double)sec + (double)frac / 1e9;
 	}
 	/* 2026-12-01T19:25:31.564Z */
-	if (n < 24)
-		return -1;
-	memcpy(buf, line, 24);
-	buf[24] = '\0';
-	memset(&tm, 0, sizeof(tm));
-	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year,
-		   &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-		   &tm.tm_sec, &ms) != 7)
-		return -1;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return (double)timegm(&tm) + ms / 1000.0;
+	{
+		int64_t y, mo, d, h, mi, se, ms;
+
+		if (n < 24 || line[4] != '-' || line[7] != '-' ||
+		    line[10] != 'T' || line[13] != ':' || line[16] != ':' ||
+		    line[19] != '.' || line[23] != 'Z')
+			return -1;
+		y = digits(line, 4);
+		mo = digits(line + 5, 2);
+		d = digits(line + 8, 2);
+		h = digits(line + 11, 2);
+		mi = digits(line + 14, 2);
+		se = digits(line + 17, 2);
+		ms = digits(line + 20, 3);
+		if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 ||
+		    mi < 0 || se < 0 || ms < 0)
+			return -1;
+		return (double)(days_from_civil(y, (unsigned)mo, (unsigned)d) *
+					86400 +
+				h * 3600 + mi * 60 + se) +
+		       (double)ms / 1000.0;
+	}
 }
 
 /* The "start" a JSON record's head gives, in nanoseconds (to the digits
@@ -963,7 +1012,7 @@ static uint64_t flight_landed(const struct image *img,
 	double hi = (double)sh->flight_real_ns / 1e9 + 0.002;
 	struct stat sb;
 	long fd, got;
-	bool json = img->hdr.format == FORMAT_JSON;
+	bool json = img->hdr.format == FORMAT_JSON, skip = false;
 
 	if (!sh->flight_armed || !want ||
 	    img->hdr.format == FORMAT_PROMETHEUS ||
@@ -1001,17 +1050,22 @@ static uint64_t flight_landed(const struct image *img,
 		end = buf + got;
 		last = memrchr(buf, '\n', (size_t)got);
 		if (!last) {
-			/* A line longer than a piece is no record; a torn
-			 * one at the end is not either. */
+			/* A line longer than a piece is no record (nor is the
+			 * rest of it, in the next piece); a torn one at the
+			 * end is not either. */
 			if ((uint64_t)got < n)
 				break;
 			pos += (uint64_t)got;
+			skip = true;
 			continue;
 		}
 		for (; p <= last && found < want; p = eol + 1) {
 			eol = memchr(p, '\n', (size_t)(end - p));
-			found += flight_line(img, p, (size_t)(eol - p), json,
-					     mark, hi);
+			if (skip)
+				skip = false;
+			else
+				found += flight_line(img, p, (size_t)(eol - p),
+						     json, mark, hi);
 		}
 		pos += (uint64_t)(last + 1 - buf);
 	}
@@ -1040,9 +1094,10 @@ static bool log_has_final_in(const struct image *img, const char *path,
 	char pj[48], pt[64], pt2[64], pid_text[48];
 	double start = (double)img->hdr.start_real_ns / 1e9 - 0.001;
 	struct stat sb;
-	const char *map, *p, *end;
+	char *map;
+	const char *p, *end;
 	size_t len, off, pl, n;
-	long fd;
+	long fd, got;
 	bool found = false;
 
 	if (img->hdr.format == FORMAT_PROMETHEUS)
@@ -1055,12 +1110,34 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		return false;
 	}
 	off = (size_t)sb.st_size > tail_max ? (size_t)sb.st_size - tail_max : 0;
-	off &= ~(size_t)4095;
 	len = (size_t)sb.st_size - off;
-	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, (int)fd, (off_t)off);
-	SM_SYSCALL(SYS_close, fd);
-	if (map == MAP_FAILED)
+	/* Read, not mapped: a log another process cuts short meanwhile
+	 * (logrotate's copytruncate) made the mapping's pages past its new
+	 * end a SIGBUS in the host whose ticker recovers (a review's). */
+	map = mmap(NULL, tail_max, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		SM_SYSCALL(SYS_close, fd);
 		return false;
+	}
+	got = SM_SYSCALL(SYS_pread64, fd, map, len, (off_t)off);
+	SM_SYSCALL(SYS_close, fd);
+	if (got <= 0) {
+		munmap(map, tail_max);
+		return false;
+	}
+	len = (size_t)got;
+	/* A tail that starts within a line: its first piece is no record. */
+	if (off) {
+		const char *nl = memchr(map, '\n', len);
+
+		if (!nl) {
+			munmap(map, tail_max);
+			return false;
+		}
+		memmove(map, nl + 1, (size_t)(map + len - (nl + 1)));
+		len = (size_t)(map + len - (nl + 1));
+	}
 	snprintf(pj, sizeof(pj), ",\"pid\":%" PRId64 ",", img->hdr.pid);
 	snprintf(pt, sizeof(pt), " sockmeter exit pid=%" PRId64 " ",
 		 img->hdr.pid);
@@ -1104,7 +1181,7 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		}
 		found = line_time(line, line + n) >= start;
 	}
-	munmap((void *)map, len);
+	munmap(map, tail_max);
 	return found;
 }
 

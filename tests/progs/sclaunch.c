@@ -11,7 +11,8 @@
  * -stdio: fds 0 to 2 closed before the exec.  SCLAUNCH_KILL=NR (or the
  * name process_vm_readv) in the
  * environment: system call NR kills the process (SECCOMP_RET_KILL_PROCESS,
- * as systemd's SystemCallFilter= does with a call it leaves out).  Every
+ * as systemd's SystemCallFilter= does with a call it leaves out);
+ * SCLAUNCH_EPERM=NR (or futex): that call fails with EPERM.  Every
  * other call is allowed.  close_range is 436 on x86-64 and AArch64 alike.
  */
 #include <errno.h>
@@ -44,6 +45,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: sclaunch CLOSE_RANGE UNSHARE [-stdio] PROG ARGS...\n");
 		return 2;
 	}
+	const char *errno_nr = getenv("SCLAUNCH_EPERM");
+	unsigned eperm = !errno_nr ? ~0u
+			 : strcmp(errno_nr, "futex") == 0 ? (unsigned)SYS_futex
+							  : (unsigned)atoi(errno_nr);
 	const char *kill_nr = getenv("SCLAUNCH_KILL");
 	unsigned kill = !kill_nr ? ~0u
 			: strcmp(kill_nr, "process_vm_readv") == 0
@@ -54,6 +59,8 @@ int main(int argc, char **argv)
 			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kill, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, eperm, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_CLOSE_RANGE, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, verdict(argv[1])),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
