@@ -1109,7 +1109,11 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		SM_SYSCALL(SYS_close, fd);
 		return false;
 	}
-	off = (size_t)sb.st_size > tail_max ? (size_t)sb.st_size - tail_max : 0;
+	/* One byte before the tail too: a line that starts right at it (the
+	 * byte before is a newline) is kept whole (a review's). */
+	off = (size_t)sb.st_size > tail_max - 1
+		      ? (size_t)sb.st_size - (tail_max - 1) - 1
+		      : 0;
 	len = (size_t)sb.st_size - off;
 	/* Read, not mapped: a log another process cuts short meanwhile
 	 * (logrotate's copytruncate) made the mapping's pages past its new

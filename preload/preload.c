@@ -41,12 +41,12 @@ struct sm_core sm_core __attribute__((aligned(4096)));
 bool sm_latency;
 bool sm_slow;
 
-/* 0: not bound, 1: binding, 2: bound.  Not pthread_once: its completion
+/* Bound once.  Not pthread_once: its completion
  * always makes a FUTEX_WAKE, and an image started under a seccomp filter
  * that forbids futex (inherited across the exec) died of it (SIGSYS, or
  * glibc's abort on EPERM) at the library's start-up (a review's). */
-static uint32_t bind_state;
-static long bind_pid; /* the process that set bind_state to 1 */
+static uint32_t bind_done;
+static long bind_pid; /* the process binding (0: none yet) */
 static __thread int in_bind __attribute__((tls_model("initial-exec")));
 
 /*
@@ -157,36 +157,31 @@ bool sm_bind(void)
 	if (in_bind)
 		return false;
 	in_bind = 1;
-	if (__atomic_load_n(&bind_state, __ATOMIC_ACQUIRE) != 2) {
-		uint32_t idle = 0;
-
+	if (!__atomic_load_n(&bind_done, __ATOMIC_ACQUIRE)) {
 		long me = raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+		long by = 0;
 
-		if (__atomic_compare_exchange_n(&bind_state, &idle, 1, false,
-						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			__atomic_store_n(&bind_pid, me, __ATOMIC_RELEASE);
-			bind_all();
-			__atomic_store_n(&bind_state, 2, __ATOMIC_RELEASE);
-		} else {
-			/* Another thread binds (a few dlsym calls): waited
-			 * for without a system call, as pthread_once would.
-			 * A fork child of a process caught binding binds
-			 * itself (its binder is not in it). */
-			while (__atomic_load_n(&bind_state, __ATOMIC_ACQUIRE) != 2) {
-				long by = __atomic_load_n(&bind_pid,
-							  __ATOMIC_ACQUIRE);
-
-				if (by && by != me) {
-					__atomic_store_n(&bind_pid, me,
-							 __ATOMIC_RELEASE);
-					bind_all();
-					__atomic_store_n(&bind_state, 2,
-							 __ATOMIC_RELEASE);
-					break;
-				}
-				__asm__ volatile("" ::: "memory");
+		/* The claim is the binder's pid: a thread of a fork child of
+		 * a process caught binding takes it over (its binder is not
+		 * in it), one thread only. */
+		for (;;) {
+			if (__atomic_compare_exchange_n(&bind_pid, &by, me, false,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				bind_all();
+				__atomic_store_n(&bind_done, 1, __ATOMIC_RELEASE);
+				break;
 			}
+			/* Another thread of this process binds (a few dlsym
+			 * calls): waited for without a system call, as
+			 * pthread_once would. */
+			while (by == me &&
+			       !__atomic_load_n(&bind_done, __ATOMIC_ACQUIRE)) {
+				__asm__ volatile("" ::: "memory");
+				by = __atomic_load_n(&bind_pid, __ATOMIC_ACQUIRE);
+			}
+			if (__atomic_load_n(&bind_done, __ATOMIC_ACQUIRE))
+				break;
 		}
 	}
 	in_bind = 0;
@@ -3109,7 +3104,14 @@ void sm_confine_filter(bool strict, bool all_threads, const void *prog)
 		return;
 	futex_forbidden_here = true;
 	__atomic_store_n(&futex_forbidden_some, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&sm_meter.q.no_wake, 1, __ATOMIC_RELEASE);
+	/* Not for strict mode: its thread may not even close, and the
+	 * program's other threads would lose what a burst of closes put
+	 * past the queue (a review's).  A filter's later threads carry it
+	 * unmarked: no thread wakes the ticker, which drains at its next
+	 * tick (a burst past 8,192 records a second is then counted as
+	 * dropped, rather than the host killed). */
+	if (!strict)
+		__atomic_store_n(&sm_meter.q.no_wake, 1, __ATOMIC_RELEASE);
 	if (all_threads)
 		__atomic_store_n(&futex_forbidden, 1, __ATOMIC_RELEASE);
 }
