@@ -1162,6 +1162,7 @@ static void flight_progress(void *ctx, size_t done)
 	     p = nl + 1)
 		n += close_line(p, nl, json);
 	m->flight_seen = (size_t)(p - m->flight);
+	m->flight_counted += n;
 	/* The note first: a kill between the two leaves these records
 	 * counted as dropped (as before the note), never counted written
 	 * twice. */
@@ -1185,16 +1186,11 @@ static void flight_aim(void *ctx, size_t done, uint64_t dev, uint64_t ino,
 {
 	struct meter *m = ctx;
 	struct closeq_shared *sh = m->q.sh;
-	bool json = m->cfg.format == FORMAT_JSON;
-	const char *p = m->flight + m->flight_seen;
-	const char *end = m->flight + m->flight_len, *nl;
-	uint64_t n = 0, back = done > m->flight_seen ? done - m->flight_seen : 0;
+	uint64_t n = m->flight_closes - m->flight_counted;
+	uint64_t back = done > m->flight_seen ? done - m->flight_seen : 0;
 
 	__atomic_store_n(&sh->flight_armed, 0, __ATOMIC_RELEASE);
-	for (; p < end && (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
-	     p = nl + 1)
-		n += close_line(p, nl, json);
-	if (!n)
+	if (!n || m->flight_counted > m->flight_closes)
 		return;
 	{
 		struct timespec ts = { 0, 0 };
@@ -1273,7 +1269,19 @@ void meter_flush(struct meter *m, struct sbuf *out)
 		 * they were in no count. */
 		m->flight = w->p;
 		m->flight_seen = 0;
-		m->flight_len = w->len;
+		m->flight_counted = 0;
+		m->flight_closes = 0;
+		/* Its close records, counted once (flight_aim's note says
+		 * how many are not counted written yet at each part). */
+		{
+			bool json = m->cfg.format == FORMAT_JSON;
+			const char *p = w->p, *end = w->p + w->len, *nl;
+
+			for (; p < end &&
+			       (nl = memchr(p, '\n', (size_t)(end - p))) != NULL;
+			     p = nl + 1)
+				m->flight_closes += close_line(p, nl, json);
+		}
 		m->sink.progress = flight_progress;
 		m->sink.aim = flight_aim;
 		m->sink.progress_ctx = m;

@@ -162,7 +162,10 @@ struct meter {
 	 * records were counted written for (flight_progress).  Context: the
 	 * write lock. */
 	const char *flight;
-	size_t flight_seen, flight_len;
+	size_t flight_seen;
+	/* Its close records, and how many were counted written so far
+	 * (flight_aim's note holds the difference). */
+	uint64_t flight_closes, flight_counted;
 	/* Parts of batches that reached the log (atomic, any thread
 	 * reads): the exit waits for a batch that moves on (preload.c). */
 	uint64_t flight_parts;
