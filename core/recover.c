@@ -820,6 +820,30 @@ static int write_records(struct image *img, const char *fallback,
 	return r ? r : wrote ? 0 : 1;
 }
 
+/* The number after key in a JSON record's line, in nanoseconds (to the
+ * digits written); false without the key.  Parsed here, not by strtod:
+ * the automatic recovery runs in a host's ticker, where strtod follows
+ * the host's locale and may allocate. */
+static bool json_number_ns(const char *line, size_t n, const char *key,
+			   uint64_t *ns)
+{
+	const char *p = memmem(line, n, key, strlen(key));
+	const char *end = line + n;
+	uint64_t sec = 0, frac = 0, scale = 1000000000u;
+
+	if (!p)
+		return false;
+	for (p += strlen(key); p < end && *p >= '0' && *p <= '9'; p++)
+		sec = sec * 10 + (uint64_t)(*p - '0');
+	if (p < end && *p == '.')
+		for (p++; p < end && *p >= '0' && *p <= '9' && scale > 1; p++) {
+			scale /= 10;
+			frac += (uint64_t)(*p - '0') * scale;
+		}
+	*ns = sec * 1000000000u + frac;
+	return true;
+}
+
 /* Days from 1970-01-01 to the civil date y-m-d (proleptic Gregorian). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
@@ -855,23 +879,14 @@ static int64_t digits(const char *p, unsigned n)
 static double line_time(const char *line, const char *end)
 {
 	size_t n = (size_t)(end - line);
-	const char *p;
 
 	if (n && line[0] == '{') {
-		uint64_t sec = 0, frac = 0, scale = 1000000000u;
+		uint64_t ns;
 
-		p = memmem(line, n, "\"ts\":", 5);
-		if (!p)
+		if (!json_number_ns(line, n, "\"ts\":", &ns))
 			return -1;
-		for (p += 5; p < end && *p >= '0' && *p <= '9'; p++)
-			sec = sec * 10 + (uint64_t)(*p - '0');
-		if (p < end && *p == '.')
-			for (p++; p < end && *p >= '0' && *p <= '9' && scale > 1;
-			     p++) {
-				scale /= 10;
-				frac += (uint64_t)(*p - '0') * scale;
-			}
-		return (double)sec + (double)frac / 1e9;
+		return (double)(ns / 1000000000u) +
+		       (double)(ns % 1000000000u) / 1e9;
 	}
 	/* 2026-12-01T19:25:31.564Z */
 	{
@@ -904,20 +919,9 @@ static double line_time(const char *line, const char *end)
  * allocate. */
 static uint64_t json_start_ns(const char *line, size_t n)
 {
-	const char *p = memmem(line, n, ",\"start\":", 9);
-	const char *end = line + n;
-	uint64_t sec = 0, frac = 0, scale = 1000000000u;
+	uint64_t ns;
 
-	if (!p)
-		return 0;
-	for (p += 9; p < end && *p >= '0' && *p <= '9'; p++)
-		sec = sec * 10 + (uint64_t)(*p - '0');
-	if (p < end && *p == '.')
-		for (p++; p < end && *p >= '0' && *p <= '9' && scale > 1; p++) {
-			scale /= 10;
-			frac += (uint64_t)(*p - '0') * scale;
-		}
-	return sec * 1000000000u + frac;
+	return json_number_ns(line, n, ",\"start\":", &ns) ? ns : 0;
 }
 
 /* How far past the noted offset flight_landed reads: the part itself (a
@@ -1109,11 +1113,10 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		SM_SYSCALL(SYS_close, fd);
 		return false;
 	}
-	/* One byte before the tail too: a line that starts right at it (the
-	 * byte before is a newline) is kept whole (a review's). */
-	off = (size_t)sb.st_size > tail_max - 1
-		      ? (size_t)sb.st_size - (tail_max - 1) - 1
-		      : 0;
+	/* The last tail_max - 1 bytes and the one before them: a line that
+	 * starts right at the tail (the byte before is a newline) is kept
+	 * whole (a review's). */
+	off = (size_t)sb.st_size >= tail_max ? (size_t)sb.st_size - tail_max : 0;
 	len = (size_t)sb.st_size - off;
 	/* Read, not mapped: a log another process cuts short meanwhile
 	 * (logrotate's copytruncate) made the mapping's pages past its new
@@ -1131,16 +1134,16 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		return false;
 	}
 	len = (size_t)got;
+	end = map + len;
 	/* A tail that starts within a line: its first piece is no record. */
+	p = map;
 	if (off) {
-		const char *nl = memchr(map, '\n', len);
-
-		if (!nl) {
+		p = memchr(map, '\n', len);
+		if (!p) {
 			munmap(map, tail_max);
 			return false;
 		}
-		memmove(map, nl + 1, (size_t)(map + len - (nl + 1)));
-		len = (size_t)(map + len - (nl + 1));
+		p++;
 	}
 	snprintf(pj, sizeof(pj), ",\"pid\":%" PRId64 ",", img->hdr.pid);
 	snprintf(pt, sizeof(pt), " sockmeter exit pid=%" PRId64 " ",
@@ -1149,8 +1152,7 @@ static bool log_has_final_in(const struct image *img, const char *path,
 		 img->hdr.pid);
 	snprintf(pid_text, sizeof(pid_text), " pid=%" PRId64 " ",
 		 img->hdr.pid);
-	end = map + len;
-	for (p = map; p < end && !found;) {
+	for (; p < end && !found;) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
 		const char *line = p;
 
