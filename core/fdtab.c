@@ -185,12 +185,26 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 	 * that would have landed after the exchange.  Most words of a
 	 * connection (error classes, size buckets) stay 0, and a locked
 	 * exchange costs ~20 cycles each: 60 of them were most of a close's
-	 * own CPU (docs/performance.md#churn). */
-	for (i = 0; i < FD_COUNTERS_WORDS; i++)
-		dst[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE)
-				 ? __atomic_exchange_n(&src[i], 0,
-						       __ATOMIC_ACQ_REL)
-				 : 0;
+	 * own CPU (docs/performance.md#churn).  Four words are read at a
+	 * time first, and a group read as all 0 is left alone as each of
+	 * its words would be: a size histogram is mostly such groups. */
+	_Static_assert(FD_COUNTERS_WORDS % 4 == 0, "groups of four words");
+	for (i = 0; i < FD_COUNTERS_WORDS; i += 4) {
+		size_t j;
+
+		if (!(__atomic_load_n(&src[i], __ATOMIC_ACQUIRE) |
+		      __atomic_load_n(&src[i + 1], __ATOMIC_ACQUIRE) |
+		      __atomic_load_n(&src[i + 2], __ATOMIC_ACQUIRE) |
+		      __atomic_load_n(&src[i + 3], __ATOMIC_ACQUIRE))) {
+			dst[i] = dst[i + 1] = dst[i + 2] = dst[i + 3] = 0;
+			continue;
+		}
+		for (j = i; j < i + 4; j++)
+			dst[j] = __atomic_load_n(&src[j], __ATOMIC_ACQUIRE)
+					 ? __atomic_exchange_n(&src[j], 0,
+							       __ATOMIC_ACQ_REL)
+					 : 0;
+	}
 }
 
 /*
@@ -711,10 +725,13 @@ void fd_derive_calls(struct fd_counters *c)
 	}
 }
 
-void fd_counters_add(struct fd_counters *a, const struct fd_counters *b)
+/* (restrict: the compiler adds two words at a time; no caller adds a
+ * struct to itself.) */
+void fd_counters_add(struct fd_counters *restrict a,
+		     const struct fd_counters *restrict b)
 {
-	uint64_t *dst = (uint64_t *)a;
-	const uint64_t *src = (const uint64_t *)b;
+	uint64_t *restrict dst = (uint64_t *)a;
+	const uint64_t *restrict src = (const uint64_t *)b;
 	size_t i;
 
 	for (i = 0; i < FD_COUNTERS_WORDS; i++)

@@ -185,16 +185,6 @@ sbuf_kv(struct sbuf *b, const char *key, uint64_t v)
 	sbuf_add_u64(b, v);
 }
 
-/* us microseconds in milliseconds as "%.3f" prints us / 1e3: the same
- * digits, since a whole number of microseconds has three decimals and
- * the double printf was given lay within 1e-9 of it. */
-static void sbuf_add_ms3(struct sbuf *b, uint64_t us)
-{
-	sbuf_add_u64(b, us / 1000);
-	sbuf_addc(b, '.');
-	sbuf_add_dec(b, us % 1000, 3);
-}
-
 static const uint64_t pow10_u64[] = {
 	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
 	1000000000
@@ -274,11 +264,87 @@ static void sbuf_add_double(struct sbuf *b, double d, unsigned decimals)
 	}
 }
 
+/*
+ * A text record's fields written at a cursor, into room reserved once
+ * (TEXT_KERNEL_ROOM): a call, a reservation and a NUL per number were
+ * most of text_kernel's instructions (callgrind, a short connection's
+ * close record).  The same digits as the sbuf_* helpers above.
+ */
+#define TEXT_KERNEL_ROOM 1024 /* 18 fields of at most 20 + 48 bytes */
+
+static inline __attribute__((always_inline)) char *at_s(char *p,
+							const char *lit)
+{
+	size_t n = strlen(lit);
+
+	memcpy(p, lit, n);
+	return p + n;
+}
+
+static inline __attribute__((always_inline)) char *at_kv(char *p,
+							 const char *key,
+							 uint64_t v)
+{
+	p = at_s(p, key);
+	return p + put_dec(p, v, 1);
+}
+
+/* us microseconds in milliseconds as "%.3f" prints us / 1e3: the same
+ * digits, since a whole number of microseconds has three decimals and
+ * the double printf was given lay within 1e-9 of it. */
+static char *at_ms3(char *p, uint64_t us)
+{
+	p += put_dec(p, us / 1000, 1);
+	*p++ = '.';
+	return p + put_dec(p, us % 1000, 3);
+}
+
+/*
+ * v / 10^scale, as "%.*f" prints that double (at most 48 bytes).  In
+ * whole numbers where that reads the same (a close record's duration and
+ * three time limits): below 2^53 the double v / 10^scale lies within
+ * v * 2^-53 < 1 unit of v of the exact quotient, so it rounds to
+ * `decimals` as the quotient does, unless the quotient is exactly
+ * half-way (r == half below), where the double's own error decides:
+ * put_double's way then, and printf's past it.
+ */
+static char *at_fixed(char *p, uint64_t v, unsigned scale, unsigned decimals)
+{
+	double d = (double)v / (double)pow10_u64[scale];
+	size_t n;
+
+	if (scale > decimals && scale <= 9 && v < (1ull << 53)) {
+		uint64_t unit = pow10_u64[scale - decimals], q = v / unit;
+		uint64_t r = v % unit, half = unit / 2;
+
+		if (r != half) {
+			q += r > half;
+			p += put_dec(p, q / pow10_u64[decimals], 1);
+			if (decimals) {
+				*p++ = '.';
+				p += put_dec(p, q % pow10_u64[decimals],
+					     decimals);
+			}
+			return p;
+		}
+	}
+	n = put_double(p, d, decimals);
+	if (!n) {
+		int w = snprintf(p, 48, "%.*f", (int)decimals, d);
+
+		n = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
+	}
+	return p + n;
+}
+
 /* v / 10^scale, as "%.*f" prints that double. */
 static void sbuf_add_fixed(struct sbuf *b, uint64_t v, unsigned scale,
 			   unsigned decimals)
 {
-	sbuf_add_double(b, (double)v / (double)pow10_u64[scale], decimals);
+	if (!sbuf_reserve(b, 48))
+		return;
+	b->len = (size_t)(at_fixed(b->p + b->len, v, scale, decimals) - b->p);
+	b->p[b->len] = '\0';
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0.  Valid
@@ -360,15 +426,25 @@ static void json_str(struct sbuf *b, const char *str)
 
 static void json_ts(struct sbuf *b, const char *key, uint64_t ns)
 {
-	sbuf_adds(b, ",\"");
-	sbuf_adds(b, key);
-	if (ns == 0) {
-		sbuf_adds(b, "\":null");
+	size_t n = strlen(key);
+	char *p;
+
+	if (!sbuf_reserve(b, n + 48)) /* 2 + key + 2 + 20 + 1 + 6 */
 		return;
+	p = b->p + b->len;
+	*p++ = ',';
+	*p++ = '"';
+	memcpy(p, key, n);
+	p += n;
+	if (ns == 0) {
+		p = at_s(p, "\":null");
+	} else {
+		p = at_kv(p, "\":", ns / 1000000000u);
+		*p++ = '.';
+		p += put_dec(p, (ns % 1000000000u) / 1000u, 6);
 	}
-	sbuf_kv(b, "\":", ns / 1000000000u);
-	sbuf_addc(b, '.');
-	sbuf_add_dec(b, (ns % 1000000000u) / 1000u, 6);
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 }
 
 void summary_span_label(const struct config *c, unsigned k, char *buf,
@@ -436,27 +512,38 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 			  const struct config *cfg, enum zero_rule zero)
 {
 	unsigned d, e;
+	char *p;
 
+	/* At a cursor (TEXT_KERNEL_ROOM's reason): 4 counters and 2 error
+	 * objects, at most 2 * (15 + 20 + 15 + 20 + 16 + 3 * (8 + 20) + 1)
+	 * bytes. */
+	if (!sbuf_reserve(b, 512))
+		return;
+	p = b->p + b->len;
 	for (d = 0; d < DIR_COUNT; d++) {
 		if (cfg->category[CAT_BYTES])
-			sbuf_kv(b, d ? ",\"bytes_out\":" : ",\"bytes_in\":",
-				c->bytes[d]);
+			p = at_kv(p, d ? ",\"bytes_out\":" : ",\"bytes_in\":",
+				  c->bytes[d]);
 		if (cfg->category[CAT_CALLS])
-			sbuf_kv(b, d ? ",\"calls_out\":" : ",\"calls_in\":",
-				c->calls[d]);
+			p = at_kv(p, d ? ",\"calls_out\":" : ",\"calls_in\":",
+				  c->calls[d]);
 	}
 	if (cfg->category[CAT_ERRORS])
 		for (d = 0; d < DIR_COUNT; d++) {
 			if (zero == ZERO_OMIT && all_zero(c->errors[d], ERR_COUNT))
 				continue;
-			sbuf_adds(b, d ? ",\"errors_out\":{" : ",\"errors_in\":{");
+			p = at_s(p, d ? ",\"errors_out\":{" : ",\"errors_in\":{");
 			for (e = 0; e < ERR_COUNT; e++) {
-				sbuf_adds(b, e ? ",\"" : "\"");
-				sbuf_adds(b, err_names[e]);
-				sbuf_kv(b, "\":", c->errors[d][e]);
+				size_t n = strlen(err_names[e]);
+
+				p = at_s(p, e ? ",\"" : "\"");
+				memcpy(p, err_names[e], n);
+				p = at_kv(p + n, "\":", c->errors[d][e]);
 			}
-			sbuf_addc(b, '}');
+			*p++ = '}';
 		}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 	if (cfg->category[CAT_SIZES])
 		for (d = 0; d < DIR_COUNT; d++) {
 			if (zero == ZERO_OMIT &&
@@ -524,28 +611,36 @@ static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
 	return (end - f->s.opened_ns) / 1000u;
 }
 
-static void json_limit(struct sbuf *b, const char *key, uint64_t us,
-		       uint64_t life)
+/* ",\"<key>_us\":N" and, when the connection's life is known, its
+ * fraction of it (in [0, 1]: put_double prints every such number);
+ * at most 2 * (2 + 14) + 12 + 20 + 28 bytes for the keys used. */
+static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 {
-	sbuf_adds(b, ",\"");
-	sbuf_adds(b, key);
-	sbuf_kv(b, "_us\":", us);
+	size_t n = strlen(key);
+
+	*p++ = ',';
+	*p++ = '"';
+	memcpy(p, key, n);
+	p = at_kv(p + n, "_us\":", us);
 	if (life) {
-		sbuf_adds(b, ",\"");
-		sbuf_adds(b, key);
-		sbuf_adds(b, "_frac\":");
-		sbuf_add_double(b, tcpinfo_fraction(us, life), 4);
+		*p++ = ',';
+		*p++ = '"';
+		memcpy(p, key, n);
+		p = at_s(p + n, "_frac\":");
+		p += put_double(p, tcpinfo_fraction(us, life), 4);
 	}
+	return p;
 }
 
 /* "tcp":{...} with the fields the kernel's answer covered, then the
- * unseen bytes. */
+ * unseen bytes; the numbers at a cursor (TEXT_KERNEL_ROOM's reason). */
 static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 			const struct config *c, uint64_t ts_ns)
 {
 	const struct tcpinfo *ti = &f->s.ti;
 	uint64_t life = life_us(f, ts_ns), us;
 	const char *limit;
+	char *p;
 
 	if (c->category[CAT_NAMES] && f->peer_name[0]) {
 		sbuf_adds(b, ",\"peer_name\":");
@@ -555,48 +650,58 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	}
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	sbuf_kv(b, ",\"tcp\":{\"state\":", ti->state);
-	sbuf_kv(b, ",\"rtt_us\":", ti->rtt_us);
-	sbuf_kv(b, ",\"rttvar_us\":", ti->rttvar_us);
+	/* 17 keys of at most 19 bytes with 20 digits each, 3 limits of at
+	 * most 96 and limited_by's 31: under 1,024. */
+	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+		return;
+	p = b->p + b->len;
+	p = at_kv(p, ",\"tcp\":{\"state\":", ti->state);
+	p = at_kv(p, ",\"rtt_us\":", ti->rtt_us);
+	p = at_kv(p, ",\"rttvar_us\":", ti->rttvar_us);
 	if (ti->have & TI_MIN_RTT)
-		sbuf_kv(b, ",\"min_rtt_us\":", ti->min_rtt_us);
-	sbuf_kv(b, ",\"retrans\":", ti->total_retrans);
+		p = at_kv(p, ",\"min_rtt_us\":", ti->min_rtt_us);
+	p = at_kv(p, ",\"retrans\":", ti->total_retrans);
 	if (ti->have & TI_BYTES_RETRANS)
-		sbuf_kv(b, ",\"bytes_retrans\":", ti->bytes_retrans);
-	sbuf_kv(b, ",\"lost\":", ti->lost);
-	sbuf_kv(b, ",\"reordering\":", ti->reordering);
+		p = at_kv(p, ",\"bytes_retrans\":", ti->bytes_retrans);
+	p = at_kv(p, ",\"lost\":", ti->lost);
+	p = at_kv(p, ",\"reordering\":", ti->reordering);
 	if (ti->have & TI_DELIVERY)
-		sbuf_kv(b, ",\"delivery_rate\":", ti->delivery_rate);
-	sbuf_kv(b, ",\"snd_cwnd\":", ti->snd_cwnd);
-	sbuf_kv(b, ",\"pmtu\":", ti->pmtu);
+		p = at_kv(p, ",\"delivery_rate\":", ti->delivery_rate);
+	p = at_kv(p, ",\"snd_cwnd\":", ti->snd_cwnd);
+	p = at_kv(p, ",\"pmtu\":", ti->pmtu);
 	if (ti->have & TI_LIMITS) {
-		json_limit(b, "busy", ti->busy_us, life);
-		json_limit(b, "rwnd_limited", ti->rwnd_limited_us, life);
-		json_limit(b, "sndbuf_limited", ti->sndbuf_limited_us, life);
+		p = at_limit(p, "busy", ti->busy_us, life);
+		p = at_limit(p, "rwnd_limited", ti->rwnd_limited_us, life);
+		p = at_limit(p, "sndbuf_limited", ti->sndbuf_limited_us, life);
 		limit = tcpinfo_limit(ti, &us);
 		if (limit) {
-			sbuf_adds(b, ",\"limited_by\":\"");
-			sbuf_adds(b, limit);
-			sbuf_addc(b, '"');
+			size_t n = strlen(limit);
+
+			p = at_s(p, ",\"limited_by\":\"");
+			memcpy(p, limit, n);
+			p += n;
+			*p++ = '"';
 		}
 	}
 	if (ti->have & TI_BYTES) {
-		sbuf_kv(b, ",\"bytes_acked\":", ti->bytes_acked);
-		sbuf_kv(b, ",\"bytes_received\":", ti->bytes_received);
+		p = at_kv(p, ",\"bytes_acked\":", ti->bytes_acked);
+		p = at_kv(p, ",\"bytes_received\":", ti->bytes_received);
 	}
 	if (ti->have & TI_BYTES_RETRANS) {
-		sbuf_kv(b, ",\"bytes_sent\":", ti->bytes_sent);
-		sbuf_kv(b, ",\"notsent\":", ti->notsent);
+		p = at_kv(p, ",\"bytes_sent\":", ti->bytes_sent);
+		p = at_kv(p, ",\"notsent\":", ti->notsent);
 	}
 	if (ti->have & TI_INQ)
-		sbuf_kv(b, ",\"inq\":", ti->inq);
+		p = at_kv(p, ",\"inq\":", ti->inq);
 	if (ti->have & TI_OUTQ)
-		sbuf_kv(b, ",\"outq\":", ti->outq);
-	sbuf_addc(b, '}');
+		p = at_kv(p, ",\"outq\":", ti->outq);
+	*p++ = '}';
 	if (f->have_unseen && c->category[CAT_BYTES]) {
-		sbuf_kv(b, ",\"bytes_in_unseen\":", f->unseen[DIR_IN]);
-		sbuf_kv(b, ",\"bytes_out_unseen\":", f->unseen[DIR_OUT]);
+		p = at_kv(p, ",\"bytes_in_unseen\":", f->unseen[DIR_IN]);
+		p = at_kv(p, ",\"bytes_out_unseen\":", f->unseen[DIR_OUT]);
 	}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 }
 
 static void json_fd(struct sbuf *b, const struct summary_fd *f,
@@ -790,8 +895,15 @@ static void text_time(char *buf, size_t cap, uint64_t ns)
 static void text_clean(char *str)
 {
 	unsigned char *s = (unsigned char *)str;
-	size_t n = strlen(str), i = 0, u;
+	size_t n, i = 0, u;
 
+	/* Most names and every numeric address are printable ASCII: skipped
+	 * a byte at a time, one compare each, before anything else. */
+	while ((unsigned char)(s[i] - 0x21) < 0x7f - 0x21)
+		i++;
+	if (!s[i])
+		return;
+	n = i + strlen(str + i);
 	while (i < n) {
 		if (s[i] < 0x80) {
 			if (s[i] <= 0x20 || s[i] == 0x7f)
@@ -840,9 +952,12 @@ static void human(char *buf, size_t cap, double v)
 	buf[n] = '\0';
 }
 
-/* People read text: errors are shown only when there were some. */
-static void text_counters(struct sbuf *b, const struct fd_counters *c,
-			  const struct config *cfg)
+/* People read text: errors are shown only when there were some.  At most
+ * TEXT_COUNTERS_ROOM bytes at p. */
+#define TEXT_COUNTERS_ROOM 512
+
+static char *at_counters(char *p, const struct fd_counters *c,
+			 const struct config *cfg)
 {
 	unsigned d;
 
@@ -850,23 +965,34 @@ static void text_counters(struct sbuf *b, const struct fd_counters *c,
 		const uint64_t *e = c->errors[d];
 
 		if (cfg->category[CAT_BYTES])
-			sbuf_kv(b, d ? " bytes_out=" : " bytes_in=",
-				c->bytes[d]);
+			p = at_kv(p, d ? " bytes_out=" : " bytes_in=",
+				  c->bytes[d]);
 		if (cfg->category[CAT_CALLS])
-			sbuf_kv(b, d ? " calls_out=" : " calls_in=",
-				c->calls[d]);
+			p = at_kv(p, d ? " calls_out=" : " calls_in=",
+				  c->calls[d]);
 		if (cfg->category[CAT_ERRORS] && e[0] + e[1] + e[2]) {
-			sbuf_kv(b, d ? " errors_out=again:" : " errors_in=again:",
-				e[ERR_AGAIN]);
-			sbuf_kv(b, ",intr:", e[ERR_INTR]);
-			sbuf_kv(b, ",other:", e[ERR_OTHER]);
+			p = at_kv(p, d ? " errors_out=again:"
+				       : " errors_in=again:",
+				  e[ERR_AGAIN]);
+			p = at_kv(p, ",intr:", e[ERR_INTR]);
+			p = at_kv(p, ",other:", e[ERR_OTHER]);
 		}
 		if (cfg->category[CAT_LATENCY]) {
-			sbuf_adds(b, d ? " latency_out=" : " latency_in=");
-			sbuf_add_fixed(b, c->latency_ns[d], 6, 3);
-			sbuf_adds(b, "ms");
+			p = at_s(p, d ? " latency_out=" : " latency_in=");
+			p = at_fixed(p, c->latency_ns[d], 6, 3);
+			p = at_s(p, "ms");
 		}
 	}
+	return p;
+}
+
+static void text_counters(struct sbuf *b, const struct fd_counters *c,
+			  const struct config *cfg)
+{
+	if (!sbuf_reserve(b, TEXT_COUNTERS_ROOM))
+		return;
+	b->len = (size_t)(at_counters(b->p + b->len, c, cfg) - b->p);
+	b->p[b->len] = '\0';
 }
 
 static void text_header(struct sbuf *b, const struct config *c)
@@ -914,7 +1040,7 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 	const struct tcpinfo *ti = &f->s.ti;
 	uint64_t life = life_us(f, ts_ns), us;
 	const char *limit;
-	char h[32], name[NAMES_LEN];
+	char name[NAMES_LEN], *p;
 
 	if (c->category[CAT_NAMES] && f->peer_name[0])
 		sbuf_addf(b, " peer_name=%s lookup=%.3fms",
@@ -922,37 +1048,44 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 			  (double)f->lookup_ns / 1e6);
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	sbuf_adds(b, " rtt=");
-	sbuf_add_ms3(b, ti->rtt_us);
-	sbuf_adds(b, "ms rttvar=");
-	sbuf_add_ms3(b, ti->rttvar_us);
-	sbuf_adds(b, "ms");
+	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+		return;
+	p = b->p + b->len;
+	p = at_s(p, " rtt=");
+	p = at_ms3(p, ti->rtt_us);
+	p = at_s(p, "ms rttvar=");
+	p = at_ms3(p, ti->rttvar_us);
+	p = at_s(p, "ms");
 	if (ti->have & TI_MIN_RTT) {
-		sbuf_adds(b, " min_rtt=");
-		sbuf_add_ms3(b, ti->min_rtt_us);
-		sbuf_adds(b, "ms");
+		p = at_s(p, " min_rtt=");
+		p = at_ms3(p, ti->min_rtt_us);
+		p = at_s(p, "ms");
 	}
-	sbuf_kv(b, " retrans=", ti->total_retrans);
+	p = at_kv(p, " retrans=", ti->total_retrans);
 	if (ti->have & TI_BYTES_RETRANS)
-		sbuf_kv(b, " bytes_retrans=", ti->bytes_retrans);
-	sbuf_kv(b, " lost=", ti->lost);
-	sbuf_kv(b, " reordering=", ti->reordering);
+		p = at_kv(p, " bytes_retrans=", ti->bytes_retrans);
+	p = at_kv(p, " lost=", ti->lost);
+	p = at_kv(p, " reordering=", ti->reordering);
 	if (ti->have & TI_DELIVERY) {
-		human(h, sizeof(h), (double)ti->delivery_rate);
-		sbuf_adds(b, " delivery=");
-		sbuf_adds(b, h);
-		sbuf_adds(b, "/s");
+		p = at_s(p, " delivery=");
+		human(p, 32, (double)ti->delivery_rate);
+		p += strlen(p);
+		p = at_s(p, "/s");
 	}
-	sbuf_kv(b, " cwnd=", ti->snd_cwnd);
-	sbuf_kv(b, " pmtu=", ti->pmtu);
+	p = at_kv(p, " cwnd=", ti->snd_cwnd);
+	p = at_kv(p, " pmtu=", ti->pmtu);
 	if (ti->have & TI_LIMITS) {
-		sbuf_adds(b, " busy=");
-		sbuf_add_fixed(b, ti->busy_us, 6, 3);
-		sbuf_adds(b, "s rwnd_limited=");
-		sbuf_add_fixed(b, ti->rwnd_limited_us, 6, 3);
-		sbuf_adds(b, "s sndbuf_limited=");
-		sbuf_add_fixed(b, ti->sndbuf_limited_us, 6, 3);
-		sbuf_addc(b, 's');
+		p = at_s(p, " busy=");
+		p = at_fixed(p, ti->busy_us, 6, 3);
+		p = at_s(p, "s rwnd_limited=");
+		p = at_fixed(p, ti->rwnd_limited_us, 6, 3);
+		p = at_s(p, "s sndbuf_limited=");
+		p = at_fixed(p, ti->sndbuf_limited_us, 6, 3);
+		*p++ = 's';
+	}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
+	if (ti->have & TI_LIMITS) {
 		limit = tcpinfo_limit(ti, &us);
 		if (limit && life)
 			sbuf_addf(b, " limited_by=%s:%.0f%%", limit,
@@ -962,14 +1095,19 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 			sbuf_adds(b, limit);
 		}
 	}
+	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+		return;
+	p = b->p + b->len;
 	if (ti->have & TI_BYTES) {
-		sbuf_kv(b, " bytes_acked=", ti->bytes_acked);
-		sbuf_kv(b, " bytes_received=", ti->bytes_received);
+		p = at_kv(p, " bytes_acked=", ti->bytes_acked);
+		p = at_kv(p, " bytes_received=", ti->bytes_received);
 	}
 	if (f->have_unseen && c->category[CAT_BYTES]) {
-		sbuf_kv(b, " bytes_in_unseen=", f->unseen[DIR_IN]);
-		sbuf_kv(b, " bytes_out_unseen=", f->unseen[DIR_OUT]);
+		p = at_kv(p, " bytes_in_unseen=", f->unseen[DIR_IN]);
+		p = at_kv(p, " bytes_out_unseen=", f->unseen[DIR_OUT]);
 	}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 }
 
 static void text_fd(struct sbuf *b, const struct summary_fd *f,
@@ -1014,39 +1152,70 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 	sbuf_addc(b, '\n');
 }
 
-/* A close record in text is one line: the connection's whole life. */
+/* A close record in text is one line: the connection's whole life.  Its
+ * head, up to the kernel's view, at a cursor (TEXT_KERNEL_ROOM's
+ * reason). */
 static void text_close(const struct summary *r, const struct config *c,
 		       struct sbuf *b, const char *when)
 {
 	const struct summary_fd *f = &r->fds[0];
-	char local[ADDR_TEXT], peer[ADDR_TEXT], prog[CONFIG_NAME_MAX];
+	char local[ADDR_TEXT], peer[ADDR_TEXT], prog[CONFIG_NAME_MAX], *p;
+	size_t nwhen = strlen(when), nprog, nlocal = 0, npeer = 0;
 	double secs = lifetime_s(f);
 
-	sbuf_adds(b, when);
-	sbuf_adds(b, " sockmeter close pid=");
-	sbuf_add_i64(b, r->pid);
-	sbuf_adds(b, " prog=");
-	sbuf_adds(b, clean_copy(r->prog, prog, sizeof(prog)));
-	sbuf_adds(b, " fd=");
-	sbuf_add_i64(b, f->s.fd);
-	sbuf_adds(b, " kind=");
-	sbuf_adds(b, fd_kind_name(f->s.kind));
+	clean_copy(r->prog, prog, sizeof(prog));
+	nprog = strlen(prog);
 	if (c->category[CAT_PEERS]) {
 		fd_addr_format(&f->s.local, local, sizeof(local));
 		fd_addr_format(&f->s.peer, peer, sizeof(peer));
 		text_clean(local);
 		text_clean(peer);
-		sbuf_adds(b, " local=");
-		sbuf_adds(b, local[0] ? local : "-");
-		sbuf_adds(b, " peer=");
-		sbuf_adds(b, peer[0] ? peer : "-");
+		if (!local[0])
+			strcpy(local, "-");
+		if (!peer[0])
+			strcpy(peer, "-");
+		nlocal = strlen(local);
+		npeer = strlen(peer);
 	}
-	text_counters(b, &f->s.c, c);
+	if (!sbuf_reserve(b, nwhen + nprog + nlocal + npeer + 256 +
+				     TEXT_COUNTERS_ROOM))
+		return;
+	p = b->p + b->len;
+	memcpy(p, when, nwhen);
+	p = at_s(p + nwhen, " sockmeter close pid=");
+	if (r->pid < 0)
+		*p++ = '-';
+	p += put_dec(p, r->pid < 0 ? -(uint64_t)r->pid : (uint64_t)r->pid, 1);
+	p = at_s(p, " prog=");
+	memcpy(p, prog, nprog);
+	p = at_s(p + nprog, " fd=");
+	if (f->s.fd < 0)
+		*p++ = '-';
+	p += put_dec(p, f->s.fd < 0 ? -(uint64_t)(int64_t)f->s.fd
+				   : (uint64_t)f->s.fd, 1);
+	p = at_s(p, " kind=");
+	{
+		const char *kind = fd_kind_name(f->s.kind);
+		size_t n = strlen(kind);
+
+		memcpy(p, kind, n);
+		p += n;
+	}
+	if (c->category[CAT_PEERS]) {
+		p = at_s(p, " local=");
+		memcpy(p, local, nlocal);
+		p = at_s(p + nlocal, " peer=");
+		memcpy(p, peer, npeer);
+		p += npeer;
+	}
+	p = at_counters(p, &f->s.c, c);
 	if (secs >= 0) {
-		sbuf_adds(b, " duration=");
-		sbuf_add_fixed(b, lifetime_ns(f), 9, 3);
-		sbuf_addc(b, 's');
+		p = at_s(p, " duration=");
+		p = at_fixed(p, lifetime_ns(f), 9, 3);
+		*p++ = 's';
 	}
+	*p = '\0';
+	b->len = (size_t)(p - b->p);
 	text_kernel(b, f, c, r->ts_ns);
 	if (f->s.unseen)
 		sbuf_adds(b, " close=unseen");
