@@ -15,6 +15,14 @@
  *   loadgen threads shared|separate N two threads, each N times 1-byte
  *                                     send+recv, on one shared socketpair or
  *                                     on one socketpair each
+ *   loadgen conns N                   N short TCP connections over loopback,
+ *                                     both ends in one thread: connect,
+ *                                     accept, a 64-byte request and a
+ *                                     256-byte reply, both ends closed (the
+ *                                     instructions a connection costs,
+ *                                     close records included: instr.sh;
+ *                                     LOADGEN_CONNS_WAIT=S sleeps S
+ *                                     seconds before exiting)
  *   loadgen stdio CALL N              N times two stdio calls on a FILE on a
  *                                     regular file (not metered: the stdio
  *                                     wrappers' fast path); CALL is putc,
@@ -80,6 +88,7 @@ static void usage(void)
 		"       loadgen percall unix|tcp N\n"
 		"       loadgen manyfds NSOCKETS N [HOLD_SECONDS]\n"
 		"       loadgen threads shared|separate N\n"
+		"       loadgen conns N\n"
 		"       loadgen stdio putc|fwrite|fprintf|getc[-sock] N\n");
 	exit(2);
 }
@@ -350,6 +359,82 @@ static int run_percall(const char *mode, uint64_t n)
 	return 0;
 }
 
+/* --- workload 2b: short connections ------------------------------------ */
+
+static void full_io(int fd, char *buf, size_t n, int out)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = out ? write(fd, buf + done, n - done)
+				: read(fd, buf + done, n - done);
+
+		if (r <= 0)
+			die(out ? "write" : "read");
+		done += (size_t)r;
+	}
+}
+
+/* n connections to the listener l at a, one after the other. */
+static void NOINLINE conns_loop(int l, const struct sockaddr_in *a, uint64_t n)
+{
+	char buf[256];
+	uint64_t i;
+
+	memset(buf, 'q', sizeof(buf));
+	for (i = 0; i < n; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0), s;
+
+		if (c < 0 || connect(c, (const struct sockaddr *)a, sizeof(*a)))
+			die("connect");
+		s = accept(l, NULL, NULL);
+		if (s < 0)
+			die("accept");
+		full_io(c, buf, 64, 1);
+		full_io(s, buf, 64, 0);
+		full_io(s, buf, 256, 1);
+		full_io(c, buf, 256, 0);
+		close(c);
+		close(s);
+	}
+}
+
+static int run_conns(uint64_t n)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	struct meas m;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (l < 0)
+		die("socket");
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 16) ||
+	    getsockname(l, (struct sockaddr *)&a, &len))
+		die("listen on 127.0.0.1");
+	meas_start(&m);
+	conns_loop(l, &a, n);
+	meas_slice(&m, (double)n);
+	meas_end(&m, (double)n);
+	report("conns", "tcp", 4 * n, 320 * n, &m, 1);
+	close(l);
+	/* LOADGEN_CONNS_WAIT=S: sleep S seconds before exiting, so that a
+	 * preload's ticker writes the close records at its tick rather
+	 * than at exit (under valgrind the exit's write cannot be made:
+	 * instr.sh counts the ticker's instructions per record). */
+	if (getenv("LOADGEN_CONNS_WAIT")) {
+		double w = atof(getenv("LOADGEN_CONNS_WAIT"));
+		struct timespec ts = { (time_t)w,
+				       (long)((w - (double)(time_t)w) * 1e9) };
+
+		if (w > 0)
+			nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 /* --- workload 3: many fds ------------------------------------------------ */
 
 /* Raise the soft fd limit to the hard one; returns the hard limit. */
@@ -614,6 +699,8 @@ int main(int argc, char **argv)
 				   argc == 5 ? atof(argv[4]) : 0.0);
 	if (argc == 4 && !strcmp(argv[1], "threads"))
 		return run_threads(argv[2], parse_count(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "conns"))
+		return run_conns(parse_count(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "stdio"))
 		return run_stdio(argv[2], parse_count(argv[3]));
 	usage();
