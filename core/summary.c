@@ -265,12 +265,14 @@ static void sbuf_add_double(struct sbuf *b, double d, unsigned decimals)
 }
 
 /*
- * A text record's fields written at a cursor, into room reserved once
- * (TEXT_KERNEL_ROOM): a call, a reservation and a NUL per number were
- * most of text_kernel's instructions (callgrind, a short connection's
- * close record).  The same digits as the sbuf_* helpers above.
+ * A record's fields written at a cursor, into room reserved once for a
+ * run of them: a call, a reservation and a NUL per number were most of
+ * text_kernel's instructions (callgrind, a short connection's close
+ * record).  The same digits as the sbuf_* helpers above.  Each room is
+ * the most its run can write, counted with 20 digits for any number, 24
+ * for at_ms3, 47 for at_fixed and 31 for human(), and no more: a batch
+ * whose buffer cannot grow (no memory) keeps every record that fits.
  */
-#define TEXT_KERNEL_ROOM 1024 /* 18 fields of at most 20 + 48 bytes */
 
 static inline __attribute__((always_inline)) char *at_s(char *p,
 							const char *lit)
@@ -300,7 +302,7 @@ static char *at_ms3(char *p, uint64_t us)
 }
 
 /*
- * v / 10^scale, as "%.*f" prints that double (at most 48 bytes).  In
+ * v / 10^scale, as "%.*f" prints that double (at most 47 bytes).  In
  * whole numbers where that reads the same (a close record's duration and
  * three time limits): below 2^53 the double v / 10^scale lies within
  * v * 2^-53 < 1 unit of v of the exact quotient, so it rounds to
@@ -329,7 +331,7 @@ static char *at_fixed(char *p, uint64_t v, unsigned scale, unsigned decimals)
 		}
 	}
 	n = put_double(p, d, decimals);
-	if (!n) {
+	if (!n) { /* (no caller's numbers come here: v < 2^64, decimals 3) */
 		int w = snprintf(p, 48, "%.*f", (int)decimals, d);
 
 		n = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
@@ -514,10 +516,9 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 	unsigned d, e;
 	char *p;
 
-	/* At a cursor (TEXT_KERNEL_ROOM's reason): 4 counters and 2 error
-	 * objects, at most 2 * (15 + 20 + 15 + 20 + 16 + 3 * (8 + 20) + 1)
-	 * bytes. */
-	if (!sbuf_reserve(b, 512))
+	/* At a cursor: per direction bytes and calls (2 * (13 + 20)) and
+	 * an error object (15 + 3 * (2 + 5 + 2 + 20) + 1), and a NUL. */
+	if (!sbuf_reserve(b, 2 * (66 + 103) + 1))
 		return;
 	p = b->p + b->len;
 	for (d = 0; d < DIR_COUNT; d++) {
@@ -612,8 +613,9 @@ static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
 }
 
 /* ",\"<key>_us\":N" and, when the connection's life is known, its
- * fraction of it (in [0, 1]: put_double prints every such number);
- * at most 2 * (2 + 14) + 12 + 20 + 28 bytes for the keys used. */
+ * fraction of it (in [0, 1]: put_double prints every such number, in 6
+ * bytes); at most 2 * (2 + 14) + 5 + 20 + 7 + 6 = 70 bytes for the keys
+ * used. */
 static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 {
 	size_t n = strlen(key);
@@ -633,7 +635,7 @@ static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 }
 
 /* "tcp":{...} with the fields the kernel's answer covered, then the
- * unseen bytes; the numbers at a cursor (TEXT_KERNEL_ROOM's reason). */
+ * unseen bytes; the numbers at a cursor. */
 static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 			const struct config *c, uint64_t ts_ns)
 {
@@ -650,9 +652,10 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	}
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	/* 17 keys of at most 19 bytes with 20 digits each, 3 limits of at
-	 * most 96 and limited_by's 31: under 1,024. */
-	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+	/* 17 numbers (213 bytes of keys, 20 digits each), 3 limits of at
+	 * most 70 (at_limit), limited_by's 22, the '}', the unseen bytes'
+	 * 79 and a NUL. */
+	if (!sbuf_reserve(b, 213 + 17 * 20 + 3 * 70 + 22 + 1 + 79 + 1))
 		return;
 	p = b->p + b->len;
 	p = at_kv(p, ",\"tcp\":{\"state\":", ti->state);
@@ -953,8 +956,10 @@ static void human(char *buf, size_t cap, double v)
 }
 
 /* People read text: errors are shown only when there were some.  At most
- * TEXT_COUNTERS_ROOM bytes at p. */
-#define TEXT_COUNTERS_ROOM 512
+ * TEXT_COUNTERS_ROOM bytes at p, its NUL included: per direction bytes
+ * and calls (2 * (11 + 20)), errors (18 + 20 + 6 + 20 + 7 + 20) and
+ * latency (13 + 47 + 2). */
+#define TEXT_COUNTERS_ROOM (2 * (62 + 91 + 62) + 1)
 
 static char *at_counters(char *p, const struct fd_counters *c,
 			 const struct config *cfg)
@@ -1048,7 +1053,10 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 			  (double)f->lookup_ns / 1e6);
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
-	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+	/* rtt, rttvar, min_rtt (3 * 24 + 28 of text), 4 counts (42 + 4 *
+	 * 20), delivery (10 + 31 + 2), cwnd and pmtu (12 + 2 * 20), the
+	 * limits (6 + 15 + 17 + 1 + 3 * 47) and a NUL. */
+	if (!sbuf_reserve(b, 100 + 122 + 43 + 52 + 180 + 1))
 		return;
 	p = b->p + b->len;
 	p = at_s(p, " rtt=");
@@ -1095,7 +1103,11 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 			sbuf_adds(b, limit);
 		}
 	}
-	if (!sbuf_reserve(b, TEXT_KERNEL_ROOM))
+	if (!(ti->have & TI_BYTES) &&
+	    !(f->have_unseen && c->category[CAT_BYTES]))
+		return;
+	/* 13 + 16 + 17 + 18 bytes of keys, 4 numbers, a NUL. */
+	if (!sbuf_reserve(b, 64 + 4 * 20 + 1))
 		return;
 	p = b->p + b->len;
 	if (ti->have & TI_BYTES) {
@@ -1153,8 +1165,7 @@ static void text_fd(struct sbuf *b, const struct summary_fd *f,
 }
 
 /* A close record in text is one line: the connection's whole life.  Its
- * head, up to the kernel's view, at a cursor (TEXT_KERNEL_ROOM's
- * reason). */
+ * head, up to the kernel's view, at a cursor. */
 static void text_close(const struct summary *r, const struct config *c,
 		       struct sbuf *b, const char *when)
 {
@@ -1177,8 +1188,10 @@ static void text_close(const struct summary *r, const struct config *c,
 		nlocal = strlen(local);
 		npeer = strlen(peer);
 	}
-	if (!sbuf_reserve(b, nwhen + nprog + nlocal + npeer + 256 +
-				     TEXT_COUNTERS_ROOM))
+	/* Beyond the four strings: 60 bytes of keys, pid (20), fd (11),
+	 * kind (10), duration (47) and 's'; the counters' room has the NUL. */
+	if (!sbuf_reserve(b, nwhen + nprog + nlocal + npeer + 60 + 20 + 11 +
+				     10 + 47 + 1 + TEXT_COUNTERS_ROOM))
 		return;
 	p = b->p + b->len;
 	memcpy(p, when, nwhen);
