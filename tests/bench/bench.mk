@@ -11,13 +11,13 @@ BENCH_BIN := $(BUILD)/bench/loadgen $(BUILD)/bench/churngen \
 
 .PHONY: bench bench-instr test-instr bench-tcpinfo bench-fork-state
 
-$(BUILD)/bench/loadgen: tests/bench/loadgen.c
+$(BUILD)/bench/loadgen: tests/bench/loadgen.c tests/bench/fullio.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \
 		-Wmissing-prototypes $< -o $@ -pthread
 
-$(BUILD)/bench/churngen: tests/bench/churngen.c
+$(BUILD)/bench/churngen: tests/bench/churngen.c tests/bench/fullio.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -gdwarf-4 -Wall -Wextra -Werror \

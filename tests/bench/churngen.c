@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fullio.h"
+
 #define REQ		64
 #define REPLY		256
 #define DRAIN_WAIT	1.3
@@ -63,20 +65,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void full(int fd, char *buf, size_t n, int out)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = out ? write(fd, buf + done, n - done)
-				: read(fd, buf + done, n - done);
-
-		if (r <= 0)
-			die(out ? "write" : "read");
-		done += (size_t)r;
-	}
-}
-
 static void *client(void *arg)
 {
 	double rate = *(double *)arg, t0 = now_s();
@@ -98,8 +86,8 @@ static void *client(void *arg)
 		if (fd < 0 ||
 		    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
 			die("connect");
-		full(fd, buf, REQ, 1);
-		full(fd, buf, REPLY, 0);
+		full_io(fd, buf, REQ, 1);
+		full_io(fd, buf, REPLY, 0);
 		close(fd);
 		client_conns++;
 	}
@@ -118,10 +106,10 @@ static void *server(void *arg)
 
 		if (fd < 0)
 			die("accept");
-		full(fd, buf, REQ, 0);
+		full_io(fd, buf, REQ, 0);
 		last = buf[0] == 'L';
 		memset(buf, 'r', sizeof(buf));
-		full(fd, buf, REPLY, 1);
+		full_io(fd, buf, REPLY, 1);
 		close(fd);
 		if (last)
 			break;
@@ -246,8 +234,8 @@ int main(int argc, char **argv)
 		if (fd < 0 ||
 		    connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0)
 			die("connect");
-		full(fd, buf, REQ, 1);
-		full(fd, buf, REPLY, 0);
+		full_io(fd, buf, REQ, 1);
+		full_io(fd, buf, REPLY, 0);
 		close(fd);
 	}
 	pthread_join(ts, NULL);

@@ -66,6 +66,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fullio.h"
+
 #define CHUNK (64 * 1024)
 /* noclone: GCC's; clang (which has no such attribute, and -Werror
  * stopped its build) does not clone a noinline function anyway. */
@@ -360,20 +362,6 @@ static int run_percall(const char *mode, uint64_t n)
 }
 
 /* --- workload 2b: short connections ------------------------------------ */
-
-static void full_io(int fd, char *buf, size_t n, int out)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t r = out ? write(fd, buf + done, n - done)
-				: read(fd, buf + done, n - done);
-
-		if (r <= 0)
-			die(out ? "write" : "read");
-		done += (size_t)r;
-	}
-}
 
 /* n connections to the listener l at a, one after the other. */
 static void NOINLINE conns_loop(int l, const struct sockaddr_in *a, uint64_t n)
