@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # tests/bench/churn.sh - the churn part of `make bench` (issue 9): short
-# connections, fork under churn, the ticker's cost per close record, and a
-# real server (nginx + ab).  Configurations alternate round after round
-# (one warm-up round, then CHURN_ROUNDS counted); prints a Markdown section
-# with medians and per-round ratios against no preload, which run.sh adds
-# to BENCHMARKS.md.
+# connections (one client/server pair, and two at once), fork under churn,
+# the ticker's cost per close record, and a real server (nginx + ab).
+# Configurations alternate round after round (one warm-up round, then
+# CHURN_ROUNDS counted); prints a Markdown section with medians and
+# per-round ratios against no preload, which run.sh adds to BENCHMARKS.md.
 #
 #   tests/bench/churn.sh [BUILD_DIR]
 #
@@ -98,6 +98,31 @@ run_gen() {
 		"${line#RESULT }" "$(dropped "$cfg")" >>"$raw"
 }
 
+# run_gen2 ROUND CONFIG: two churngen churn runs at once (both cores busy:
+# one client/server pair leaves the machine half idle, waiting on its own
+# wake-ups), appended to $raw as workload churn2 with their sums.
+run_gen2() {
+	local round=$1 cfg=$2 pa k sum
+	# shellcheck disable=SC2046
+	env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
+		-u SOCKMETER_FORMAT $(envs "$cfg") "$gen" churn "$SECS" \
+		>"$tmp/gen2.a" &
+	pa=$!
+	# shellcheck disable=SC2046
+	env -u SOCKMETER -u SOCKMETER_CONFIG -u SOCKMETER_LOG \
+		-u SOCKMETER_FORMAT $(envs "$cfg") "$gen" churn "$SECS" \
+		>"$tmp/gen2.b" || { echo "churn.sh: churn2 $cfg failed" >&2; exit 2; }
+	wait "$pa" || { echo "churn.sh: churn2 $cfg failed" >&2; exit 2; }
+	sum="workload=churn2"
+	for k in conns conns_per_s cpu_s ticker_cpu_s closes; do
+		sum+=" $k=$(cat "$tmp/gen2.a" "$tmp/gen2.b" | grep '^RESULT ' |
+			grep -o " $k=[0-9.]*" | cut -d= -f2 |
+			awk '{ s += $1 } END { print s + 0 }')"
+	done
+	printf '%s\tchurn2\t%s\t%s dropped=%s\n' "$round" "$cfg" "$sum" \
+		"$(dropped "$cfg")" >>"$raw"
+}
+
 nginx_conf() {
 	local port=$1
 	mkdir -p "$tmp/www"
@@ -156,6 +181,8 @@ for ((r = 0; r <= ROUNDS; r++)); do
 	for cfg in none defaults; do run_gen "$r" forks "$cfg"; done
 	printf '.' >&2
 	for cfg in json records-off lean; do run_gen "$r" churn "$cfg"; done
+	printf '.' >&2
+	for cfg in none defaults; do run_gen2 "$r" "$cfg"; done
 	printf '.' >&2
 	# What a system call costs here (a metered connection adds some).
 	if [ "$r" -gt 0 ] && line=$("$build/bench/syscost" | grep '^RESULT '); then

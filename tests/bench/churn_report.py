@@ -168,6 +168,37 @@ def main():
         "*CPU per connection*: the process's CPU time (both ends, the "
         "ticker, `getrusage`) over its connections, median over the rounds.")
     out.append("")
+    if pick(runs, "churn2", "none"):
+        out.append("### Short connections, two pairs at once")
+        out.append("")
+        out.append(
+            "Two `churngen churn` processes at once, per configuration: one "
+            "client/server pair leaves these 2 cores about half idle (each "
+            "connection waits on its own wake-ups), two keep both busy, "
+            "which is the highest rate the machine allows. Sums over the "
+            "two processes; CPU per connection as above.")
+        out.append("")
+        out.append("| configuration | connections/s | vs no preload | CPU per connection | dropped |")
+        out.append("|---|---:|---:|---:|---:|")
+        for cfg, label in (("none", "no preload"), ("defaults", "defaults")):
+            if not pick(runs, "churn2", cfg):
+                continue
+            cell, m = ratio_cell(runs, "churn2", cfg, "conns_per_s")
+            if cfg == "none":
+                cell = "1"
+            xs = [cpu_per_conn(r)
+                  for r in pick(runs, "churn2", cfg).values()]
+            xs = [x for x in xs if x is not None]
+            out.append("| %s | %.0f | %s | %s | %d |" % (
+                label, value(runs, "churn2", cfg, "conns_per_s"), cell,
+                "%.1f µs" % med(xs) if xs else "–",
+                most(runs, "churn2", cfg, "dropped")))
+            if cfg == "defaults" and m is not None:
+                verdicts.append((
+                    "short connections, two pairs at once (both cores "
+                    "busy), defaults / no preload", "≥ 0.97", cell,
+                    m >= 0.97))
+        out.append("")
     out.extend(syscall_section(runs))
     out.append("### The ticker's cost per close record")
     out.append("")
