@@ -269,9 +269,11 @@ static void sbuf_add_double(struct sbuf *b, double d, unsigned decimals)
  * run of them: a call, a reservation and a NUL per number were most of
  * text_kernel's instructions (callgrind, a short connection's close
  * record).  The same digits as the sbuf_* helpers above.  Each room is
- * the most its run can write, counted with 20 digits for any number, 24
- * for at_ms3, 47 for at_fixed and 31 for human(), and no more: a batch
- * whose buffer cannot grow (no memory) keeps every record that fits.
+ * the most its run could write, counted with 20 digits for any number,
+ * 24 for at_ms3, 47 for at_fixed and 31 for human() (sbuf_reserve adds
+ * the NUL): a worst case that real numbers stay some way under, so that
+ * a batch whose buffer cannot grow (no memory) refuses a record that
+ * would have fitted only by that margin, not by a kilobyte.
  */
 
 static inline __attribute__((always_inline)) char *at_s(char *p,
@@ -431,7 +433,7 @@ static void json_ts(struct sbuf *b, const char *key, uint64_t ns)
 	size_t n = strlen(key);
 	char *p;
 
-	if (!sbuf_reserve(b, n + 48)) /* 2 + key + 2 + 20 + 1 + 6 */
+	if (!sbuf_reserve(b, n + 31)) /* 2 + key + 2 + 20 + 1 + 6 */
 		return;
 	p = b->p + b->len;
 	*p++ = ',';
@@ -517,8 +519,8 @@ static void json_counters(struct sbuf *b, const struct fd_counters *c,
 	char *p;
 
 	/* At a cursor: per direction bytes and calls (2 * (13 + 20)) and
-	 * an error object (15 + 3 * (2 + 5 + 2 + 20) + 1), and a NUL. */
-	if (!sbuf_reserve(b, 2 * (66 + 103) + 1))
+	 * an error object (15 + 3 * (2 + 5 + 2 + 20) + 1). */
+	if (!sbuf_reserve(b, 2 * (66 + 103)))
 		return;
 	p = b->p + b->len;
 	for (d = 0; d < DIR_COUNT; d++) {
@@ -613,9 +615,9 @@ static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
 }
 
 /* ",\"<key>_us\":N" and, when the connection's life is known, its
- * fraction of it (in [0, 1]: put_double prints every such number, in 6
- * bytes); at most 2 * (2 + 14) + 5 + 20 + 7 + 6 = 70 bytes for the keys
- * used. */
+ * fraction of it (tcpinfo_fraction's is in [0, 1], which put_double
+ * prints; printf what it would not, cut to 47 bytes); at most
+ * 2 * (2 + 14) + 5 + 20 + 7 + 47 = 111 bytes for the keys used. */
 static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 {
 	size_t n = strlen(key);
@@ -625,11 +627,20 @@ static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 	memcpy(p, key, n);
 	p = at_kv(p + n, "_us\":", us);
 	if (life) {
+		double f = tcpinfo_fraction(us, life);
+		size_t m;
+
 		*p++ = ',';
 		*p++ = '"';
 		memcpy(p, key, n);
 		p = at_s(p + n, "_frac\":");
-		p += put_double(p, tcpinfo_fraction(us, life), 4);
+		m = put_double(p, f, 4);
+		if (!m) {
+			int w = snprintf(p, 48, "%.4f", f);
+
+			m = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
+		}
+		p += m;
 	}
 	return p;
 }
@@ -654,8 +665,8 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 		return;
 	/* 17 numbers (213 bytes of keys, 20 digits each), 3 limits of at
 	 * most 70 (at_limit), limited_by's 22, the '}', the unseen bytes'
-	 * 79 and a NUL. */
-	if (!sbuf_reserve(b, 213 + 17 * 20 + 3 * 70 + 22 + 1 + 79 + 1))
+	 * 79. */
+	if (!sbuf_reserve(b, 213 + 17 * 20 + 3 * 111 + 22 + 1 + 79))
 		return;
 	p = b->p + b->len;
 	p = at_kv(p, ",\"tcp\":{\"state\":", ti->state);
@@ -956,10 +967,10 @@ static void human(char *buf, size_t cap, double v)
 }
 
 /* People read text: errors are shown only when there were some.  At most
- * TEXT_COUNTERS_ROOM bytes at p, its NUL included: per direction bytes
+ * TEXT_COUNTERS_ROOM bytes at p (and a NUL): per direction bytes
  * and calls (2 * (11 + 20)), errors (18 + 20 + 6 + 20 + 7 + 20) and
  * latency (13 + 47 + 2). */
-#define TEXT_COUNTERS_ROOM (2 * (62 + 91 + 62) + 1)
+#define TEXT_COUNTERS_ROOM (2 * (62 + 91 + 62))
 
 static char *at_counters(char *p, const struct fd_counters *c,
 			 const struct config *cfg)
@@ -1055,8 +1066,8 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 		return;
 	/* rtt, rttvar, min_rtt (3 * 24 + 28 of text), 4 counts (42 + 4 *
 	 * 20), delivery (10 + 31 + 2), cwnd and pmtu (12 + 2 * 20), the
-	 * limits (6 + 15 + 17 + 1 + 3 * 47) and a NUL. */
-	if (!sbuf_reserve(b, 100 + 122 + 43 + 52 + 180 + 1))
+	 * limits (6 + 15 + 17 + 1 + 3 * 47). */
+	if (!sbuf_reserve(b, 100 + 122 + 43 + 52 + 180))
 		return;
 	p = b->p + b->len;
 	p = at_s(p, " rtt=");
@@ -1106,8 +1117,8 @@ static void text_kernel(struct sbuf *b, const struct summary_fd *f,
 	if (!(ti->have & TI_BYTES) &&
 	    !(f->have_unseen && c->category[CAT_BYTES]))
 		return;
-	/* 13 + 16 + 17 + 18 bytes of keys, 4 numbers, a NUL. */
-	if (!sbuf_reserve(b, 64 + 4 * 20 + 1))
+	/* 13 + 16 + 17 + 18 bytes of keys, 4 numbers. */
+	if (!sbuf_reserve(b, 64 + 4 * 20))
 		return;
 	p = b->p + b->len;
 	if (ti->have & TI_BYTES) {
@@ -1189,7 +1200,7 @@ static void text_close(const struct summary *r, const struct config *c,
 		npeer = strlen(peer);
 	}
 	/* Beyond the four strings: 60 bytes of keys, pid (20), fd (11),
-	 * kind (10), duration (47) and 's'; the counters' room has the NUL. */
+	 * kind (10), duration (47) and 's', the counters'. */
 	if (!sbuf_reserve(b, nwhen + nprog + nlocal + npeer + 60 + 20 + 11 +
 				     10 + 47 + 1 + TEXT_COUNTERS_ROOM))
 		return;
