@@ -333,7 +333,7 @@ static char *at_fixed(char *p, uint64_t v, unsigned scale, unsigned decimals)
 		}
 	}
 	n = put_double(p, d, decimals);
-	if (!n) { /* (no caller's numbers come here: v < 2^64, decimals 3) */
+	if (!n) { /* (no caller's come here: d < 2^63, decimals <= 6) */
 		int w = snprintf(p, 48, "%.*f", (int)decimals, d);
 
 		n = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
@@ -664,7 +664,7 @@ static void json_kernel(struct sbuf *b, const struct summary_fd *f,
 	if (!c->category[CAT_TCP_INFO] || !(ti->have & TI_BASE))
 		return;
 	/* 17 numbers (213 bytes of keys, 20 digits each), 3 limits of at
-	 * most 70 (at_limit), limited_by's 22, the '}', the unseen bytes'
+	 * most 111 (at_limit), limited_by's 22, the '}', the unseen bytes'
 	 * 79. */
 	if (!sbuf_reserve(b, 213 + 17 * 20 + 3 * 111 + 22 + 1 + 79))
 		return;
