@@ -303,6 +303,20 @@ static char *at_ms3(char *p, uint64_t us)
 	return p + put_dec(p, us % 1000, 3);
 }
 
+/* d with `decimals` decimals, as "%.*f" prints it, cut to 47 bytes
+ * (put_double's, printf's past it: a number of 2^63 or more). */
+static char *at_double(char *p, double d, unsigned decimals)
+{
+	size_t n = put_double(p, d, decimals);
+
+	if (!n) {
+		int w = snprintf(p, 48, "%.*f", (int)decimals, d);
+
+		n = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
+	}
+	return p + n;
+}
+
 /*
  * v / 10^scale, as "%.*f" prints that double (at most 47 bytes).  In
  * whole numbers where that reads the same (a close record's duration and
@@ -314,9 +328,6 @@ static char *at_ms3(char *p, uint64_t us)
  */
 static char *at_fixed(char *p, uint64_t v, unsigned scale, unsigned decimals)
 {
-	double d = (double)v / (double)pow10_u64[scale];
-	size_t n;
-
 	if (scale > decimals && scale <= 9 && v < (1ull << 53)) {
 		uint64_t unit = pow10_u64[scale - decimals], q = v / unit;
 		uint64_t r = v % unit, half = unit / 2;
@@ -332,13 +343,7 @@ static char *at_fixed(char *p, uint64_t v, unsigned scale, unsigned decimals)
 			return p;
 		}
 	}
-	n = put_double(p, d, decimals);
-	if (!n) { /* (no caller's come here: d < 2^63, decimals <= 6) */
-		int w = snprintf(p, 48, "%.*f", (int)decimals, d);
-
-		n = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
-	}
-	return p + n;
+	return at_double(p, (double)v / (double)pow10_u64[scale], decimals);
 }
 
 /* v / 10^scale, as "%.*f" prints that double. */
@@ -615,8 +620,7 @@ static uint64_t life_us(const struct summary_fd *f, uint64_t ts_ns)
 }
 
 /* ",\"<key>_us\":N" and, when the connection's life is known, its
- * fraction of it (tcpinfo_fraction's is in [0, 1], which put_double
- * prints; printf what it would not, cut to 47 bytes); at most
+ * fraction of it (in [0, 1]: tcpinfo_fraction); at most
  * 2 * (2 + 14) + 5 + 20 + 7 + 47 = 111 bytes for the keys used. */
 static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 {
@@ -627,20 +631,11 @@ static char *at_limit(char *p, const char *key, uint64_t us, uint64_t life)
 	memcpy(p, key, n);
 	p = at_kv(p + n, "_us\":", us);
 	if (life) {
-		double f = tcpinfo_fraction(us, life);
-		size_t m;
-
 		*p++ = ',';
 		*p++ = '"';
 		memcpy(p, key, n);
 		p = at_s(p + n, "_frac\":");
-		m = put_double(p, f, 4);
-		if (!m) {
-			int w = snprintf(p, 48, "%.4f", f);
-
-			m = w < 0 ? 0 : (size_t)w < 48 ? (size_t)w : 47;
-		}
-		p += m;
+		p = at_double(p, tcpinfo_fraction(us, life), 4);
 	}
 	return p;
 }
