@@ -63,10 +63,28 @@ def cpu_per_conn(r):
     return r["cpu_s"] / r["conns"] * 1e6
 
 
-def cpu_cell(runs, cfg):
-    xs = [cpu_per_conn(r) for r in pick(runs, "churn", cfg).values()]
+def cpu_cell(runs, wl, cfg):
+    xs = [cpu_per_conn(r) for r in pick(runs, wl, cfg).values()]
     xs = [x for x in xs if x is not None]
     return "%.1f µs" % med(xs) if xs else "–"
+
+
+def conn_rows(runs, wl, cfgs, out):
+    """The rows of a short-connection table (workload wl) into out;
+    returns the defaults' ratio cell and median (None: not run)."""
+    got = ("-", None)
+    for cfg, label in cfgs:
+        if not pick(runs, wl, cfg):
+            continue
+        cell, m = ratio_cell(runs, wl, cfg, "conns_per_s")
+        if cfg == "none":
+            cell = "1"
+        out.append("| %s | %.0f | %s | %s | %d |" % (
+            label, value(runs, wl, cfg, "conns_per_s"), cell,
+            cpu_cell(runs, wl, cfg), most(runs, wl, cfg, "dropped")))
+        if cfg == "defaults":
+            got = (cell, m)
+    return got
 
 
 def syscall_section(runs):
@@ -144,25 +162,17 @@ def main():
     out.append("| configuration | connections/s | vs no preload | CPU per connection | dropped |")
     out.append("|---|---:|---:|---:|---:|")
     verdicts = []
-    for cfg, label in (("none", "no preload"), ("off", "enabled = false"),
-                       ("defaults", "defaults (text records)"),
-                       ("json", "format = json"),
-                       ("records-off", "close_records = off"),
-                       ("lean", "tcp_info = false, peers = false")):
-        if not pick(runs, "churn", cfg):
-            continue
-        cell, m = ratio_cell(runs, "churn", cfg, "conns_per_s")
-        if cfg == "none":
-            cell = "1"
-        out.append("| %s | %.0f | %s | %s | %d |" % (
-            label, value(runs, "churn", cfg, "conns_per_s"), cell,
-            cpu_cell(runs, cfg), most(runs, "churn", cfg, "dropped")))
-        if cfg == "defaults" and m is not None:
-            verdicts.append(("short connections, defaults / no preload",
-                             "≥ 0.97", cell, m >= 0.97))
-            d = most(runs, "churn", cfg, "dropped")
-            verdicts.append(("close records dropped, defaults", "0", str(d),
-                             d == 0))
+    cell, m = conn_rows(runs, "churn", (
+        ("none", "no preload"), ("off", "enabled = false"),
+        ("defaults", "defaults (text records)"), ("json", "format = json"),
+        ("records-off", "close_records = off"),
+        ("lean", "tcp_info = false, peers = false")), out)
+    if m is not None:
+        verdicts.append(("short connections, defaults / no preload",
+                         "≥ 0.97", cell, m >= 0.97))
+        d = most(runs, "churn", "defaults", "dropped")
+        verdicts.append(("close records dropped, defaults", "0", str(d),
+                         d == 0))
     out.append("")
     out.append(
         "*CPU per connection*: the process's CPU time (both ends, the "
@@ -180,24 +190,12 @@ def main():
         out.append("")
         out.append("| configuration | connections/s | vs no preload | CPU per connection | dropped |")
         out.append("|---|---:|---:|---:|---:|")
-        for cfg, label in (("none", "no preload"), ("defaults", "defaults")):
-            if not pick(runs, "churn2", cfg):
-                continue
-            cell, m = ratio_cell(runs, "churn2", cfg, "conns_per_s")
-            if cfg == "none":
-                cell = "1"
-            xs = [cpu_per_conn(r)
-                  for r in pick(runs, "churn2", cfg).values()]
-            xs = [x for x in xs if x is not None]
-            out.append("| %s | %.0f | %s | %s | %d |" % (
-                label, value(runs, "churn2", cfg, "conns_per_s"), cell,
-                "%.1f µs" % med(xs) if xs else "–",
-                most(runs, "churn2", cfg, "dropped")))
-            if cfg == "defaults" and m is not None:
-                verdicts.append((
-                    "short connections, two pairs at once (both cores "
-                    "busy), defaults / no preload", "≥ 0.97", cell,
-                    m >= 0.97))
+        cell, m = conn_rows(runs, "churn2", (("none", "no preload"),
+                                             ("defaults", "defaults")), out)
+        if m is not None:
+            verdicts.append((
+                "short connections, two pairs at once (both cores "
+                "busy), defaults / no preload", "≥ 0.97", cell, m >= 0.97))
         out.append("")
     out.extend(syscall_section(runs))
     out.append("### The ticker's cost per close record")
