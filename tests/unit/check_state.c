@@ -1384,6 +1384,11 @@ int main(void)
 	Suite *s = suite_create("state");
 	TCase *tc = tcase_create("state");
 
+	/* test_recovery_reads_ring_entries_wrapped_around recovers 8,000
+	 * queue entries: 20-30 s under make test-asan's options (fake
+	 * stacks for use-after-return), which reached the 4 s default
+	 * stretched tenfold on a loaded machine (a CI run). */
+	tcase_set_timeout(tc, 30);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc,
