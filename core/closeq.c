@@ -141,6 +141,16 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	ask_drain(q, head);
 }
 
+void closeq_prepare(struct closeq *q)
+{
+	uint64_t head;
+
+	if (!q->back)
+		return;
+	head = LOAD(&q->sh->head);
+	q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
+}
+
 uint64_t closeq_pending(const struct closeq *q)
 {
 	return LOAD(&q->sh->head) - LOAD(&q->sh->tail);

@@ -112,6 +112,20 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns);
 
 /*
+ * closeq_prepare - back the place the next push takes, before a slot is
+ * retired.  The backing is system calls only on a chunk's first use: made
+ * here, the retire and the push that follows are a few stores apart, and
+ * a fatal signal there (one held back during the backing and delivered at
+ * its end, as ssh's SIGHUP to its ProxyCommand was) no longer ends a
+ * process whose connection is in neither its slot nor the ring.  (A push
+ * of another thread's that takes this place first sends ours to the next
+ * one, which the backing of a chunk's first place has backed too, but
+ * for the ring's second chunk: there the push backs it, as before.)
+ * Context: any thread and signal handler.
+ */
+void closeq_prepare(struct closeq *q);
+
+/*
  * closeq_pending - records queued and not taken yet (an estimate while
  * producers push).
  * Context: any thread.

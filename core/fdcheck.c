@@ -177,6 +177,7 @@ static uint32_t retire(struct fdtab *t, struct closeq *q, int fd,
 {
 	struct fd_snapshot s;
 
+	closeq_prepare(q);
 	if (!fdtab_retire_gen(t, fd, gen, &s))
 		return 0;
 	s.unseen = true;

@@ -204,7 +204,12 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		  const struct fd_addr *peer)
 {
 	struct fd_snapshot stale;
+	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 
+	/* A reused number whose close was not seen: its record is pushed
+	 * after the retire (closeq_prepare). */
+	if (slot && fd_kind_tracked(fdtab_kind(slot)))
+		closeq_prepare(&m->q);
 	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
 		       peer, &stale)) {
 		stale.unseen = true;
@@ -263,9 +268,16 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 	struct fd_snapshot s;
 	/* One stripe for both ends, should the host move the stripes
 	 * meanwhile (the preload does, once, at start-up). */
-	uint32_t *inflight = meter_inflight_enter(m);
+	uint32_t *inflight;
+	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 	int had;
 
+	/* A tracked slot's record will be pushed: its place in the ring
+	 * backed first, so that nothing between the retire and the push
+	 * is a system call (closeq_prepare). */
+	if (slot && fd_kind_tracked(fdtab_kind(slot)))
+		closeq_prepare(&m->q);
+	inflight = meter_inflight_enter(m);
 	had = gen ? fdtab_retire_gen(&m->tab, fd, *gen, &s)
 		  : fdtab_retire(&m->tab, fd, &s);
 	if (had) {
