@@ -476,6 +476,33 @@ static int open_replace(const char *path)
 			    0644);
 }
 
+/* Around a write of ours: SIGPIPE and SIGXFSZ blocked, so that it cannot
+ * kill the host, and swallowed when it raised them (guard_end). */
+struct write_guard {
+	sigset_t old, before;
+};
+
+static void guard_begin(struct write_guard *g)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGPIPE);
+	sigaddset(&block, SIGXFSZ);
+	raw_sigmask(SIG_BLOCK, &block, &g->old);
+	sigpending(&g->before);
+}
+
+static void guard_end(struct write_guard *g)
+{
+	sigset_t after;
+
+	sigpending(&after);
+	swallow(SIGPIPE, &g->before, &after);
+	swallow(SIGXFSZ, &g->before, &after);
+	raw_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 /* Write buf to fd with SIGPIPE and SIGXFSZ blocked, so our own write
  * cannot kill the host; swallow the ones it raised.  A write that failed
  * half-way (a full disk) left part of a batch: with cut >= 0 the file is
@@ -485,25 +512,18 @@ static int open_replace(const char *path)
 static int guarded_write(int fd, const char *buf, size_t len, off_t cut,
 			 size_t *done, int wait_ms)
 {
-	sigset_t block, old, before, after;
+	struct write_guard g;
 	size_t wrote = 0;
 	int r;
 
-	sigemptyset(&block);
-	sigaddset(&block, SIGPIPE);
-	sigaddset(&block, SIGXFSZ);
-	raw_sigmask(SIG_BLOCK, &block, &old);
-	sigpending(&before);
+	guard_begin(&g);
 	r = wait_ms >= 0 ? write_bounded(fd, buf, len, &wrote, wait_ms)
 			 : write_all(fd, buf, len, &wrote);
 	if (r < 0 && cut >= 0 && SM_SYSCALL(SYS_ftruncate, fd, cut) == 0)
 		wrote = 0;
 	if (done)
 		*done += wrote;
-	sigpending(&after);
-	swallow(SIGPIPE, &before, &after);
-	swallow(SIGXFSZ, &before, &after);
-	raw_sigmask(SIG_SETMASK, &old, NULL);
+	guard_end(&g);
 	return r;
 }
 
@@ -564,6 +584,8 @@ struct batch {
 		    uint64_t size); /* struct sink's */
 	void *progress_ctx;
 	bool turn_lost; /* given up after ROTATION_WAIT_MS of rotations */
+	int wait_ms;    /* a FIFO's wait for room (write_fifo) */
+	bool fifo_torn; /* a line left torn in the FIFO (write_fifo) */
 };
 
 /* Before a part of b is written to the file st describes. */
@@ -668,6 +690,98 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* The length of buf's longest head of whole lines of at most cap bytes;
+ * of a first line longer than that, cap bytes of it. */
+static size_t lines_within(const char *buf, size_t len, size_t cap)
+{
+	size_t n;
+
+	if (len <= cap)
+		return len;
+	for (n = cap; n > 0; n--)
+		if (buf[n - 1] == '\n')
+			return n;
+	return cap;
+}
+
+/*
+ * Write b to a log path that is a FIFO (fd, opened non-blocking): in
+ * pieces of whole lines of at most PIPE_BUF bytes, which a pipe takes
+ * whole or not at all, so that a full pipe tears no record and another
+ * writer's pieces fall between records, never inside one (only a record
+ * longer than PIPE_BUF goes in pieces that may be parted); each piece
+ * counted written as it lands; waiting for room as long as the reader
+ * takes, or b->wait_ms in all when that is >= 0 (the writer of an exit or
+ * exec record: sink_stderr_wait).  Before, one write took what the pipe
+ * had room for and the next batch began on the torn line: a slow reader
+ * got records glued together, counted as written (a helper's run: 2 to
+ * 16 in 1,500).  b->fifo_torn: a line was left torn there (in: ended
+ * first, by a newline of its own; out: this write left one).  0, -EAGAIN
+ * when the time ran out, or -errno.
+ */
+static int fifo_batch(int fd, struct batch *b)
+{
+	const char *buf = b->buf + b->done;
+	size_t len = b->done < b->len ? b->len - b->done : 0;
+	uint64_t end = b->wait_ms >= 0 ? mono_ms() + (uint64_t)b->wait_ms : 0;
+	struct write_guard g;
+	int r = 0;
+
+	guard_begin(&g);
+	while (len > 0 || b->fifo_torn) {
+		const char *p = b->fifo_torn ? "\n" : buf;
+		size_t n = b->fifo_torn ? 1 : lines_within(buf, len, PIPE_BUF);
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		struct timespec ts;
+		uint64_t now;
+		long w = SM_SYSCALL(SYS_write, fd, p, n);
+
+		if (w > 0 && b->fifo_torn) {
+			b->fifo_torn = false;
+			continue;
+		}
+		if (w > 0) {
+			buf += w;
+			len -= (size_t)w;
+			b->done += (size_t)w;
+			b->fifo_torn = buf[-1] != '\n';
+			batch_progress(b);
+			continue;
+		}
+		if (w == 0) {
+			r = -EIO;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN) {
+			r = -errno;
+			break;
+		}
+		if (b->wait_ms >= 0) {
+			now = mono_ms();
+			if (now >= end) {
+				r = -EAGAIN;
+				break;
+			}
+			ts.tv_sec = (time_t)((end - now) / 1000u);
+			ts.tv_nsec = (long)((end - now) % 1000u) * 1000000L;
+		}
+		w = SM_SYSCALL(SYS_ppoll, &pf, 1, b->wait_ms >= 0 ? &ts : NULL,
+			       NULL, 0);
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (w == 0) {
+			r = -EAGAIN;
+			break;
+		}
+	}
+	guard_end(&g);
+	return r;
+}
+
 /* How long a batch waits for its turn at a log that others keep rotating
  * before it is given up (refused, its close records counted as dropped). */
 #define ROTATION_WAIT_MS 5000
@@ -699,12 +813,21 @@ static int append_batch(void *p)
 		fd = open_append(b->path);
 		if (fd < 0)
 			return -errno;
+		/* A FIFO (no size, no rotation): whole lines at a time. */
+		if (fstat(fd, &st) != 0) {
+			r = -errno;
+			SM_SYSCALL(SYS_close, fd);
+			return r;
+		}
+		if (S_ISFIFO(st.st_mode)) {
+			r = fifo_batch(fd, b);
+			SM_SYSCALL(SYS_close, fd);
+			return r;
+		}
 		if (!b->max_size) {
-			r = fstat(fd, &st) == 0 ? 0 : -errno;
-			if (r == 0)
-				batch_aim(b, &st);
-			r = r ? r : guarded_write(fd, buf, len, st.st_size,
-						  &b->done, -1);
+			batch_aim(b, &st);
+			r = guarded_write(fd, buf, len, st.st_size, &b->done,
+					  -1);
 			/* Counted written before the close: a process killed
 			 * in it (a kill of the writing child) left records in
 			 * the log counted as dropped too (a helper's). */
@@ -953,7 +1076,7 @@ static int pinned_fd(struct sink *s, struct stat *st)
 
 /* A batch to the file sink_pin opened: appended as a whole. */
 static int pinned_write(struct sink *s, const char *buf, size_t len,
-			size_t *done)
+			size_t *done, struct batch *b)
 {
 	int fd = s->pin - 1;
 	struct stat st;
@@ -967,6 +1090,8 @@ static int pinned_write(struct sink *s, const char *buf, size_t len,
 	fd = pinned_fd(s, &st);
 	if (fd < 0)
 		return fd;
+	if (S_ISFIFO(st.st_mode))
+		return fifo_batch(fd, b);
 	if (s->aim)
 		s->aim(s->progress_ctx, *done, (uint64_t)st.st_dev,
 		       (uint64_t)st.st_ino, (uint64_t)st.st_size);
@@ -1021,15 +1146,20 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 			   .keep = s->keep,
 			   .progress = s->progress,
 			   .aim = s->aim,
-			   .progress_ctx = s->progress_ctx };
+			   .progress_ctx = s->progress_ctx,
+			   .wait_ms = stderr_wait() };
 	int saved = errno;
 	int r;
 
+	/* A line this process left torn in a FIFO: its own to end (a fork
+	 * child's first batch leaves it to the parent, as for fd 2). */
+	b.fifo_torn = s->fifo_torn_pid &&
+		      s->fifo_torn_pid == (long)SM_SYSCALL(SYS_getpid);
 	s->batch_done = 0;
 	if (s->path[0] == '\0' || len == 0)
 		return 0;
 	if (s->pin_on && progfd_detached())
-		r = pinned_write(s, buf, len, &b.done);
+		r = pinned_write(s, buf, len, &b.done, &b);
 	else if (s->to_stderr)
 		/* Only while fd 2 is still the stderr we were given. */
 		r = stderr_id_same(&s->err) ? write_stderr(buf, len, &b.done)
@@ -1047,6 +1177,7 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 	}
 	s->batch_done = b.done < len ? b.done : len;
 	s->turn_lost = b.turn_lost;
+	s->fifo_torn_pid = b.fifo_torn ? (long)SM_SYSCALL(SYS_getpid) : 0;
 	if (b.rotate_err && !s->rotate_warned && s->report) {
 		char msg[2 * SINK_PATH_CAP + 256];
 

@@ -82,6 +82,8 @@ struct sink {
 	bool rotate_warned; /* a rotation's refused rename was said */
 	bool turn_lost;     /* the last batch never had its turn at a log
 			     * that others kept rotating (append_batch) */
+	long fifo_torn_pid; /* the process that left a line torn in the
+			     * FIFO at the path (write_fifo), or 0 */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */
