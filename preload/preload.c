@@ -380,10 +380,24 @@ static bool ticker_running(void);
  * Limits: up to 24.7 MB in a helper's test); the record says how many
  * there were, other_threads.  0 when it cannot tell.
  */
+/* Set when the main thread called pthread_exit (atomic; see "The ticker
+ * as the process's last thread" below). */
+static uint32_t main_ended SM_FORK_DATA;
+/* The thread the process started with (a fork child's: the thread that
+ * forked), whose pthread_exit leaves the others running. */
+static pthread_t main_thread SM_FORK_DATA;
+
 static void note_other_threads(bool on_ticker)
 {
 	long t = procns_threads();
 	long mine = on_ticker ? 2 : 1 + (ticker_running() ? 1 : 0);
+
+	/* A main thread that called pthread_exit stays in the count, a
+	 * zombie, until the process ends: no thread that moves bytes (a
+	 * helper's program said other_threads=1 with none left). */
+	if (__atomic_load_n(&main_ended, __ATOMIC_ACQUIRE) &&
+	    (on_ticker || !pthread_equal(pthread_self(), main_thread)))
+		mine++;
 
 	sm_meter.other_threads = t > mine ? (uint32_t)(t - mine) : 0;
 }
@@ -431,7 +445,6 @@ static void final_written(uint32_t req)
 #define ALONE_FAST_NS 20000000ull
 #define ALONE_FAST_MAX_NS 320000000ull
 
-static uint32_t main_ended SM_FORK_DATA; /* atomic; the main thread called pthread_exit */
 /* See sm_confine_filter: forbidden to every thread (strict mode can only
  * be the caller's; TSYNC: all), or to this one and the threads and
  * children it makes after. */
@@ -460,9 +473,6 @@ static bool may_not_ask_ticker(void)
  * thread ended long ago is not woken 50 times a second for it). */
 static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
 
-/* The thread the process started with (a fork child's: the thread that
- * forked), whose pthread_exit leaves the others running. */
-static pthread_t main_thread SM_FORK_DATA;
 
 int *sm_dl_lock(void)
 {

@@ -6,7 +6,9 @@
 # with the ticker alone, for good.  Now the ticker sees it is the last
 # thread, writes the exit record and ends the process with the status it
 # would have had.  Its state file's recovery used to take a main thread
-# that ended while workers ran for a dead process ("end":"killed").
+# that ended while workers ran for a dead process ("end":"killed"), and
+# its exit record counted that main thread among the threads still
+# running (other_threads=1: a zombie in /proc's thread count).
 . "$(dirname "$0")/lib.sh"
 need_prog lastthread
 
@@ -40,6 +42,10 @@ check_log() { # NAME BYTES
 	expect_eq "$1: bytes_in" \
 		"$(q "$T/logs/*.log" "sum(r['totals']['bytes_in'] for r in R if r['type'] == 'exit')")" "$2"
 	expect_eq "$1: state files left" "$(ls "$T/state" 2>/dev/null | wc -l)" 0
+	# No thread of the program was left to move bytes: a main thread
+	# that called pthread_exit is a zombie in /proc's count until the
+	# process ends, and was taken for one (other_threads=1).
+	expect_eq "$1: other_threads" "$(q "$T/logs/*.log" "E.get('other_threads')")" null
 }
 
 # The worker outlives main by 1.5 s: past the ticker's first look, and
