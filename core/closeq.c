@@ -145,10 +145,10 @@ void closeq_prepare(struct closeq *q)
 {
 	uint64_t head;
 
-	if (!q->back)
+	if (!q->ready)
 		return;
 	head = LOAD(&q->sh->head);
-	q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
+	q->ready(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
 }
 
 uint64_t closeq_pending(const struct closeq *q)

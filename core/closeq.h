@@ -80,6 +80,9 @@ struct closeq {
 	 * backs the ring's page there.  Context: any thread and signal
 	 * handler. */
 	void (*back)(void *ctx, uint32_t index);
+	/* closeq_prepare's (NULL: none): the same, but only where the
+	 * durable state has its file already; it never makes one. */
+	void (*ready)(void *ctx, uint32_t index);
 	void *back_ctx;
 };
 
@@ -119,8 +122,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
  * its end, as ssh's SIGHUP to its ProxyCommand was) no longer ends a
  * process whose connection is in neither its slot nor the ring.  (A push
  * of another thread's that takes this place first sends ours to the next
- * one, which the backing of a chunk's first place has backed too, but
- * for the ring's second chunk: there the push backs it, as before.)
+ * one: the last place of a chunk backs the next chunk too.)  Cheap when
+ * the place is backed already; never makes the state file.
  * Context: any thread and signal handler.
  */
 void closeq_prepare(struct closeq *q);

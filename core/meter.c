@@ -89,6 +89,7 @@ static int init_memory(struct meter *m, uint32_t fd_cap,
 	m->tab.back_ctx = mem->back_ctx;
 	closeq_attach(&m->q, mem->queue, mem->ring);
 	m->q.back = mem->back_ring;
+	m->q.ready = mem->ready_ring;
 	m->q.back_ctx = mem->back_ctx;
 	m->durable = mem->ticker;
 	return 0;
@@ -207,8 +208,10 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 
 	/* A reused number whose close was not seen: its record is pushed
-	 * after the retire (closeq_prepare). */
-	if (slot && fd_kind_tracked(fdtab_kind(slot)))
+	 * after the retire (closeq_prepare).  A slot that holds one, or is
+	 * busy (it may, once its owner is done): a fresh number's costs
+	 * nothing. */
+	if (slot && fd_kind_counts(fdtab_kind(slot)))
 		closeq_prepare(&m->q);
 	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
 		       peer, &stale)) {
@@ -269,14 +272,13 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 	/* One stripe for both ends, should the host move the stripes
 	 * meanwhile (the preload does, once, at start-up). */
 	uint32_t *inflight;
-	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 	int had;
 
-	/* A tracked slot's record will be pushed: its place in the ring
-	 * backed first, so that nothing between the retire and the push
-	 * is a system call (closeq_prepare). */
-	if (slot && fd_kind_tracked(fdtab_kind(slot)))
-		closeq_prepare(&m->q);
+	/* The place of the record in the ring backed first, so that
+	 * nothing between the retire and the push is a system call
+	 * (closeq_prepare): for every close, since a slot another thread
+	 * holds busy now may hold a connection at our retire. */
+	closeq_prepare(&m->q);
 	inflight = meter_inflight_enter(m);
 	had = gen ? fdtab_retire_gen(&m->tab, fd, *gen, &s)
 		  : fdtab_retire(&m->tab, fd, &s);

@@ -710,33 +710,44 @@ static size_t lines_within(const char *buf, size_t len, size_t cap)
  * whole or not at all, so that a full pipe tears no record and another
  * writer's pieces fall between records, never inside one (only a record
  * longer than PIPE_BUF goes in pieces that may be parted); each piece
- * counted written as it lands; waiting for room as long as the reader
- * takes, or b->wait_ms in all when that is >= 0 (the writer of an exit or
- * exec record: sink_stderr_wait).  Before, one write took what the pipe
+ * counted written as it lands; waiting for room FIFO_WAIT_MS in all, or
+ * b->wait_ms when that is >= 0 (the writer of an exit or exec record:
+ * sink_stderr_wait).  Bounded on the ticker too: it has other work (the
+ * process's end when its last thread ends with a raw exit, interval
+ * records), and the whole lines that did not go are held for the next
+ * batch like any refused ones (a reviewer's reader that never read kept
+ * such a process alive for as long as it lived).  Before, one write took what the pipe
  * had room for and the next batch began on the torn line: a slow reader
  * got records glued together, counted as written (a helper's run: 2 to
  * 16 in 1,500).  b->fifo_torn: a line was left torn there (in: ended
  * first, by a newline of its own; out: this write left one).  0, -EAGAIN
  * when the time ran out, or -errno.
  */
+#define FIFO_WAIT_MS 1000
+
 static int fifo_batch(int fd, struct batch *b)
 {
 	const char *buf = b->buf + b->done;
 	size_t len = b->done < b->len ? b->len - b->done : 0;
-	uint64_t end = b->wait_ms >= 0 ? mono_ms() + (uint64_t)b->wait_ms : 0;
+	int wait = b->wait_ms >= 0 ? b->wait_ms : FIFO_WAIT_MS;
+	uint64_t end = mono_ms() + (uint64_t)wait;
 	struct write_guard g;
+	/* Only a line an earlier batch left torn: within this one, a record
+	 * longer than PIPE_BUF goes on in its next piece. */
+	bool lead = b->fifo_torn;
 	int r = 0;
 
 	guard_begin(&g);
-	while (len > 0 || b->fifo_torn) {
-		const char *p = b->fifo_torn ? "\n" : buf;
-		size_t n = b->fifo_torn ? 1 : lines_within(buf, len, PIPE_BUF);
+	while (len > 0 || lead) {
+		const char *p = lead ? "\n" : buf;
+		size_t n = lead ? 1 : lines_within(buf, len, PIPE_BUF);
 		struct pollfd pf = { .fd = fd, .events = POLLOUT };
 		struct timespec ts;
 		uint64_t now;
 		long w = SM_SYSCALL(SYS_write, fd, p, n);
 
-		if (w > 0 && b->fifo_torn) {
+		if (w > 0 && lead) {
+			lead = false;
 			b->fifo_torn = false;
 			continue;
 		}
@@ -758,17 +769,14 @@ static int fifo_batch(int fd, struct batch *b)
 			r = -errno;
 			break;
 		}
-		if (b->wait_ms >= 0) {
-			now = mono_ms();
-			if (now >= end) {
-				r = -EAGAIN;
-				break;
-			}
-			ts.tv_sec = (time_t)((end - now) / 1000u);
-			ts.tv_nsec = (long)((end - now) % 1000u) * 1000000L;
+		now = mono_ms();
+		if (now >= end) {
+			r = -EAGAIN;
+			break;
 		}
-		w = SM_SYSCALL(SYS_ppoll, &pf, 1, b->wait_ms >= 0 ? &ts : NULL,
-			       NULL, 0);
+		ts.tv_sec = (time_t)((end - now) / 1000u);
+		ts.tv_nsec = (long)((end - now) % 1000u) * 1000000L;
+		w = SM_SYSCALL(SYS_ppoll, &pf, 1, &ts, NULL, 0);
 		if (w < 0 && errno != EINTR) {
 			r = -errno;
 			break;

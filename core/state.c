@@ -1106,6 +1106,22 @@ void state_back_ring(void *ctx, uint32_t index)
 		back_one(st, r, c + 1);
 }
 
+void state_ready_ring(void *ctx, uint32_t index)
+{
+	struct state *st = ctx;
+	struct state_region *r = &st->ring_region;
+	uint64_t first = (uint64_t)index * r->elem;
+	uint32_t c = (uint32_t)(first / r->chunk);
+
+	if (!LOAD(&st->durable))
+		return;
+	state_back_ring(ctx, index);
+	/* The last place of a chunk, the first chunk's too: the next one as
+	 * well, where the push lands when another takes this place first. */
+	if (r->chunk - first % r->chunk <= r->elem && c + 1 < r->nchunks)
+		back_one(st, r, c + 1);
+}
+
 /* In a fork child: the whole region becomes private zeroes, every chunk
  * untried again, backed by the child's own file on first use like the
  * parent's were.  One mapping call, whatever the parent had backed: a

@@ -262,6 +262,15 @@ void state_back_ring(void *ctx, uint32_t index);
 void state_back_slot_untracked(void *ctx, uint32_t fd);
 
 /*
+ * state_ready_ring - ring entry index is about to be taken by a push that
+ * follows a retire (closeq_prepare): backed as state_back_ring does, once
+ * the process has its file; never makes one (a fork child makes its file
+ * at its first tracked fd, and closes of others must not).
+ * Context: as state_back_ring.
+ */
+void state_ready_ring(void *ctx, uint32_t index);
+
+/*
  * state_prepare_fork - before a fork (in the forking process): what a
  * fork child left for its own first fork (its fresh regions marked
  * MADV_WIPEONFORK, so that its children do not copy them).

@@ -97,6 +97,7 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	mem.back_slot = state_back_slot;
 	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
+	mem.ready_ring = state_ready_ring;
 	mem.back_ctx = &sm_state;
 	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
 			  &mem);

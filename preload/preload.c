@@ -548,6 +548,10 @@ void sm_raw_thread_exit(long status)
 	/* A vfork child (or a clone on our memory) ends itself only. */
 	if (sm_foreign_process())
 		return;
+	/* The main thread ends here and stays a zombie in /proc's thread
+	 * count (note_other_threads), whether or not others run on. */
+	if (pthread_equal(pthread_self(), main_thread))
+		__atomic_store_n(&main_ended, 1, __ATOMIC_RELEASE);
 	before = __atomic_fetch_add(&raw_exits, 1, __ATOMIC_ACQ_REL);
 	if (!n || __atomic_load_n(n, __ATOMIC_ACQUIRE) > before + 1)
 		return;

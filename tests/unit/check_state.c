@@ -167,6 +167,7 @@ static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 	mem.back_slot = state_back_slot;
 	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
+	mem.ready_ring = state_ready_ring;
 	mem.back_ctx = st;
 	ck_assert_int_eq(meter_init_at(m, &cfg, "unit", (long)getpid(), cap,
 				       now, quiet, NULL, &mem),
@@ -1340,6 +1341,42 @@ START_TEST(test_the_ring_backs_one_chunk_ahead_after_its_first)
 END_TEST
 
 /*
+ * closeq_prepare, before a close retires its slot, backs the place the
+ * push will take, and at the last place of a chunk (the first chunk's
+ * too) the next chunk, where the push lands when another takes this
+ * place first: no system call between the retire and the push.
+ */
+START_TEST(test_prepare_backs_the_place_and_past_a_chunks_end)
+{
+	struct state st;
+	struct meter m;
+	struct closeq_entry e;
+	uint32_t per, i;
+
+	open_meter(&st, &m, 4096);
+	per = (uint32_t)(st.ring_region.chunk / st.ring_region.elem);
+	ck_assert_uint_ge(per, 2);
+	ck_assert(!chunk_tried(&st.ring_region, 0));
+	closeq_prepare(&m.q);
+	ck_assert(chunk_tried(&st.ring_region, 0));
+	ck_assert(!chunk_tried(&st.ring_region, 1));
+	memset(&e, 0, sizeof(e));
+	e.s.kind = KIND_TCP;
+	for (i = 0; i + 1 < per; i++) {
+		closeq_prepare(&m.q);
+		closeq_push(&m.q, &e.s, 1);
+		ck_assert(closeq_pop(&m.q, &e));
+	}
+	ck_assert(!chunk_tried(&st.ring_region, 1));
+	/* The next push takes the last place of chunk 0. */
+	closeq_prepare(&m.q);
+	ck_assert(chunk_tried(&st.ring_region, 1));
+	ck_assert(!chunk_tried(&st.ring_region, 2));
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
  * Chunks are whole pages and slots are not (560 bytes): a slot that
  * straddles two chunks has both backed, so that what is written at its
  * end (the peer's address) is in the file, not in private memory.
@@ -1417,6 +1454,7 @@ int main(void)
 	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
 	tcase_add_test(tc, test_a_discarded_state_lets_go_of_every_mapping);
 	tcase_add_test(tc, test_the_ring_backs_one_chunk_ahead_after_its_first);
+	tcase_add_test(tc, test_prepare_backs_the_place_and_past_a_chunks_end);
 	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
