@@ -3434,20 +3434,6 @@ static void count_first(struct fd_slot *s, enum fd_dir dir, int64_t r,
 	kind = classify_unknown(fd);
 	if (fd_kind_counts(kind))
 		count_slot(s, dir, r, err, t0);
-	else if (kind == KIND_UNKNOWN && r >= 0 &&
-		 __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != 0)
-		/* Not open now, yet the call moved bytes on it: another
-		 * thread (or a handler) closed it between the real call and
-		 * this count, and the close took the counters without this
-		 * call (a sender preempted at its send's return by the thread
-		 * it woke, which then closed: asyncio's child watcher thread
-		 * writing to the loop's wakeup socket as the loop closes, one
-		 * byte short in 1 run of 8).  Left in the slot as a stray, as
-		 * an add that lands just after a retire is: the ticker sweeps
-		 * it into the totals (fdtab_sweep), or the next connection on
-		 * the number takes it.  gen: the slot held a connection (its
-		 * page is backed), not a number only ever seen failing. */
-		count_slot(s, dir, r, err, t0);
 	/* Wanted before a signal can come: a handler's _exit writes a final
 	 * record only for a process that wanted a ticker. */
 	if (fd_kind_tracked(kind))
