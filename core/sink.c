@@ -584,8 +584,8 @@ struct batch {
 		    uint64_t size); /* struct sink's */
 	void *progress_ctx;
 	bool turn_lost; /* given up after ROTATION_WAIT_MS of rotations */
-	int wait_ms;    /* a FIFO's wait for room (write_fifo) */
-	bool fifo_torn; /* a line left torn in the FIFO (write_fifo) */
+	int wait_ms;    /* a FIFO's wait for room (fifo_batch) */
+	bool fifo_torn; /* a line left torn in the FIFO (fifo_batch) */
 };
 
 /* Before a part of b is written to the file st describes. */
@@ -714,12 +714,12 @@ static size_t lines_within(const char *buf, size_t len, size_t cap)
  * b->wait_ms when that is >= 0 (the writer of an exit or exec record:
  * sink_stderr_wait).  Bounded on the ticker too: it has other work (the
  * process's end when its last thread ends with a raw exit, interval
- * records), and the whole lines that did not go are held for the next
+ * records), and the close records that did not go are held for the next
  * batch like any refused ones (a reviewer's reader that never read kept
- * such a process alive for as long as it lived).  Before, one write took what the pipe
- * had room for and the next batch began on the torn line: a slow reader
- * got records glued together, counted as written (a helper's run: 2 to
- * 16 in 1,500).  b->fifo_torn: a line was left torn there (in: ended
+ * such a process alive for as long as it lived).  Before, one write took
+ * what the pipe had room for and the next batch began on the torn line: a
+ * slow reader got records glued together, counted as written (a helper's
+ * run: 2 to 16 in 1,500).  b->fifo_torn: a line was left torn there (in: ended
  * first, by a newline of its own; out: this write left one).  0, -EAGAIN
  * when the time ran out, or -errno.
  */

@@ -83,7 +83,7 @@ struct sink {
 	bool turn_lost;     /* the last batch never had its turn at a log
 			     * that others kept rotating (append_batch) */
 	long fifo_torn_pid; /* the process that left a line torn in the
-			     * FIFO at the path (write_fifo), or 0 */
+			     * FIFO at the path (fifo_batch), or 0 */
 	uint64_t max_size; /* rotate before passing it; 0: never */
 	unsigned keep;     /* rotated files kept: PATH.1 .. PATH.keep */
 	int pin;           /* sink_pin's fd + 1 (0: none): the ticker's */

@@ -372,6 +372,14 @@ static bool wait_change(uint32_t *w, uint32_t was, const struct timespec *until)
 
 static bool ticker_running(void);
 
+/* Set when the main thread ended (pthread_exit, a raw exit system call),
+ * or when the last thread ended by a raw exit (atomic; see "The ticker as
+ * the process's last thread" below). */
+static uint32_t main_ended SM_FORK_DATA;
+/* The thread the process started with (a fork child's: the thread that
+ * forked), whose pthread_exit leaves the others running. */
+static pthread_t main_thread SM_FORK_DATA;
+
 /*
  * The program's threads other than the one ending it, counted as its
  * exit or exec record is made (on_ticker: the ticker makes it while the
@@ -380,21 +388,14 @@ static bool ticker_running(void);
  * Limits: up to 24.7 MB in a helper's test); the record says how many
  * there were, other_threads.  0 when it cannot tell.
  */
-/* Set when the main thread called pthread_exit (atomic; see "The ticker
- * as the process's last thread" below). */
-static uint32_t main_ended SM_FORK_DATA;
-/* The thread the process started with (a fork child's: the thread that
- * forked), whose pthread_exit leaves the others running. */
-static pthread_t main_thread SM_FORK_DATA;
-
 static void note_other_threads(bool on_ticker)
 {
 	long t = procns_threads();
 	long mine = on_ticker ? 2 : 1 + (ticker_running() ? 1 : 0);
 
-	/* A main thread that called pthread_exit stays in the count, a
-	 * zombie, until the process ends: no thread that moves bytes (a
-	 * helper's program said other_threads=1 with none left). */
+	/* A main thread that ended stays in the count, a zombie, until the
+	 * process ends: no thread that moves bytes (a helper's program said
+	 * other_threads=1 with none left). */
 	if (__atomic_load_n(&main_ended, __ATOMIC_ACQUIRE) &&
 	    (on_ticker || !pthread_equal(pthread_self(), main_thread)))
 		mine++;
@@ -472,7 +473,6 @@ static bool may_not_ask_ticker(void)
  * is gone (20 ms, doubled at each look up to 320 ms: a daemon whose main
  * thread ended long ago is not woken 50 times a second for it). */
 static uint64_t alone_next_ns, alone_fast_ns = ALONE_FAST_NS;
-
 
 int *sm_dl_lock(void)
 {
