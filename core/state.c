@@ -33,11 +33,6 @@
 #define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-/* A chunk of a region: still the private memory it started as and never
- * tried; being backed by another thread; backed by the file; private for
- * good (the file system could not back it). */
-enum { CHUNK_UNTRIED, CHUNK_BACKING, CHUNK_FILE, CHUNK_PRIVATE };
-
 /* The file: none wanted (the process started without one, or state is
  * off); wanted but not made yet (a fork child until its first tracked fd);
  * being made by another thread; made, or tried and failed, for good. */
@@ -494,6 +489,12 @@ static int populate(const struct state *st, char *addr, uint64_t off,
 	/* A sandboxed thread (quiet.h): the chunk stays private memory. */
 	if (sm_quiet())
 		return -EPERM;
+	if (st->populate) {
+		int err = st->populate(addr, (size_t)len);
+
+		if (err != 0)
+			return err;
+	}
 	if (SM_SYSCALL(SYS_madvise, addr, len, MADV_POPULATE_WRITE) == 0)
 		return 0;
 	if (errno != EINVAL)
@@ -896,15 +897,16 @@ static void restore_signals(const sigset_t *old)
 	SM_SYSCALL(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
-/* Move chunk c of r from the file's mapping to the address the process
- * uses; true when the file backs it. */
-/* Returns 0, or the failure's -errno. */
-static int back_chunk(struct state *st, struct state_region *r, uint32_t c)
+/* Move chunks [c, c + n) of r from the file's mapping to the address the
+ * process uses, in one populate and one move.  Returns 0 when the file
+ * backs them, or the failure's -errno. */
+static int back_chunks(struct state *st, struct state_region *r, uint32_t c,
+		       uint32_t n)
 {
-	uint64_t bytes = r->chunk;
-	uint64_t off = r->off + (uint64_t)c * bytes;
+	uint64_t bytes = (uint64_t)n * r->chunk;
+	uint64_t off = r->off + (uint64_t)c * r->chunk;
 	char *from = st->file + off;
-	void *to = r->va + (uint64_t)c * bytes;
+	void *to = r->va + (uint64_t)c * r->chunk;
 	int err;
 
 	if (off + bytes > st->size)
@@ -996,6 +998,51 @@ static void raise_tried(struct state_region *r, uint32_t c)
 		;
 }
 
+/* Chunk c of r, claimed by this thread (BACKING), backed or not (err):
+ * its state set, a failure noted to be said. */
+static void settle(struct state *st, struct state_region *r, uint32_t c,
+		   int err)
+{
+	int none_err = 0;
+	uint32_t none = 0;
+
+	if (err != 0) {
+		/* In the file, for recovery; and to be said (not here: maybe
+		 * a signal handler), but on a sandboxed thread, which backs
+		 * nothing by design (quiet.h) and says nothing. */
+		STORE(&st->ticker->incomplete, 1u);
+		/* (The first one's reason, said with it.) */
+		__atomic_compare_exchange_n(&st->incomplete_err, &none_err,
+					    -err, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+		/* Once a process: 1 to be said, 2 said (each chunk a full
+		 * disk refused said it again: 5 to 7 lines a process in a
+		 * helper's run). */
+		if (!sm_quiet())
+			__atomic_compare_exchange_n(&st->incomplete, &none, 1u,
+						    false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+	}
+	STORE(&r->chunk_state[c], err == 0 ? CHUNK_FILE : CHUNK_PRIVATE);
+}
+
+/* Chunks [c, c + n) of r, all claimed by this thread: backed together,
+ * or, where that fails (a file system almost full), one by one, each
+ * taking what room there is. */
+static void back_claimed(struct state *st, struct state_region *r,
+			 uint32_t c, uint32_t n)
+{
+	uint32_t i;
+
+	if (n > 1 && back_chunks(st, r, c, n) == 0) {
+		for (i = 0; i < n; i++)
+			settle(st, r, c + i, 0);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		settle(st, r, c + i, back_chunks(st, r, c + i, 1));
+}
+
 static void back_one(struct state *st, struct state_region *r, uint32_t c)
 {
 	uint8_t cur, want = CHUNK_UNTRIED;
@@ -1021,38 +1068,50 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 		if (__atomic_compare_exchange_n(&r->chunk_state[c], &want,
 						CHUNK_BACKING, false,
 						__ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE)) {
-			int err = back_chunk(st, r, c), none_err = 0;
-
-			cur = err == 0 ? CHUNK_FILE : CHUNK_PRIVATE;
-			if (cur == CHUNK_PRIVATE) {
-				/* In the file, for recovery; and to be said
-				 * (not here: maybe a signal handler), but on
-				 * a sandboxed thread, which backs nothing by
-				 * design (quiet.h) and says nothing. */
-				uint32_t none = 0;
-
-				STORE(&st->ticker->incomplete, 1u);
-				/* (The first one's reason, said with it.) */
-				__atomic_compare_exchange_n(
-				    &st->incomplete_err, &none_err, -err, false,
-				    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-				/* Once a process: 1 to be said, 2 said (each
-				 * chunk a full disk refused said it again:
-				 * 5 to 7 lines a process in a helper's run). */
-				if (!sm_quiet())
-					__atomic_compare_exchange_n(
-					    &st->incomplete, &none, 1u, false,
-					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-			}
-			STORE(&r->chunk_state[c], cur);
-		}
+						__ATOMIC_ACQUIRE))
+			back_claimed(st, r, c, 1);
 		restore_signals(&old);
 		errno = saved;
 	}
 	/* Another thread is backing it: a few system calls, wait. */
 	while (LOAD(&r->chunk_state[c]) == CHUNK_BACKING)
 		SM_SYSCALL(SYS_sched_yield);
+}
+
+/*
+ * Chunks [c, c + n) of r, ahead of their use, where the file is made: from
+ * c on, those no thread has tried, claimed and backed together.  None is
+ * waited for: a chunk another thread holds is its to finish, and the write
+ * that needs it waits for it then (back_one).  Nothing when chunk c is
+ * tried already.
+ */
+static void back_ahead(struct state *st, struct state_region *r, uint32_t c,
+		       uint32_t n)
+{
+	uint32_t end, got;
+	uint8_t want;
+	sigset_t old;
+	int saved;
+
+	if (c >= r->nchunks || !LOAD(&st->durable) ||
+	    LOAD(&r->chunk_state[c]) != CHUNK_UNTRIED)
+		return;
+	end = n < r->nchunks - c ? c + n : r->nchunks;
+	saved = errno;
+	block_signals(&old); /* as in back_one */
+	raise_tried(r, end - 1);
+	for (got = c; got < end; got++) {
+		want = CHUNK_UNTRIED;
+		if (!__atomic_compare_exchange_n(&r->chunk_state[got], &want,
+						 CHUNK_BACKING, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			break;
+	}
+	if (got > c)
+		back_claimed(st, r, c, got - c);
+	restore_signals(&old);
+	errno = saved;
 }
 
 /* Element index of r is about to be written: back the chunk it lies in,
@@ -1084,14 +1143,22 @@ void state_back_slot_untracked(void *ctx, uint32_t fd)
 }
 
 /*
- * The ring is written in order: a push that enters a chunk backs the next
- * one as well (from the second chunk on), so that the pushes that follow
- * (any thread's) find theirs backed.  Before, a server's closing threads
- * met at each new chunk and all but one waited out its backing (a file
- * extent to populate, then a move): 1.2 sched_yield per connection over
- * a ring's first lap in `churngen churn 1`, more than the backing's own
- * system calls; about 0.003 since.
+ * The ring is written in order: a push that enters a chunk backs chunks
+ * after it as well (from the second chunk on), so that the pushes that
+ * follow (any thread's) find theirs backed.  Before, a server's closing
+ * threads met at each new chunk and all but one waited out its backing (a
+ * file extent to populate, then a move): 1.2 sched_yield per connection
+ * over a ring's first lap in `churngen churn 1`.  Ahead as far as has been
+ * used, up to RING_AHEAD chunks at once: a process that closes a few
+ * connections backs a few chunks, and a busy one its first lap in about 40
+ * calls, not 512, each pausing the thread in it for 64 pages at most.  And
+ * not waited for (back_ahead): two threads that closed at once prepare the
+ * same place (closeq_prepare), and one waited out the other's backing at
+ * each chunk, 0.6 sched_yield per connection in `churngen churn 2`
+ * (2026-12-07).
  */
+#define RING_AHEAD 16u
+
 void state_back_ring(void *ctx, uint32_t index)
 {
 	struct state *st = ctx;
@@ -1102,8 +1169,8 @@ void state_back_ring(void *ctx, uint32_t index)
 	back(st, r, index);
 	/* Not from the first chunk: a process that closes a few
 	 * connections backs one chunk of the ring, as before. */
-	if (c > 0 && first % r->chunk < r->elem && c + 1 < r->nchunks)
-		back_one(st, r, c + 1);
+	if (c > 0 && first % r->chunk < r->elem)
+		back_ahead(st, r, c + 1, c < RING_AHEAD ? c : RING_AHEAD);
 }
 
 void state_ready_ring(void *ctx, uint32_t index)

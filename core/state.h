@@ -149,6 +149,11 @@ struct state_header {
 	struct state_layout layout;
 };
 
+/* A chunk of a region: still the private memory it started as and never
+ * tried; being backed by a thread; backed by the file; private for good
+ * (the file system could not back it). */
+enum { CHUNK_UNTRIED, CHUNK_BACKING, CHUNK_FILE, CHUNK_PRIVATE };
+
 /* A region made of chunks backed on first use. */
 struct state_region {
 	char *va;          /* where the process uses it */
@@ -219,7 +224,9 @@ struct state {
 	long pid;
 	uint64_t start_real_ns, start_mono_ns;
 	void (*made)(struct state *st); /* called once that file is made */
-	int (*populate)(void *addr, size_t len); /* tests: a full fs */
+	/* Tests: called before each populate of a file extent; a nonzero
+	 * return (-errno) is the populate's failure (a full disk). */
+	int (*populate)(void *addr, size_t len);
 	struct state_region slot_region, ring_region;
 	uint8_t ring_chunks[STATE_RING_CHUNKS];
 	uint8_t slot_chunks[STATE_MAX_CHUNKS];

@@ -1299,43 +1299,142 @@ START_TEST(test_one_connection_backs_under_64_kib)
 }
 END_TEST
 
+static unsigned populates;
+static uint64_t refuse_over; /* populates of more bytes fail (0: none) */
+
+static int count_populate(void *addr, size_t len)
+{
+	(void)addr;
+	populates++;
+	return refuse_over && len > refuse_over ? -ENOSPC : 0;
+}
+
+/* n pushes, each popped at once (the ticker keeping up). */
+static void push_n(struct meter *m, uint32_t n)
+{
+	struct closeq_entry e;
+	uint32_t i;
+
+	memset(&e, 0, sizeof(e));
+	e.s.kind = KIND_TCP;
+	for (i = 0; i < n; i++) {
+		closeq_push(&m->q, &e.s, 1);
+		ck_assert(closeq_pop(&m->q, &e));
+	}
+}
+
 /*
  * The ring is written in order, and from its second chunk on a push that
- * enters a chunk backs the next one: the closing threads of a server do
- * not all wait for the one that backs a new chunk.  The first chunk alone
- * is backed while a process has closed fewer connections than it holds.
+ * enters chunk c backs chunks after it, as many as it has used (up to 16):
+ * the closing threads of a server do not all wait for the one that backs
+ * a new chunk, and a busy server backs its first lap in a few dozen calls
+ * (512, one a chunk, before).  The first chunk alone is backed while a
+ * process has closed fewer connections than it holds.
  */
-START_TEST(test_the_ring_backs_one_chunk_ahead_after_its_first)
+START_TEST(test_the_ring_backs_ahead_as_far_as_it_was_used)
 {
 	struct state st;
 	struct meter m;
-	struct closeq_entry e;
-	uint32_t per, i;
+	const struct state_region *r;
+	uint32_t per, c;
 
 	open_meter(&st, &m, 4096);
-	per = (uint32_t)(st.ring_region.chunk / st.ring_region.elem);
+	r = &st.ring_region;
+	st.populate = count_populate;
+	populates = 0;
+	refuse_over = 0;
+	per = (uint32_t)(r->chunk / r->elem);
 	ck_assert_uint_ge(per, 2);
-	ck_assert_uint_ge(st.ring_region.nchunks, 5);
-	memset(&e, 0, sizeof(e));
-	e.s.kind = KIND_TCP;
-	for (i = 0; i < per; i++) {
-		closeq_push(&m.q, &e.s, 1);
-		ck_assert(closeq_pop(&m.q, &e));
-	}
-	ck_assert(chunk_tried(&st.ring_region, 0));
-	ck_assert(!chunk_tried(&st.ring_region, 1));
+	ck_assert_uint_ge(r->nchunks, 64);
+	push_n(&m, per);
+	ck_assert(chunk_tried(r, 0));
+	ck_assert(!chunk_tried(r, 1));
 	/* The first entry of chunk 1: chunks 1 and 2 backed, not 3. */
-	closeq_push(&m.q, &e.s, 1);
-	ck_assert(chunk_tried(&st.ring_region, 1));
-	ck_assert(chunk_tried(&st.ring_region, 2));
-	ck_assert(!chunk_tried(&st.ring_region, 3));
-	/* Through chunk 1: nothing more until chunk 2 is entered. */
-	for (i = 1; i < per; i++)
-		closeq_push(&m.q, &e.s, 1);
-	ck_assert(!chunk_tried(&st.ring_region, 3));
-	closeq_push(&m.q, &e.s, 1);
-	ck_assert(chunk_tried(&st.ring_region, 3));
-	ck_assert(!chunk_tried(&st.ring_region, 4));
+	push_n(&m, 1);
+	ck_assert(chunk_tried(r, 1));
+	ck_assert(chunk_tried(r, 2));
+	ck_assert(!chunk_tried(r, 3));
+	/* Through chunk 1: nothing more until chunk 2 is entered, which
+	 * backs 3 and 4 in one call. */
+	push_n(&m, per - 1);
+	ck_assert(!chunk_tried(r, 3));
+	ck_assert_uint_eq(populates, 3);
+	push_n(&m, 1);
+	ck_assert(chunk_tried(r, 4));
+	ck_assert(!chunk_tried(r, 5));
+	ck_assert_uint_eq(populates, 4);
+	/* Chunk 3 finds 4 backed: nothing; chunk 4 backs 5 to 8. */
+	push_n(&m, 2 * per);
+	ck_assert(chunk_tried(r, 8));
+	ck_assert(!chunk_tried(r, 9));
+	ck_assert_uint_eq(populates, 5);
+	/* A whole lap: every chunk the file's, in few calls. */
+	push_n(&m, CLOSEQ_CAP - 4 * per - 1);
+	for (c = 0; c < r->nchunks; c++)
+		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
+	ck_assert_uint_le(populates, 2 + (r->nchunks + 15) / 16 + 8);
+	st.populate = NULL;
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * Backing ahead never waits: a chunk another thread holds (two closing
+ * threads prepare the same place, closeq_prepare) is its to finish.  A
+ * wait here hangs the test (a chunk held for good).
+ */
+START_TEST(test_backing_ahead_never_waits_for_another_thread)
+{
+	struct state st;
+	struct meter m;
+	struct state_region *r;
+	uint32_t per;
+
+	open_meter(&st, &m, 4096);
+	r = &st.ring_region;
+	per = (uint32_t)(r->chunk / r->elem);
+	push_n(&m, 4 * per);
+	ck_assert(chunk_tried(r, 4));
+	ck_assert(!chunk_tried(r, 5));
+	/* Another thread is backing chunk 5, for good. */
+	__atomic_store_n(&r->chunk_state[5], CHUNK_BACKING, __ATOMIC_RELEASE);
+	push_n(&m, 1);
+	ck_assert_uint_eq(r->chunk_state[4], CHUNK_FILE);
+	ck_assert(!chunk_tried(r, 6));
+	__atomic_store_n(&r->chunk_state[5], CHUNK_UNTRIED, __ATOMIC_RELEASE);
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * A file system that cannot take a run of chunks at once (almost full)
+ * backs them one by one, each with what room there is: no chunk is left
+ * private that it had room for, and nothing is said.
+ */
+START_TEST(test_a_run_the_disk_refuses_is_backed_chunk_by_chunk)
+{
+	struct state st;
+	struct meter m;
+	const struct state_region *r;
+	uint32_t per, c;
+
+	open_meter(&st, &m, 4096);
+	r = &st.ring_region;
+	per = (uint32_t)(r->chunk / r->elem);
+	st.populate = count_populate;
+	populates = 0;
+	refuse_over = r->chunk;
+	/* Chunk 4 entered: 5 to 8 refused together, then backed alone. */
+	push_n(&m, 4 * per + 1);
+	for (c = 0; c <= 8; c++)
+		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
+	ck_assert(!chunk_tried(r, 9));
+	ck_assert_uint_eq(st.incomplete, 0);
+	ck_assert_uint_eq(st.ticker->incomplete, 0);
+	/* 0, 1, 2; 3-4 refused, 3, 4; 5-8 refused, 5, 6, 7, 8. */
+	ck_assert_uint_eq(populates, 3 + 3 + 5);
+	st.populate = NULL;
+	refuse_over = 0;
 	meter_destroy(&m);
 }
 END_TEST
@@ -1453,7 +1552,9 @@ int main(void)
 		       test_without_a_file_a_fork_child_gets_none_of_the_memory);
 	tcase_add_test(tc, test_one_connection_backs_under_64_kib);
 	tcase_add_test(tc, test_a_discarded_state_lets_go_of_every_mapping);
-	tcase_add_test(tc, test_the_ring_backs_one_chunk_ahead_after_its_first);
+	tcase_add_test(tc, test_the_ring_backs_ahead_as_far_as_it_was_used);
+	tcase_add_test(tc, test_backing_ahead_never_waits_for_another_thread);
+	tcase_add_test(tc, test_a_run_the_disk_refuses_is_backed_chunk_by_chunk);
 	tcase_add_test(tc, test_prepare_backs_the_place_and_past_a_chunks_end);
 	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
 	suite_add_tcase(s, tc);
