@@ -1026,26 +1026,9 @@ static void settle(struct state *st, struct state_region *r, uint32_t c,
 	STORE(&r->chunk_state[c], err == 0 ? CHUNK_FILE : CHUNK_PRIVATE);
 }
 
-/* Chunks [c, c + n) of r, all claimed by this thread: backed together,
- * or, where that fails (a file system almost full), one by one, each
- * taking what room there is. */
-static void back_claimed(struct state *st, struct state_region *r,
-			 uint32_t c, uint32_t n)
-{
-	uint32_t i;
-
-	if (n > 1 && back_chunks(st, r, c, n) == 0) {
-		for (i = 0; i < n; i++)
-			settle(st, r, c + i, 0);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		settle(st, r, c + i, back_chunks(st, r, c + i, 1));
-}
-
 static void back_one(struct state *st, struct state_region *r, uint32_t c)
 {
-	uint8_t cur, want = CHUNK_UNTRIED;
+	uint8_t cur, want;
 	sigset_t old;
 	int saved;
 
@@ -1053,10 +1036,17 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 	if (c >= r->nchunks ||
 	    (!LOAD(&st->durable) && (sm_quiet() || !make_file(st))))
 		return;
-	cur = LOAD(&r->chunk_state[c]);
-	if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)
-		return;
-	if (cur == CHUNK_UNTRIED) {
+	for (;;) {
+		cur = LOAD(&r->chunk_state[c]);
+		if (cur == CHUNK_FILE || cur == CHUNK_PRIVATE)
+			return;
+		if (cur == CHUNK_BACKING) {
+			/* Another thread is backing it: a few system calls,
+			 * wait.  A backing ahead of use that failed leaves it
+			 * untried again (back_ahead): then it is ours. */
+			SM_SYSCALL(SYS_sched_yield);
+			continue;
+		}
 		/* A signal handler on this thread must not wait for us:
 		 * signals are blocked before the claim (a handler that came
 		 * between the claim and the block waited for good: siglife
@@ -1065,35 +1055,36 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 		saved = errno;
 		block_signals(&old);
 		raise_tried(r, c);
+		want = CHUNK_UNTRIED;
 		if (__atomic_compare_exchange_n(&r->chunk_state[c], &want,
 						CHUNK_BACKING, false,
 						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
-			back_claimed(st, r, c, 1);
+			settle(st, r, c, back_chunks(st, r, c, 1));
 		restore_signals(&old);
 		errno = saved;
 	}
-	/* Another thread is backing it: a few system calls, wait. */
-	while (LOAD(&r->chunk_state[c]) == CHUNK_BACKING)
-		SM_SYSCALL(SYS_sched_yield);
 }
 
 /*
  * Chunks [c, c + n) of r, ahead of their use, where the file is made: from
- * c on, those no thread has tried, claimed and backed together.  None is
- * waited for: a chunk another thread holds is its to finish, and the write
- * that needs it waits for it then (back_one).  Nothing when chunk c is
- * tried already.
+ * c on, those no thread has tried, claimed and backed together, in one
+ * populate and one move.  Nothing waits here: a chunk another thread holds
+ * is its to finish, and the write that needs it waits for it then
+ * (back_one).  Nothing when chunk c is tried already, and nothing on a
+ * sandboxed thread (quiet.h: its populate is refused).  A run the file
+ * system refuses is let go, untried and unsaid: each of its chunks is
+ * tried alone by the write that needs it, which says a refusal.
  */
 static void back_ahead(struct state *st, struct state_region *r, uint32_t c,
 		       uint32_t n)
 {
-	uint32_t end, got;
+	uint32_t end, got, i;
 	uint8_t want;
 	sigset_t old;
 	int saved;
 
-	if (c >= r->nchunks || !LOAD(&st->durable) ||
+	if (c >= r->nchunks || !LOAD(&st->durable) || sm_quiet() ||
 	    LOAD(&r->chunk_state[c]) != CHUNK_UNTRIED)
 		return;
 	end = n < r->nchunks - c ? c + n : r->nchunks;
@@ -1108,8 +1099,13 @@ static void back_ahead(struct state *st, struct state_region *r, uint32_t c,
 						 __ATOMIC_ACQUIRE))
 			break;
 	}
-	if (got > c)
-		back_claimed(st, r, c, got - c);
+	if (got > c) {
+		bool ok = back_chunks(st, r, c, got - c) == 0;
+
+		for (i = c; i < got; i++)
+			STORE(&r->chunk_state[i],
+			      ok ? CHUNK_FILE : CHUNK_UNTRIED);
+	}
 	restore_signals(&old);
 	errno = saved;
 }
@@ -1149,15 +1145,15 @@ void state_back_slot_untracked(void *ctx, uint32_t fd)
  * threads met at each new chunk and all but one waited out its backing (a
  * file extent to populate, then a move): 1.2 sched_yield per connection
  * over a ring's first lap in `churngen churn 1`.  Ahead as far as has been
- * used, up to RING_AHEAD chunks at once: a process that closes a few
- * connections backs a few chunks, and a busy one its first lap in about 40
- * calls, not 512, each pausing the thread in it for 64 pages at most.  And
- * not waited for (back_ahead): two threads that closed at once prepare the
- * same place (closeq_prepare), and one waited out the other's backing at
- * each chunk, 0.6 sched_yield per connection in `churngen churn 2`
- * (2026-12-07).
+ * used, up to RING_AHEAD chunks at once, in one call: a process that
+ * closes a few connections backs a chunk or two more than it used (at
+ * most 64 KiB more: a pre-fork server has many such processes), and a
+ * busy one its first lap in about 130 calls, not 512.  And not waited for
+ * (back_ahead): two threads that closed at once prepare the same place
+ * (closeq_prepare), and one waited out the other's backing at each chunk,
+ * 0.6 sched_yield per connection in `churngen churn 2` (2026-12-07).
  */
-#define RING_AHEAD 16u
+#define RING_AHEAD 4u
 
 void state_back_ring(void *ctx, uint32_t index)
 {

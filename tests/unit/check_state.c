@@ -6,6 +6,7 @@
  */
 #include "../../core/meter.h"
 #include "../../core/procns.h"
+#include "../../core/quiet.h"
 #include "../../core/recover.h"
 #include "../../core/state.h"
 #include "unit_util.h"
@@ -14,6 +15,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1325,11 +1327,11 @@ static void push_n(struct meter *m, uint32_t n)
 
 /*
  * The ring is written in order, and from its second chunk on a push that
- * enters chunk c backs chunks after it, as many as it has used (up to 16):
- * the closing threads of a server do not all wait for the one that backs
- * a new chunk, and a busy server backs its first lap in a few dozen calls
- * (512, one a chunk, before).  The first chunk alone is backed while a
- * process has closed fewer connections than it holds.
+ * enters chunk c backs chunks after it, as many as it has used (up to 4),
+ * in one call: the closing threads of a server do not all wait for the one
+ * that backs a new chunk, and a busy server backs its first lap in about
+ * 130 calls (512, one a chunk, before).  The first chunk alone is backed
+ * while a process has closed fewer connections than it holds.
  */
 START_TEST(test_the_ring_backs_ahead_as_far_as_it_was_used)
 {
@@ -1368,27 +1370,57 @@ START_TEST(test_the_ring_backs_ahead_as_far_as_it_was_used)
 	ck_assert(chunk_tried(r, 8));
 	ck_assert(!chunk_tried(r, 9));
 	ck_assert_uint_eq(populates, 5);
+	/* Then 4 at a time: chunk 8 backs 9 to 12. */
+	push_n(&m, 4 * per);
+	ck_assert(chunk_tried(r, 12));
+	ck_assert(!chunk_tried(r, 13));
+	ck_assert_uint_eq(populates, 6);
 	/* A whole lap: every chunk the file's, in few calls. */
-	push_n(&m, CLOSEQ_CAP - 4 * per - 1);
+	push_n(&m, CLOSEQ_CAP - 8 * per - 1);
 	for (c = 0; c < r->nchunks; c++)
 		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
-	ck_assert_uint_le(populates, 2 + (r->nchunks + 15) / 16 + 8);
+	ck_assert_uint_le(populates, 3 + (r->nchunks + 3) / 4);
 	st.populate = NULL;
 	meter_destroy(&m);
 }
 END_TEST
 
+struct ring_call {
+	struct state *st;
+	uint32_t index;
+	int done; /* atomic */
+};
+
+static void *ring_call_run(void *p)
+{
+	struct ring_call *t = p;
+
+	state_back_ring(t->st, t->index);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Whether t's call ended within about ms milliseconds. */
+static bool ring_call_ends(struct ring_call *t, int ms)
+{
+	while (!__atomic_load_n(&t->done, __ATOMIC_ACQUIRE) && ms-- > 0)
+		usleep(1000);
+	return __atomic_load_n(&t->done, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Backing ahead never waits: a chunk another thread holds (two closing
- * threads prepare the same place, closeq_prepare) is its to finish.  A
- * wait here hangs the test (a chunk held for good).
+ * threads prepare the same place, closeq_prepare) is its to finish.
  */
 START_TEST(test_backing_ahead_never_waits_for_another_thread)
 {
 	struct state st;
 	struct meter m;
 	struct state_region *r;
+	struct ring_call t;
+	pthread_t th;
 	uint32_t per;
+	bool ended;
 
 	open_meter(&st, &m, 4096);
 	r = &st.ring_region;
@@ -1396,22 +1428,159 @@ START_TEST(test_backing_ahead_never_waits_for_another_thread)
 	push_n(&m, 4 * per);
 	ck_assert(chunk_tried(r, 4));
 	ck_assert(!chunk_tried(r, 5));
-	/* Another thread is backing chunk 5, for good. */
+	/* Another thread is backing chunk 5. */
 	__atomic_store_n(&r->chunk_state[5], CHUNK_BACKING, __ATOMIC_RELEASE);
-	push_n(&m, 1);
-	ck_assert_uint_eq(r->chunk_state[4], CHUNK_FILE);
-	ck_assert(!chunk_tried(r, 6));
+	t.st = &st;
+	t.index = 4 * per; /* chunk 4's first place: ahead from 5 */
+	t.done = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, ring_call_run, &t), 0);
+	ended = ring_call_ends(&t, 2000);
 	__atomic_store_n(&r->chunk_state[5], CHUNK_UNTRIED, __ATOMIC_RELEASE);
+	ck_assert(ended);
+	pthread_join(th, NULL);
+	ck_assert(!chunk_tried(r, 6));
+	meter_destroy(&m);
+}
+END_TEST
+
+/* A populate that holds a run of chunks backing until released. */
+static int hold_in, hold_release; /* atomic */
+
+static int holding_populate(void *addr, size_t len)
+{
+	(void)addr;
+	if (len > 16384) {
+		__atomic_store_n(&hold_in, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&hold_release, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	}
+	return 0;
+}
+
+/* Start a run backing ahead from chunk 5 (5 to 8) in *t, held there. */
+static void start_held_run(struct state *st, struct ring_call *t,
+			   pthread_t *th)
+{
+	uint32_t per =
+	    (uint32_t)(st->ring_region.chunk / st->ring_region.elem);
+
+	st->populate = holding_populate;
+	__atomic_store_n(&hold_in, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&hold_release, 0, __ATOMIC_RELEASE);
+	t->st = st;
+	t->index = 4 * per;
+	t->done = 0;
+	ck_assert_int_eq(pthread_create(th, NULL, ring_call_run, t), 0);
+	while (!__atomic_load_n(&hold_in, __ATOMIC_ACQUIRE))
+		usleep(100);
+	ck_assert_uint_eq(st->ring_region.chunk_state[6], CHUNK_BACKING);
+}
+
+/* What pread finds at offset off of the file at path. */
+static uint64_t file_u64(const char *path, uint64_t off)
+{
+	uint64_t got = 0;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &got, sizeof(got), (off_t)off) != sizeof(got))
+		got = 0;
+	close(fd);
+	return got;
+}
+
+/*
+ * A write whose chunk another thread is backing ahead waits for it (it
+ * is not written into memory about to be replaced), and lands in the
+ * file.
+ */
+START_TEST(test_a_write_waits_for_a_run_backing_its_chunk)
+{
+	struct state st;
+	struct meter m;
+	struct state_region *r;
+	struct ring_call ahead, writer;
+	pthread_t a, w;
+	uint32_t per;
+	const uint64_t mark = 0x1122334455667788ull;
+	uint64_t off;
+
+	open_meter(&st, &m, 4096);
+	r = &st.ring_region;
+	per = (uint32_t)(r->chunk / r->elem);
+	push_n(&m, 4 * per);
+	start_held_run(&st, &ahead, &a);
+	writer.st = &st;
+	writer.index = 6 * per + 1; /* inside chunk 6 */
+	writer.done = 0;
+	ck_assert_int_eq(pthread_create(&w, NULL, ring_call_run, &writer), 0);
+	ck_assert(!ring_call_ends(&writer, 50));
+	__atomic_store_n(&hold_release, 1, __ATOMIC_RELEASE);
+	pthread_join(a, NULL);
+	pthread_join(w, NULL);
+	st.populate = NULL;
+	ck_assert_uint_eq(r->chunk_state[6], CHUNK_FILE);
+	off = (uint64_t)writer.index * r->elem;
+	memcpy((char *)st.ring + off, &mark, sizeof(mark));
+	ck_assert_uint_eq(file_u64(st.path, r->off + off), mark);
 	meter_destroy(&m);
 }
 END_TEST
 
 /*
- * A file system that cannot take a run of chunks at once (almost full)
- * backs them one by one, each with what room there is: no chunk is left
- * private that it had room for, and nothing is said.
+ * A fork while another thread of the parent is backing a run ahead: the
+ * child finds every chunk untried (the run's too) and backs what it
+ * writes with its own file.
  */
-START_TEST(test_a_run_the_disk_refuses_is_backed_chunk_by_chunk)
+START_TEST(test_a_fork_child_of_a_run_in_progress_backs_its_own)
+{
+	struct state st;
+	struct meter m;
+	struct state_region *r;
+	struct ring_call ahead;
+	pthread_t a;
+	uint32_t per;
+	pid_t pid;
+
+	open_meter(&st, &m, 4096);
+	r = &st.ring_region;
+	per = (uint32_t)(r->chunk / r->elem);
+	push_n(&m, 4 * per);
+	start_held_run(&st, &ahead, &a);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const uint64_t mark = 0xabcdefull;
+		uint64_t off = (uint64_t)(6 * per + 1) * r->elem;
+		int bad = 0;
+		uint32_t c;
+
+		st.populate = NULL;
+		child_after_fork(&st, &m);
+		for (c = 0; c < r->nchunks; c++)
+			bad |= r->chunk_state[c] != CHUNK_UNTRIED;
+		bad |= (r->tried_hi != 0) << 1;
+		meter_opened(&m, 9, KIND_TCP, 1, NULL, NULL);
+		state_back_ring(&st, 6 * per + 1);
+		memcpy((char *)st.ring + off, &mark, sizeof(mark));
+		bad |= (r->chunk_state[6] != CHUNK_FILE) << 2;
+		bad |= (file_u64(st.path, r->off + off) != mark) << 3;
+		exit_first_failed(bad);
+	}
+	__atomic_store_n(&hold_release, 1, __ATOMIC_RELEASE);
+	pthread_join(a, NULL);
+	st.populate = NULL;
+	child_passed(pid, &m);
+}
+END_TEST
+
+/*
+ * A run the file system cannot take at once (almost full) is let go
+ * untried, nothing said: each chunk is then backed alone by the write that
+ * needs it, with what room there is.
+ */
+START_TEST(test_a_run_the_disk_refuses_is_left_to_the_writes)
 {
 	struct state st;
 	struct meter m;
@@ -1424,17 +1593,45 @@ START_TEST(test_a_run_the_disk_refuses_is_backed_chunk_by_chunk)
 	st.populate = count_populate;
 	populates = 0;
 	refuse_over = r->chunk;
-	/* Chunk 4 entered: 5 to 8 refused together, then backed alone. */
+	/* Chunk 4 entered: 5 to 8 refused together, untried again. */
 	push_n(&m, 4 * per + 1);
+	for (c = 5; c <= 8; c++)
+		ck_assert(!chunk_tried(r, c));
+	/* Through chunk 8: each backed by its first write. */
+	push_n(&m, 4 * per);
 	for (c = 0; c <= 8; c++)
 		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
-	ck_assert(!chunk_tried(r, 9));
 	ck_assert_uint_eq(st.incomplete, 0);
 	ck_assert_uint_eq(st.ticker->incomplete, 0);
-	/* 0, 1, 2; 3-4 refused, 3, 4; 5-8 refused, 5, 6, 7, 8. */
-	ck_assert_uint_eq(populates, 3 + 3 + 5);
 	st.populate = NULL;
 	refuse_over = 0;
+	meter_destroy(&m);
+}
+END_TEST
+
+/* A sandboxed thread (quiet.h), whose populate is refused, leaves the
+ * chunks ahead untried, not private for good: a loud thread backs them. */
+START_TEST(test_a_quiet_thread_backs_nothing_ahead)
+{
+	struct state st;
+	struct meter m;
+	const struct state_region *r;
+	uint32_t per, c;
+
+	open_meter(&st, &m, 4096);
+	r = &st.ring_region;
+	per = (uint32_t)(r->chunk / r->elem);
+	push_n(&m, 4 * per);
+	__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM, __ATOMIC_RELAXED);
+	push_n(&m, 1); /* chunk 4 entered */
+	__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
+	for (c = 5; c <= 8; c++)
+		ck_assert(!chunk_tried(r, c));
+	/* Loud again: the next chunk entered backs them. */
+	push_n(&m, per);
+	for (c = 5; c <= 8; c++)
+		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
+	ck_assert_uint_eq(st.ticker->incomplete, 0);
 	meter_destroy(&m);
 }
 END_TEST
@@ -1554,7 +1751,10 @@ int main(void)
 	tcase_add_test(tc, test_a_discarded_state_lets_go_of_every_mapping);
 	tcase_add_test(tc, test_the_ring_backs_ahead_as_far_as_it_was_used);
 	tcase_add_test(tc, test_backing_ahead_never_waits_for_another_thread);
-	tcase_add_test(tc, test_a_run_the_disk_refuses_is_backed_chunk_by_chunk);
+	tcase_add_test(tc, test_a_write_waits_for_a_run_backing_its_chunk);
+	tcase_add_test(tc, test_a_fork_child_of_a_run_in_progress_backs_its_own);
+	tcase_add_test(tc, test_a_run_the_disk_refuses_is_left_to_the_writes);
+	tcase_add_test(tc, test_a_quiet_thread_backs_nothing_ahead);
 	tcase_add_test(tc, test_prepare_backs_the_place_and_past_a_chunks_end);
 	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
 	suite_add_tcase(s, tc);
