@@ -1325,6 +1325,26 @@ static void push_n(struct meter *m, uint32_t n)
 	}
 }
 
+/* A meter in a state file (open_meter): its ring, and in *per the
+ * entries a chunk of it holds. */
+static struct state_region *open_ring(struct state *st, struct meter *m,
+				      uint32_t *per)
+{
+	struct state_region *r = &st->ring_region;
+
+	open_meter(st, m, 4096);
+	*per = (uint32_t)(r->chunk / r->elem);
+	ck_assert_uint_ge(*per, 2);
+	return r;
+}
+
+/* Chunks [from, to] of r, none tried. */
+static void untried(const struct state_region *r, uint32_t from, uint32_t to)
+{
+	for (; from <= to; from++)
+		ck_assert(!chunk_tried(r, from));
+}
+
 /*
  * The ring is written in order, and from its second chunk on a push that
  * enters chunk c backs chunks after it, as many as it has used (up to 4),
@@ -1340,13 +1360,10 @@ START_TEST(test_the_ring_backs_ahead_as_far_as_it_was_used)
 	const struct state_region *r;
 	uint32_t per, c;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
+	r = open_ring(&st, &m, &per);
 	st.populate = count_populate;
 	populates = 0;
 	refuse_over = 0;
-	per = (uint32_t)(r->chunk / r->elem);
-	ck_assert_uint_ge(per, 2);
 	ck_assert_uint_ge(r->nchunks, 64);
 	push_n(&m, per);
 	ck_assert(chunk_tried(r, 0));
@@ -1422,9 +1439,7 @@ START_TEST(test_backing_ahead_never_waits_for_another_thread)
 	uint32_t per;
 	bool ended;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
-	per = (uint32_t)(r->chunk / r->elem);
+	r = open_ring(&st, &m, &per);
 	push_n(&m, 4 * per);
 	ck_assert(chunk_tried(r, 4));
 	ck_assert(!chunk_tried(r, 5));
@@ -1506,9 +1521,7 @@ START_TEST(test_a_write_waits_for_a_run_backing_its_chunk)
 	const uint64_t mark = 0x1122334455667788ull;
 	uint64_t off;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
-	per = (uint32_t)(r->chunk / r->elem);
+	r = open_ring(&st, &m, &per);
 	push_n(&m, 4 * per);
 	start_held_run(&st, &ahead, &a);
 	writer.st = &st;
@@ -1543,9 +1556,7 @@ START_TEST(test_a_fork_child_of_a_run_in_progress_backs_its_own)
 	uint32_t per;
 	pid_t pid;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
-	per = (uint32_t)(r->chunk / r->elem);
+	r = open_ring(&st, &m, &per);
 	push_n(&m, 4 * per);
 	start_held_run(&st, &ahead, &a);
 	pid = fork();
@@ -1587,16 +1598,13 @@ START_TEST(test_a_run_the_disk_refuses_is_left_to_the_writes)
 	const struct state_region *r;
 	uint32_t per, c;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
-	per = (uint32_t)(r->chunk / r->elem);
+	r = open_ring(&st, &m, &per);
 	st.populate = count_populate;
 	populates = 0;
 	refuse_over = r->chunk;
 	/* Chunk 4 entered: 5 to 8 refused together, untried again. */
 	push_n(&m, 4 * per + 1);
-	for (c = 5; c <= 8; c++)
-		ck_assert(!chunk_tried(r, c));
+	untried(r, 5, 8);
 	/* Through chunk 8: each backed by its first write. */
 	push_n(&m, 4 * per);
 	for (c = 0; c <= 8; c++)
@@ -1618,15 +1626,12 @@ START_TEST(test_a_quiet_thread_backs_nothing_ahead)
 	const struct state_region *r;
 	uint32_t per, c;
 
-	open_meter(&st, &m, 4096);
-	r = &st.ring_region;
-	per = (uint32_t)(r->chunk / r->elem);
+	r = open_ring(&st, &m, &per);
 	push_n(&m, 4 * per);
 	__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM, __ATOMIC_RELAXED);
 	push_n(&m, 1); /* chunk 4 entered */
 	__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
-	for (c = 5; c <= 8; c++)
-		ck_assert(!chunk_tried(r, c));
+	untried(r, 5, 8);
 	/* Loud again: the next chunk entered backs them. */
 	push_n(&m, per);
 	for (c = 5; c <= 8; c++)
