@@ -1155,34 +1155,38 @@ void state_back_slot_untracked(void *ctx, uint32_t fd)
  */
 #define RING_AHEAD 4u
 
-void state_back_ring(void *ctx, uint32_t index)
+/* Place index of the ring is about to be written (state_back_ring), or
+ * will be by the next push (ready: state_ready_ring). */
+static void back_ring(struct state *st, uint32_t index, bool ready)
 {
-	struct state *st = ctx;
 	struct state_region *r = &st->ring_region;
 	uint64_t first = (uint64_t)index * r->elem;
+	uint64_t in = first % r->chunk;
 	uint32_t c = (uint32_t)(first / r->chunk);
 
 	back(st, r, index);
 	/* Not from the first chunk: a process that closes a few
 	 * connections backs one chunk of the ring, as before. */
-	if (c > 0 && first % r->chunk < r->elem)
+	if (c > 0 && in < r->elem)
 		back_ahead(st, r, c + 1, c < RING_AHEAD ? c : RING_AHEAD);
+	/* Ready, at the last place of a chunk, the first chunk's too: the
+	 * next one as well, where the push lands when another takes this
+	 * place first. */
+	if (ready && r->chunk - in <= r->elem && c + 1 < r->nchunks)
+		back_one(st, r, c + 1);
+}
+
+void state_back_ring(void *ctx, uint32_t index)
+{
+	back_ring(ctx, index, false);
 }
 
 void state_ready_ring(void *ctx, uint32_t index)
 {
 	struct state *st = ctx;
-	struct state_region *r = &st->ring_region;
-	uint64_t first = (uint64_t)index * r->elem;
-	uint32_t c = (uint32_t)(first / r->chunk);
 
-	if (!LOAD(&st->durable))
-		return;
-	state_back_ring(ctx, index);
-	/* The last place of a chunk, the first chunk's too: the next one as
-	 * well, where the push lands when another takes this place first. */
-	if (r->chunk - first % r->chunk <= r->elem && c + 1 < r->nchunks)
-		back_one(st, r, c + 1);
+	if (LOAD(&st->durable))
+		back_ring(st, index, true);
 }
 
 /* In a fork child: the whole region becomes private zeroes, every chunk
