@@ -16,8 +16,6 @@
 #define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-enum { ENTRY_FREE, ENTRY_WRITING, ENTRY_READY };
-
 #define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
 
 _Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
@@ -134,11 +132,65 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	if (q->back)
 		q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
 	e = &q->ring[head % CLOSEQ_CAP];
-	STORE(&e->state, ENTRY_WRITING);
+	STORE(&e->state, CLOSEQ_WRITING);
 	e->s = *s;
 	e->closed_ns = closed_ns;
-	STORE(&e->state, ENTRY_READY);
+	STORE(&e->state, CLOSEQ_READY);
 	ask_drain(q, head);
+}
+
+struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns)
+{
+	uint64_t head = LOAD(&q->sh->head);
+	struct closeq_entry *e;
+
+	do {
+		if (head - LOAD(&q->sh->tail) >= CLOSEQ_CAP)
+			return NULL;
+	} while (!__atomic_compare_exchange_n(&q->sh->head, &head, head + 1, true,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	__atomic_fetch_add(&q->sh->pushed, 1, __ATOMIC_RELAXED);
+	if (q->back)
+		q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
+	e = &q->ring[head % CLOSEQ_CAP];
+	/* Unbound before it reads as claimed; the counters zero before the
+	 * retire binds it (its release store). */
+	__atomic_store_n(&e->bound, 0, __ATOMIC_RELAXED);
+	STORE(&e->state, CLOSEQ_TAKING);
+	e->closed_ns = closed_ns;
+	memset(&e->s.c, 0, sizeof(e->s.c));
+	return e;
+}
+
+void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had)
+{
+	STORE(&e->state, had ? CLOSEQ_READY : CLOSEQ_VOID);
+	if (had)
+		ask_drain(q, LOAD(&q->sh->head) - 1);
+}
+
+void closeq_rescue(struct closeq *q, uint64_t upto,
+		   int (*rescue)(void *ctx, struct fd_snapshot *s), void *ctx)
+{
+	uint64_t from = q->sh->tail, at;
+
+	if (upto >= q->sh->tail && upto <= q->sh->head)
+		from = upto;
+	for (at = from; at < q->sh->head && at - from < CLOSEQ_CAP; at++) {
+		struct closeq_entry *e = &q->ring[at % CLOSEQ_CAP];
+
+		if (e->state != CLOSEQ_TAKING)
+			continue;
+		if (!e->bound) {
+			e->state = CLOSEQ_VOID;
+			continue;
+		}
+		/* Bound: the entry holds what left the slot; the rest, if
+		 * the retire had not finished, is still in the slot. */
+		rescue(ctx, &e->s);
+		e->state = CLOSEQ_READY;
+	}
 }
 
 void closeq_prepare(struct closeq *q)
@@ -181,10 +233,16 @@ bool closeq_pop(struct closeq *q, struct closeq_entry *out)
 {
 	struct closeq_entry *e = &q->ring[q->sh->tail % CLOSEQ_CAP];
 
-	if (LOAD(&e->state) != ENTRY_READY)
+	while (q->sh->tail < LOAD(&q->sh->head) &&
+	       LOAD(&e->state) == CLOSEQ_VOID) {
+		STORE(&e->state, CLOSEQ_FREE);
+		STORE(&q->sh->tail, q->sh->tail + 1);
+		e = &q->ring[q->sh->tail % CLOSEQ_CAP];
+	}
+	if (LOAD(&e->state) != CLOSEQ_READY)
 		return false;
 	*out = *e;
-	STORE(&e->state, ENTRY_FREE);
+	STORE(&e->state, CLOSEQ_FREE);
 	STORE(&q->sh->tail, q->sh->tail + 1);
 	return true;
 }
@@ -199,9 +257,12 @@ bool closeq_peek(const struct closeq *q, uint64_t i, struct closeq_entry *out)
 {
 	uint64_t tail = q->sh->tail;
 	const struct closeq_entry *e = &q->ring[(tail + i) % CLOSEQ_CAP];
+	uint32_t state;
 
-	if (i >= CLOSEQ_CAP || tail + i >= LOAD(&q->sh->head) ||
-	    LOAD(&e->state) != ENTRY_READY)
+	if (i >= CLOSEQ_CAP || tail + i >= LOAD(&q->sh->head))
+		return false;
+	state = LOAD(&e->state);
+	if (state != CLOSEQ_READY && state != CLOSEQ_VOID)
 		return false;
 	*out = *e;
 	return true;
@@ -210,7 +271,7 @@ bool closeq_peek(const struct closeq *q, uint64_t i, struct closeq_entry *out)
 void closeq_release(struct closeq *q, uint64_t n)
 {
 	for (; n > 0; n--) {
-		STORE(&q->ring[q->sh->tail % CLOSEQ_CAP].state, ENTRY_FREE);
+		STORE(&q->ring[q->sh->tail % CLOSEQ_CAP].state, CLOSEQ_FREE);
 		STORE(&q->sh->tail, q->sh->tail + 1);
 	}
 }
@@ -232,14 +293,14 @@ void closeq_settle(struct closeq *q, uint64_t upto)
 	     from++) {
 		struct closeq_entry *e = &q->ring[from % CLOSEQ_CAP];
 
-		if (e->state != ENTRY_READY)
+		if (e->state != CLOSEQ_READY)
 			continue;
 		if (from != to)
 			q->ring[to % CLOSEQ_CAP] = *e;
 		to++;
 	}
 	for (from = to; from < q->sh->head && from - upto < CLOSEQ_CAP; from++)
-		q->ring[from % CLOSEQ_CAP].state = ENTRY_FREE;
+		q->ring[from % CLOSEQ_CAP].state = CLOSEQ_FREE;
 	q->sh->head = to;
 }
 
@@ -303,7 +364,7 @@ void closeq_after_fork(struct closeq *q, bool fresh)
 	/* Wiped on fork where the kernel can (touching the entries would
 	 * only fault in zero pages); else free what was pending. */
 	for (; !q->wiped && q->sh->tail < q->sh->head; q->sh->tail++)
-		q->ring[q->sh->tail % CLOSEQ_CAP].state = ENTRY_FREE;
+		q->ring[q->sh->tail % CLOSEQ_CAP].state = CLOSEQ_FREE;
 	q->sh->head = q->sh->tail = 0;
 	q->wake = 0;
 	q->sh->pushed = 0;

@@ -27,9 +27,21 @@
 #define CLOSEQ_WAKE_AT 1024 /* records waiting that wake the ticker early */
 #endif
 
+/* An entry's state.  The numbers are the state file's: never reused. */
+enum closeq_state {
+	CLOSEQ_FREE = 0,
+	CLOSEQ_WRITING = 1, /* closeq_push copying a snapshot in */
+	CLOSEQ_READY = 2,   /* a record */
+	CLOSEQ_TAKING = 3,  /* closeq_claim'd: a retire moving into it */
+	CLOSEQ_VOID = 4,    /* claimed, and the retire found nothing */
+};
+
 /* One retired connection waiting for the ticker. */
 struct closeq_entry {
-	uint32_t state; /* free, being written, ready: see closeq.c */
+	uint32_t state; /* enum closeq_state */
+	/* CLOSEQ_TAKING: 1 once s.fd, s.kind and s.gen name the slot the
+	 * counts move from (fdtab_retire_into).  In what was padding. */
+	uint32_t bound;
 	uint64_t closed_ns;
 	struct fd_snapshot s;
 	/* To a multiple of 256 bytes: the durable state backs the ring in
@@ -115,6 +127,39 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns);
 
 /*
+ * closeq_claim - take the next place for the record of a connection not
+ * retired yet, closed at closed_ns: counters zero, nothing bound, state
+ * CLOSEQ_TAKING.  The retire then moves the connection straight into the
+ * entry's snapshot (fdtab_retire_into, with &e->bound), and closeq_finish
+ * ends it: a process killed at any instruction in between has the
+ * connection in its slot, in the entry or (a counter word being moved) in
+ * both alike, and its recovery joins the two (closeq_rescue).  Returns
+ * NULL when the ring is full (the caller retires into a snapshot of its
+ * own and closeq_push drops the record, keeping its numbers).  Drains
+ * wait for a claimed entry as for one being written.
+ * Context: any thread and signal handler.
+ */
+struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns);
+
+/*
+ * closeq_finish - end a claimed entry: a record (had: the retire returned
+ * 1), or a place every reader passes over (CLOSEQ_VOID).
+ * Context: the thread (or handler) that claimed it.
+ */
+void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had);
+
+/*
+ * closeq_rescue - a dead process's entries that a kill left claimed,
+ * between upto (as closeq_settle takes it) and head: those bound to a
+ * slot get what is left of it (rescue: fdtab_rescue) and become records;
+ * the others (killed before the retire owned the slot, which holds the
+ * connection whole) are passed over.  Before closeq_settle.
+ * Context: recovery only.
+ */
+void closeq_rescue(struct closeq *q, uint64_t upto,
+		   int (*rescue)(void *ctx, struct fd_snapshot *s), void *ctx);
+
+/*
  * closeq_prepare - back the place the next push takes, before a slot is
  * retired.  The backing is system calls only on a chunk's first use: made
  * here, the retire and the push that follows are a few stores apart, and
@@ -144,16 +189,19 @@ uint64_t closeq_pending(const struct closeq *q);
 bool closeq_wait(struct closeq *q, uint64_t until_ns);
 
 /*
- * closeq_pop - move the oldest ready entry into *out and free its place.
- * Returns false when there is none (an entry still being written counts as
- * none: it is taken at the next drain).
+ * closeq_pop - move the oldest ready entry into *out and free its place
+ * (and those of void entries before it).  Returns false when there is
+ * none (an entry still being written counts as none: it is taken at the
+ * next drain).
  * Context: ticker only.
  */
 bool closeq_pop(struct closeq *q, struct closeq_entry *out);
 
 /*
- * closeq_peek - copy the i-th ready entry from the tail (i = 0 is the
- * oldest) into *out without taking it; false when it is not ready.
+ * closeq_peek - copy the i-th entry from the tail (i = 0 is the oldest)
+ * into *out without taking it, when it is finished: false when it is not.
+ * A finished entry is a record (closeq_is_record) or void: take it all
+ * the same, and pass over it.
  * closeq_release - free the n oldest entries (all peeked ready).
  * Taking entries in two steps lets the ticker make their numbers durable
  * before they leave the queue.
@@ -161,6 +209,13 @@ bool closeq_pop(struct closeq *q, struct closeq_entry *out);
  */
 bool closeq_peek(const struct closeq *q, uint64_t i, struct closeq_entry *out);
 void closeq_release(struct closeq *q, uint64_t n);
+
+/* closeq_is_record - e, as closeq_peek gave it, is a close record (not
+ * void).  Context: any. */
+static inline bool closeq_is_record(const struct closeq_entry *e)
+{
+	return e->state == CLOSEQ_READY;
+}
 
 /* closeq_tail - the position of the oldest entry.  Context: ticker only. */
 uint64_t closeq_tail(const struct closeq *q);

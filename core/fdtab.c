@@ -180,14 +180,22 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 	uint64_t *dst = (uint64_t *)out;
 	size_t i;
 
-	/* A word read as 0 is left alone: an exchange would have returned
-	 * 0 and written 0, and an increment landing after the load is one
-	 * that would have landed after the exchange.  Most words of a
-	 * connection (error classes, size buckets) stay 0, and a locked
-	 * exchange costs ~20 cycles each: 60 of them were most of a close's
-	 * own CPU (docs/performance.md#churn).  Four words are read at a
-	 * time first, and a group read as all 0 is left alone as each of
-	 * its words would be: a size histogram is mostly such groups. */
+	/* A word read as 0 is left alone: taking it would have read 0 and
+	 * written 0, and an increment landing after the load is one that
+	 * would have landed after the take.  Most words of a connection
+	 * (error classes, size buckets) stay 0, and a locked instruction
+	 * costs ~20 cycles each: 60 of them were most of a close's own CPU
+	 * (docs/performance.md#churn).  Four words are read at a time
+	 * first, and a group read as all 0 is left alone as each of its
+	 * words would be: a size histogram is mostly such groups.
+	 *
+	 * A word is written where it goes before it leaves the slot (a
+	 * compare-and-swap to 0 of the value written, again with the new
+	 * value when a data call added meanwhile): a process killed at any
+	 * instruction has each word in the slot, in *out or, for the one
+	 * being moved, the same value in both, never in neither.  With *out
+	 * in the state file (a close's ring entry, fdtab_retire_into) its
+	 * recovery counts every word once (fdtab_rescue). */
 	_Static_assert(FD_COUNTERS_WORDS % 4 == 0, "groups of four words");
 	for (i = 0; i < FD_COUNTERS_WORDS; i += 4) {
 		size_t j;
@@ -199,11 +207,19 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 			dst[i] = dst[i + 1] = dst[i + 2] = dst[i + 3] = 0;
 			continue;
 		}
-		for (j = i; j < i + 4; j++)
-			dst[j] = __atomic_load_n(&src[j], __ATOMIC_ACQUIRE)
-					 ? __atomic_exchange_n(&src[j], 0,
-							       __ATOMIC_ACQ_REL)
-					 : 0;
+		for (j = i; j < i + 4; j++) {
+			uint64_t v = __atomic_load_n(&src[j], __ATOMIC_ACQUIRE);
+
+			if (!v) {
+				dst[j] = 0;
+				continue;
+			}
+			do
+				__atomic_store_n(&dst[j], v, __ATOMIC_RELAXED);
+			while (!__atomic_compare_exchange_n(&src[j], &v, 0, false,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE));
+		}
 	}
 }
 
@@ -354,12 +370,23 @@ static void clear_addr(union fd_slot_addr *a)
 
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
 static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
-			enum fd_kind old, struct fd_snapshot *out)
+			enum fd_kind old, struct fd_snapshot *out,
+			uint32_t *bound)
 {
 	int tracked = fd_kind_tracked(old);
 
 	seq_begin(s);
 	if (tracked) {
+		/* Which slot the counts come from, before any leaves it
+		 * (fdtab_retire_into).  Release: every store before is
+		 * seen first, and the first word's compare-and-swap
+		 * (acq_rel) comes after. */
+		if (bound) {
+			out->fd = fd;
+			out->kind = old;
+			out->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+			__atomic_store_n(bound, 1, __ATOMIC_RELEASE);
+		}
 		copy_identity(t, s, fd, out, old);
 		take_counters(&s->c, &out->c);
 	}
@@ -477,7 +504,7 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	old = own_slot(s, &prev);
 	if (old == KIND_BUSY)
 		return 0;
-	had = retire_owned(t, s, fd, old, stale);
+	had = retire_owned(t, s, fd, old, stale, NULL);
 	publish(t, s, fd, now_ns, local, peer);
 	release(s, kind, prev);
 	return had;
@@ -558,18 +585,63 @@ static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
 		return 0;
 	if (reap)
 		STORE(&s->recheck, 0);
-	had = retire_owned(t, s, fd, old, out);
+	had = retire_owned(t, s, fd, old, out, NULL);
 	release(s, KIND_UNKNOWN, prev);
 	return had;
 }
 
 int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 {
-	struct fd_slot *s = fdtab_slot(t, fd);
+	return fdtab_retire_into(t, fd, NULL, out, NULL);
+}
+
+int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
+		      struct fd_snapshot *out, uint32_t *bound)
+{
+	struct fd_slot *s = fdtab_slot(t, fd), *prev;
+	enum fd_kind old;
+	int had;
 
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
-	return retire_slot(t, s, fd, out, false);
+	old = own_slot(s, &prev);
+	if (old == KIND_BUSY)
+		return 0;
+	if (gen && __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != *gen) {
+		release(s, old, prev);
+		return 0;
+	}
+	had = retire_owned(t, s, fd, old, out, bound);
+	release(s, KIND_UNKNOWN, prev);
+	return had;
+}
+
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out)
+{
+	struct fd_slot *s = fdtab_slot(t, out->fd);
+	uint64_t *src, *dst = (uint64_t *)&out->c;
+	size_t i;
+
+	if (!s || !fd_kind_tracked(out->kind) || s->gen != out->gen)
+		return 0;
+	/* Killed in the middle: the identity is still the slot's (cleared
+	 * only after the generation grows), and each counter word is in
+	 * one of the two, or in both alike (take_counters). */
+	copy_identity(t, s, out->fd, out, out->kind);
+	src = (uint64_t *)&s->c;
+	for (i = 0; i < FD_COUNTERS_WORDS; i++) {
+		if (src[i] > dst[i])
+			dst[i] = src[i];
+		src[i] = 0;
+	}
+	s->gen++;
+	s->opened_ns = 0;
+	s->shared = 0;
+	clear_addr(&s->local);
+	clear_addr(&s->peer);
+	s->seq += s->seq & 1;
+	s->kind = KIND_UNKNOWN;
+	return 1;
 }
 
 int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
@@ -622,22 +694,7 @@ int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)
 int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 		     struct fd_snapshot *out)
 {
-	struct fd_slot *s = fdtab_slot(t, fd), *prev;
-	enum fd_kind old;
-	int had;
-
-	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
-		return 0;
-	old = own_slot(s, &prev);
-	if (old == KIND_BUSY)
-		return 0;
-	if (__atomic_load_n(&s->gen, __ATOMIC_RELAXED) != gen) {
-		release(s, old, prev);
-		return 0;
-	}
-	had = retire_owned(t, s, fd, old, out);
-	release(s, KIND_UNKNOWN, prev);
-	return had;
+	return fdtab_retire_into(t, fd, &gen, out, NULL);
 }
 
 int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)

@@ -319,6 +319,29 @@ int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
 		     struct fd_snapshot *out);
 
 /*
+ * fdtab_retire_into - fdtab_retire (gen NULL) or fdtab_retire_gen (gen
+ * set), into *out where a kill at any instruction loses nothing, when out
+ * lies in the state file (a close's ring entry, closeq_claim) and bound
+ * is given: out's counters must read 0 beforehand.  Once the slot is
+ * owned, out->fd, out->kind and out->gen name it and *bound becomes 1;
+ * only then do the counters move, each word written into *out before it
+ * leaves the slot.  A recovery finds the rest with fdtab_rescue.
+ * Context: any thread and signal handler.
+ */
+int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
+		      struct fd_snapshot *out, uint32_t *bound);
+
+/*
+ * fdtab_rescue - a dead process's retire that fdtab_retire_into had bound
+ * to out and not finished (the slot still has out->gen): out becomes the
+ * whole connection (the slot's identity; each counter word the larger of
+ * the two, since a word being moved is in both), and the slot is emptied.
+ * Returns 1 then; 0 when the retire had finished (out is whole already).
+ * Context: recovery only (nobody else uses t).
+ */
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out);
+
+/*
  * fdtab_reap - when a lifecycle call gave up on fd's slot (see above),
  * retire whatever connection the slot holds now, as fdtab_retire does, and
  * leave it KIND_UNKNOWN for the next data call to classify.  Returns 1

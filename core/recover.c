@@ -672,13 +672,19 @@ static uint64_t last_seen(const struct meter *m, uint64_t ns)
 	uint64_t i;
 
 	for (i = 0; closeq_peek(&m->q, i, &e); i++)
-		if (e.closed_ns > ns)
+		if (closeq_is_record(&e) && e.closed_ns > ns)
 			ns = e.closed_ns;
 	for (fd = 0; fd < m->tab.high; fd++)
 		if (fd_kind_tracked(fdtab_kind(&m->tab.slots[fd])) &&
 		    m->tab.slots[fd].opened_ns > ns)
 			ns = m->tab.slots[fd].opened_ns;
 	return ns;
+}
+
+/* closeq_rescue's: what a retire the kill stopped left in its slot. */
+static int rescue_slot(void *tab, struct fd_snapshot *s)
+{
+	return fdtab_rescue(tab, s);
 }
 
 /* Rename from to its first len bytes + UNWRITTEN (the name in to), never
@@ -770,6 +776,9 @@ static int write_records(struct image *img, const char *fallback,
 	m.ns_per_tick =
 	    mem.ticker->ns_per_tick > 0 ? mem.ticker->ns_per_tick : 1.0;
 	sum_closed(state_ticker_whole(mem.ticker), &m);
+	/* Closes it was in the middle of: each connection whole, once. */
+	closeq_rescue(&m.q, state_ticker_whole(mem.ticker)->upto,
+		      rescue_slot, &m.tab);
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	/* Before anything is appended (end_torn_line's newline would make
 	 * a torn record look whole). */

@@ -1,6 +1,7 @@
 /*
  * check_closeq.c - the close queue: order, the early wake-up of the ticker
- * at CLOSEQ_WAKE_AT records (once per drain), drops only when full.
+ * at CLOSEQ_WAKE_AT records (once per drain), drops only when full; places
+ * claimed before a retire, and a dead process's claims rescued.
  */
 #include "../../core/closeq.h"
 #include "unit_util.h"
@@ -149,6 +150,107 @@ START_TEST(test_settled_full_ring_peeks_nothing_past_head)
 }
 END_TEST
 
+/* A claimed entry holds the drain as one being written does; finished
+ * void, it is passed over (peek gives it, not as a record; pop skips it),
+ * and a record behind it comes out in order. */
+START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
+{
+	struct closeq_entry e, *c;
+
+	push(1, 10);
+	c = closeq_claim(&q, 5);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->state, CLOSEQ_TAKING);
+	ck_assert_uint_eq(c->bound, 0);
+	ck_assert_uint_eq(c->s.c.bytes[DIR_OUT], 0);
+	push(3, 30);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 1);
+	ck_assert(!closeq_peek(&q, 0, &e));
+	ck_assert(!closeq_pop(&q, &e));
+	closeq_finish(&q, c, false);
+	ck_assert(closeq_peek(&q, 0, &e));
+	ck_assert(!closeq_is_record(&e));
+	ck_assert(closeq_peek(&q, 1, &e));
+	ck_assert(closeq_is_record(&e));
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 3);
+	ck_assert_uint_eq(e.s.c.bytes[DIR_OUT], 30);
+	ck_assert(!closeq_pop(&q, &e));
+	ck_assert_uint_eq(closeq_pending(&q), 0);
+
+	/* Finished with a connection: a record, its close time the claim's. */
+	c = closeq_claim(&q, 77);
+	c->s.fd = 9;
+	c->s.kind = KIND_TCP;
+	c->s.c.bytes[DIR_IN] = 5;
+	closeq_finish(&q, c, true);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 9);
+	ck_assert_uint_eq(e.closed_ns, 77);
+	ck_assert_uint_eq(e.s.c.bytes[DIR_IN], 5);
+}
+END_TEST
+
+START_TEST(test_a_full_ring_refuses_a_claim)
+{
+	int i;
+
+	for (i = 0; i < CLOSEQ_CAP; i++)
+		push(i, 1);
+	ck_assert_ptr_null(closeq_claim(&q, 1));
+	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP);
+	ck_assert_uint_eq(closeq_pending(&q), CLOSEQ_CAP);
+}
+END_TEST
+
+static unsigned rescued;
+
+static int add_rest(void *ctx, struct fd_snapshot *s)
+{
+	(void)ctx;
+	rescued++;
+	s->c.bytes[DIR_OUT] += 1000; /* what the slot still held */
+	return 1;
+}
+
+/* A dead process's claimed entries: one the retire had bound gets the
+ * rest of its slot and is a record; one not bound yet (the slot holds
+ * the connection whole) is passed over; a record and a void stay so. */
+START_TEST(test_rescue_makes_bound_claims_records_and_passes_over_the_rest)
+{
+	struct closeq_entry e, *unbound, *bound, *gone;
+	uint64_t i;
+
+	push(1, 10);
+	unbound = closeq_claim(&q, 2);
+	bound = closeq_claim(&q, 3);
+	bound->s.fd = 4;
+	bound->s.kind = KIND_TCP;
+	bound->s.c.bytes[DIR_OUT] = 7;
+	bound->bound = 1;
+	gone = closeq_claim(&q, 4);
+	closeq_finish(&q, gone, false);
+	push(5, 50);
+	ck_assert_ptr_nonnull(unbound);
+	rescued = 0;
+	closeq_rescue(&q, 0, add_rest, NULL);
+	ck_assert_uint_eq(rescued, 1);
+	closeq_settle(&q, 0);
+	ck_assert_uint_eq(closeq_pending(&q), 3);
+	for (i = 0; i < 3; i++)
+		ck_assert(closeq_peek(&q, i, &e) && closeq_is_record(&e));
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 1);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 4);
+	ck_assert_uint_eq(e.s.c.bytes[DIR_OUT], 1007);
+	ck_assert_uint_eq(e.closed_ns, 3);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 5);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("closeq");
@@ -163,6 +265,11 @@ int main(void)
 		       test_a_sleeping_ticker_is_woken_by_the_closing_thread);
 	tcase_add_test(tc, test_full_ring_drops_records_keeps_numbers);
 	tcase_add_test(tc, test_settled_full_ring_peeks_nothing_past_head);
+	tcase_add_test(tc,
+		       test_a_claimed_place_holds_the_drain_and_void_is_passed_over);
+	tcase_add_test(tc, test_a_full_ring_refuses_a_claim);
+	tcase_add_test(
+	    tc, test_rescue_makes_bound_claims_records_and_passes_over_the_rest);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }

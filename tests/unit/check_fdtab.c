@@ -340,6 +340,100 @@ START_TEST(test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot)
 }
 END_TEST
 
+/* Into a claimed place: the slot is named (fd, kind, generation) and the
+ * place marked bound before the counts move, and they all arrive. */
+START_TEST(test_fdtab_retire_into_binds_then_moves_the_counts)
+{
+	struct fd_snapshot snap, out;
+	struct fd_slot *s = slot_of(13);
+	uint32_t bound = 0, gen, other;
+
+	ck_assert_int_eq(fdtab_open(&tab, 13, KIND_UDP, 5, NULL, NULL, &snap),
+			 0);
+	gen = s->gen;
+	fd_account(s, DIR_OUT, 300, 0, ACCT_ALL);
+	memset(&out, 0, sizeof(out));
+	other = gen + 1;
+	ck_assert_int_eq(fdtab_retire_into(&tab, 13, &other, &out, &bound), 0);
+	ck_assert_uint_eq(bound, 0);
+	ck_assert_int_eq(fdtab_kind(s), KIND_UDP);
+	ck_assert_int_eq(fdtab_retire_into(&tab, 13, &gen, &out, &bound), 1);
+	ck_assert_uint_eq(bound, 1);
+	ck_assert_int_eq(out.fd, 13);
+	ck_assert_int_eq(out.kind, KIND_UDP);
+	ck_assert_uint_eq(out.gen, gen);
+	ck_assert_uint_eq(out.c.bytes[DIR_OUT], 300);
+	ck_assert(hot_zero(&s->c));
+	/* Finished: a rescue finds the slot one generation on and leaves
+	 * the place as it is. */
+	ck_assert_int_eq(fdtab_rescue(&tab, &out), 0);
+	ck_assert_uint_eq(out.c.bytes[DIR_OUT], 300);
+	ck_assert_uint_eq(s->gen, gen + 1);
+}
+END_TEST
+
+/*
+ * A retire stopped by a kill after any number of counter words moved
+ * (the word being moved in both places, as take_counters writes it before
+ * taking it): the rescue has every word once, the identity from the slot,
+ * and leaves the slot empty and unknown.
+ */
+START_TEST(test_fdtab_rescue_joins_a_retire_stopped_at_any_word)
+{
+	struct fd_addr l = addr4("10.0.0.1", 1234), p = addr4("10.0.0.2", 80);
+	struct fd_snapshot snap, out;
+	struct fd_slot *s = slot_of(14);
+	struct fd_counters all;
+	uint64_t *w, *o, *a = (uint64_t *)&all;
+	size_t cut, i;
+	int both;
+
+	for (cut = 0; cut <= FD_COUNTERS_WORDS; cut++)
+		for (both = 0; both < 2; both++) {
+			uint32_t gen;
+
+			if (both && cut == 0)
+				continue;
+			ck_assert_int_eq(fdtab_open(&tab, 14, KIND_TCP, 777, &l,
+						    &p, &snap),
+					 0);
+			fd_account(s, DIR_IN, 1000, 0, ACCT_ALL);
+			fd_account(s, DIR_OUT, 50, 0, ACCT_ALL);
+			fd_account(s, DIR_OUT, -1, EAGAIN, ACCT_ALL);
+			fd_account(s, DIR_OUT, 70000, 0, ACCT_ALL);
+			memcpy(&all, &s->c, sizeof(all));
+			gen = s->gen;
+			/* The state a kill left: the slot owned, the place
+			 * bound, the words before cut moved. */
+			memset(&out, 0, sizeof(out));
+			out.fd = 14;
+			out.kind = KIND_TCP;
+			out.gen = gen;
+			w = (uint64_t *)&s->c;
+			o = (uint64_t *)&out.c;
+			for (i = 0; i < cut; i++) {
+				o[i] = w[i];
+				if (!(both && i + 1 == cut))
+					w[i] = 0;
+			}
+			s->kind = KIND_BUSY;
+			s->seq |= 1;
+			ck_assert_int_eq(fdtab_rescue(&tab, &out), 1);
+			ck_assert_mem_eq(&out.c, a, sizeof(all));
+			ck_assert_uint_eq(out.opened_ns, 777);
+			ck_assert_mem_eq(&out.peer.u.in4, &p.u.in4,
+					 sizeof(p.u.in4));
+			ck_assert_int_eq(fdtab_kind(s), KIND_UNKNOWN);
+			ck_assert(hot_zero(&s->c));
+			ck_assert_uint_eq(s->gen, gen + 1);
+			ck_assert_uint_eq(s->seq % 2, 0);
+			ck_assert_uint_eq(s->peer.family, 0);
+			/* Once: nothing more to join. */
+			ck_assert_int_eq(fdtab_rescue(&tab, &out), 0);
+		}
+}
+END_TEST
+
 /*
  * A data call that finishes after its fd was retired leaves a stray in a
  * slot that holds no connection: fdtab_sweep moves exactly that out, once,
@@ -778,6 +872,8 @@ static TCase *tc_lifecycle(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot);
+	tcase_add_test(tc, test_fdtab_retire_into_binds_then_moves_the_counts);
+	tcase_add_test(tc, test_fdtab_rescue_joins_a_retire_stopped_at_any_word);
 	tcase_add_test(tc, test_fdtab_sweep_moves_strays_of_unknown_and_untracked_slots_only);
 	tcase_add_test(tc, test_fdtab_reused_fd_starts_from_zero_with_new_generation);
 	tcase_add_test(tc, test_fdtab_open_on_live_slot_retires_it_into_stale);
