@@ -139,7 +139,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	ask_drain(q, head);
 }
 
-struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns)
+struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
+				  int fd, enum fd_kind kind)
 {
 	uint64_t head = LOAD(&q->sh->head);
 	struct closeq_entry *e;
@@ -154,12 +155,14 @@ struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns)
 	if (q->back)
 		q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
 	e = &q->ring[head % CLOSEQ_CAP];
-	/* Unbound before it reads as claimed; the counters zero before the
-	 * retire binds it (its release store). */
-	__atomic_store_n(&e->bound, 0, __ATOMIC_RELAXED);
-	STORE(&e->state, CLOSEQ_TAKING);
+	/* All set before it reads as claimed (a release store): until
+	 * then it reads free (drained), and recovery passes over it. */
+	e->bound = 0;
+	e->s.fd = fd;
+	e->s.kind = fd_kind_tracked(kind) ? kind : KIND_UNKNOWN;
 	e->closed_ns = closed_ns;
 	memset(&e->s.c, 0, sizeof(e->s.c));
+	STORE(&e->state, CLOSEQ_TAKING);
 	return e;
 }
 
@@ -171,26 +174,34 @@ void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had)
 }
 
 void closeq_rescue(struct closeq *q, uint64_t upto,
-		   int (*rescue)(void *ctx, struct fd_snapshot *s), void *ctx)
+		   int (*rescue)(void *ctx, struct fd_snapshot *s, bool bound),
+		   void *ctx)
 {
 	uint64_t from = q->sh->tail, at;
+	int pass;
 
 	if (upto >= q->sh->tail && upto <= q->sh->head)
 		from = upto;
-	for (at = from; at < q->sh->head && at - from < CLOSEQ_CAP; at++) {
-		struct closeq_entry *e = &q->ring[at % CLOSEQ_CAP];
+	/* The bound ones first: each has taken its slot.  An unbound one
+	 * whose slot is left busy was killed between owning it and binding
+	 * (or the slot's other owner was, in the middle of the connection
+	 * being closed): it takes the slot whole, once. */
+	for (pass = 0; pass < 2; pass++)
+		for (at = from; at < q->sh->head && at - from < CLOSEQ_CAP;
+		     at++) {
+			struct closeq_entry *e = &q->ring[at % CLOSEQ_CAP];
 
-		if (e->state != CLOSEQ_TAKING)
-			continue;
-		if (!e->bound) {
-			e->state = CLOSEQ_VOID;
-			continue;
+			if (e->state != CLOSEQ_TAKING ||
+			    (pass == 0) != (e->bound != 0))
+				continue;
+			if (pass == 0) {
+				rescue(ctx, &e->s, true);
+				e->state = CLOSEQ_READY;
+			} else
+				e->state = rescue(ctx, &e->s, false)
+						   ? CLOSEQ_READY
+						   : CLOSEQ_VOID;
 		}
-		/* Bound: the entry holds what left the slot; the rest, if
-		 * the retire had not finished, is still in the slot. */
-		rescue(ctx, &e->s);
-		e->state = CLOSEQ_READY;
-	}
 }
 
 void closeq_prepare(struct closeq *q)

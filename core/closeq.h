@@ -127,19 +127,21 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 		 uint64_t closed_ns);
 
 /*
- * closeq_claim - take the next place for the record of a connection not
- * retired yet, closed at closed_ns: counters zero, nothing bound, state
- * CLOSEQ_TAKING.  The retire then moves the connection straight into the
- * entry's snapshot (fdtab_retire_into, with &e->bound), and closeq_finish
- * ends it: a process killed at any instruction in between has the
- * connection in its slot, in the entry or (a counter word being moved) in
- * both alike, and its recovery joins the two (closeq_rescue).  Returns
- * NULL when the ring is full (the caller retires into a snapshot of its
- * own and closeq_push drops the record, keeping its numbers).  Drains
- * wait for a claimed entry as for one being written.
+ * closeq_claim - take the next place for the record of the connection on
+ * fd, of kind kind as last read (KIND_BUSY: not known), not retired yet,
+ * closed at closed_ns: counters zero, nothing bound, state CLOSEQ_TAKING.
+ * The retire then moves the connection straight into the entry's snapshot
+ * (fdtab_retire_into, with &e->bound), and closeq_finish ends it: a
+ * process killed at any instruction in between has the connection in its
+ * slot, in the entry or (a counter word being moved) in both alike, and
+ * its recovery joins the two (closeq_rescue).  Returns NULL when the ring
+ * is full (the caller retires into a snapshot of its own and closeq_push
+ * drops the record, keeping its numbers).  Drains wait for a claimed
+ * entry as for one being written.
  * Context: any thread and signal handler.
  */
-struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns);
+struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
+				  int fd, enum fd_kind kind);
 
 /*
  * closeq_finish - end a claimed entry: a record (had: the retire returned
@@ -150,14 +152,17 @@ void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had);
 
 /*
  * closeq_rescue - a dead process's entries that a kill left claimed,
- * between upto (as closeq_settle takes it) and head: those bound to a
- * slot get what is left of it (rescue: fdtab_rescue) and become records;
- * the others (killed before the retire owned the slot, which holds the
- * connection whole) are passed over.  Before closeq_settle.
- * Context: recovery only.
+ * between upto (as closeq_settle takes it) and head, made records or void
+ * by rescue (fdtab_rescue): first each bound one, which gets what is left
+ * of its slot and is a record; then each unbound one, a record when
+ * rescue(ctx, s, false) returns 1 (its slot was left busy: the kill came
+ * between the retire owning it and binding the entry), else void (the
+ * slot holds the connection whole, recovered as open).  Before
+ * closeq_settle.  Context: recovery only.
  */
 void closeq_rescue(struct closeq *q, uint64_t upto,
-		   int (*rescue)(void *ctx, struct fd_snapshot *s), void *ctx);
+		   int (*rescue)(void *ctx, struct fd_snapshot *s, bool bound),
+		   void *ctx);
 
 /*
  * closeq_prepare - back the place the next push takes, before a slot is

@@ -616,13 +616,19 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
 	return had;
 }
 
-int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out)
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, bool bound)
 {
 	struct fd_slot *s = fdtab_slot(t, out->fd);
 	uint64_t *src, *dst = (uint64_t *)&out->c;
 	size_t i;
 
-	if (!s || !fd_kind_tracked(out->kind) || s->gen != out->gen)
+	if (!s || !fd_kind_tracked(out->kind))
+		return 0;
+	/* Not bound: only a slot left busy, taken whole (out's counters
+	 * are zero), under the kind read before the claim. */
+	if (!bound && s->kind == KIND_BUSY)
+		out->gen = s->gen;
+	if (s->gen != out->gen || (!bound && s->kind != KIND_BUSY))
 		return 0;
 	/* Killed in the middle: the identity is still the slot's (cleared
 	 * only after the generation grows), and each counter word is in

@@ -337,9 +337,12 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
  * whole connection (the slot's identity; each counter word the larger of
  * the two, since a word being moved is in both), and the slot is emptied.
  * Returns 1 then; 0 when the retire had finished (out is whole already).
+ * Not bound (a claim that names out->fd and the kind read before it, its
+ * counters zero): the same when the slot was left busy, its generation
+ * whatever it is; 0 otherwise.
  * Context: recovery only (nobody else uses t).
  */
-int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out);
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, bool bound);
 
 /*
  * fdtab_reap - when a lifecycle call gave up on fd's slot (see above),

@@ -269,6 +269,7 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 			uint64_t real_ns, const struct tcpinfo *ti, bool unseen)
 {
 	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
+	enum fd_kind kind = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
 	struct closeq_entry *e = NULL;
 	struct fd_snapshot own, *s = &own;
 	/* One stripe for both ends, should the host move the stripes
@@ -289,8 +290,8 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 	 * snapshot of our own first, one in about 60 kills of a busy nginx
 	 * lost the connection being closed.  A full ring: our own, and
 	 * closeq_push drops the record and keeps its numbers. */
-	if (slot && fd_kind_counts(fdtab_kind(slot)))
-		e = closeq_claim(&m->q, real_ns);
+	if (fd_kind_counts(kind))
+		e = closeq_claim(&m->q, real_ns, fd, kind);
 	if (e)
 		s = &e->s;
 	had = fdtab_retire_into(&m->tab, fd, gen, s, e ? &e->bound : NULL);

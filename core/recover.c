@@ -682,9 +682,9 @@ static uint64_t last_seen(const struct meter *m, uint64_t ns)
 }
 
 /* closeq_rescue's: what a retire the kill stopped left in its slot. */
-static int rescue_slot(void *tab, struct fd_snapshot *s)
+static int rescue_slot(void *tab, struct fd_snapshot *s, bool bound)
 {
-	return fdtab_rescue(tab, s);
+	return fdtab_rescue(tab, s, bound);
 }
 
 /* Rename from to its first len bytes + UNWRITTEN (the name in to), never

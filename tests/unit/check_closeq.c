@@ -158,7 +158,7 @@ START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
 	struct closeq_entry e, *c;
 
 	push(1, 10);
-	c = closeq_claim(&q, 5);
+	c = closeq_claim(&q, 5, 8, KIND_TCP);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->state, CLOSEQ_TAKING);
 	ck_assert_uint_eq(c->bound, 0);
@@ -180,7 +180,7 @@ START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
 	ck_assert_uint_eq(closeq_pending(&q), 0);
 
 	/* Finished with a connection: a record, its close time the claim's. */
-	c = closeq_claim(&q, 77);
+	c = closeq_claim(&q, 77, 9, KIND_TCP);
 	c->s.fd = 9;
 	c->s.kind = KIND_TCP;
 	c->s.c.bytes[DIR_IN] = 5;
@@ -198,47 +198,62 @@ START_TEST(test_a_full_ring_refuses_a_claim)
 
 	for (i = 0; i < CLOSEQ_CAP; i++)
 		push(i, 1);
-	ck_assert_ptr_null(closeq_claim(&q, 1));
+	ck_assert_ptr_null(closeq_claim(&q, 1, 3, KIND_TCP));
 	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP);
 	ck_assert_uint_eq(closeq_pending(&q), CLOSEQ_CAP);
 }
 END_TEST
 
-static unsigned rescued;
+static unsigned rescued, rescued_unbound;
 
-static int add_rest(void *ctx, struct fd_snapshot *s)
+/* As fdtab_rescue: a bound entry gets what its slot still held; an
+ * unbound one takes its slot (fd 6 here: left busy) whole, or nothing. */
+static int add_rest(void *ctx, struct fd_snapshot *s, bool bound)
 {
 	(void)ctx;
+	if (!bound) {
+		rescued_unbound++;
+		if (s->fd != 6)
+			return 0;
+		s->c.bytes[DIR_OUT] = 600;
+		return 1;
+	}
 	rescued++;
 	s->c.bytes[DIR_OUT] += 1000; /* what the slot still held */
 	return 1;
 }
 
 /* A dead process's claimed entries: one the retire had bound gets the
- * rest of its slot and is a record; one not bound yet (the slot holds
- * the connection whole) is passed over; a record and a void stay so. */
+ * rest of its slot and is a record; an unbound one is a record when its
+ * slot was left busy, else passed over (the slot holds the connection
+ * whole); a record and a void stay so. */
 START_TEST(test_rescue_makes_bound_claims_records_and_passes_over_the_rest)
 {
-	struct closeq_entry e, *unbound, *bound, *gone;
+	struct closeq_entry e, *unbound, *bound, *gone, *busy;
 	uint64_t i;
 
 	push(1, 10);
-	unbound = closeq_claim(&q, 2);
-	bound = closeq_claim(&q, 3);
+	unbound = closeq_claim(&q, 2, 2, KIND_TCP);
+	bound = closeq_claim(&q, 3, 4, KIND_TCP);
 	bound->s.fd = 4;
 	bound->s.kind = KIND_TCP;
 	bound->s.c.bytes[DIR_OUT] = 7;
 	bound->bound = 1;
-	gone = closeq_claim(&q, 4);
+	gone = closeq_claim(&q, 4, 5, KIND_TCP);
 	closeq_finish(&q, gone, false);
+	busy = closeq_claim(&q, 6, 6, KIND_UDP);
 	push(5, 50);
 	ck_assert_ptr_nonnull(unbound);
-	rescued = 0;
+	ck_assert_ptr_nonnull(busy);
+	ck_assert_int_eq(busy->s.fd, 6);
+	ck_assert_int_eq(busy->s.kind, KIND_UDP);
+	rescued = rescued_unbound = 0;
 	closeq_rescue(&q, 0, add_rest, NULL);
 	ck_assert_uint_eq(rescued, 1);
+	ck_assert_uint_eq(rescued_unbound, 2);
 	closeq_settle(&q, 0);
-	ck_assert_uint_eq(closeq_pending(&q), 3);
-	for (i = 0; i < 3; i++)
+	ck_assert_uint_eq(closeq_pending(&q), 4);
+	for (i = 0; i < 4; i++)
 		ck_assert(closeq_peek(&q, i, &e) && closeq_is_record(&e));
 	ck_assert(closeq_pop(&q, &e));
 	ck_assert_int_eq(e.s.fd, 1);
@@ -246,6 +261,10 @@ START_TEST(test_rescue_makes_bound_claims_records_and_passes_over_the_rest)
 	ck_assert_int_eq(e.s.fd, 4);
 	ck_assert_uint_eq(e.s.c.bytes[DIR_OUT], 1007);
 	ck_assert_uint_eq(e.closed_ns, 3);
+	ck_assert(closeq_pop(&q, &e));
+	ck_assert_int_eq(e.s.fd, 6);
+	ck_assert_uint_eq(e.s.c.bytes[DIR_OUT], 600);
+	ck_assert_uint_eq(e.closed_ns, 6);
 	ck_assert(closeq_pop(&q, &e));
 	ck_assert_int_eq(e.s.fd, 5);
 }

@@ -366,7 +366,7 @@ START_TEST(test_fdtab_retire_into_binds_then_moves_the_counts)
 	ck_assert(hot_zero(&s->c));
 	/* Finished: a rescue finds the slot one generation on and leaves
 	 * the place as it is. */
-	ck_assert_int_eq(fdtab_rescue(&tab, &out), 0);
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, true), 0);
 	ck_assert_uint_eq(out.c.bytes[DIR_OUT], 300);
 	ck_assert_uint_eq(s->gen, gen + 1);
 }
@@ -418,7 +418,7 @@ START_TEST(test_fdtab_rescue_joins_a_retire_stopped_at_any_word)
 			}
 			s->kind = KIND_BUSY;
 			s->seq |= 1;
-			ck_assert_int_eq(fdtab_rescue(&tab, &out), 1);
+			ck_assert_int_eq(fdtab_rescue(&tab, &out, true), 1);
 			ck_assert_mem_eq(&out.c, a, sizeof(all));
 			ck_assert_uint_eq(out.opened_ns, 777);
 			ck_assert_mem_eq(&out.peer.u.in4, &p.u.in4,
@@ -429,8 +429,43 @@ START_TEST(test_fdtab_rescue_joins_a_retire_stopped_at_any_word)
 			ck_assert_uint_eq(s->seq % 2, 0);
 			ck_assert_uint_eq(s->peer.family, 0);
 			/* Once: nothing more to join. */
-			ck_assert_int_eq(fdtab_rescue(&tab, &out), 0);
+			ck_assert_int_eq(fdtab_rescue(&tab, &out, true), 0);
 		}
+}
+END_TEST
+
+/* A claim killed before it was bound: it takes a slot left busy whole
+ * (the kill came after the retire owned it), under the kind read before
+ * the claim; a slot not busy holds the connection, and is left to it. */
+START_TEST(test_fdtab_rescue_takes_a_busy_slot_for_an_unbound_claim)
+{
+	struct fd_snapshot snap, out;
+	struct fd_slot *s = slot_of(15);
+	uint32_t gen;
+
+	ck_assert_int_eq(fdtab_open(&tab, 15, KIND_TCP, 9, NULL, NULL, &snap),
+			 0);
+	fd_account(s, DIR_IN, 4000, 0, ACCT_ALL);
+	gen = s->gen;
+	memset(&out, 0, sizeof(out));
+	out.fd = 15;
+	out.kind = KIND_TCP;
+	out.gen = gen + 7; /* whatever the entry held before */
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, false), 0);
+	ck_assert_int_eq(fdtab_kind(s), KIND_TCP);
+	ck_assert_uint_eq(s->c.bytes[DIR_IN], 4000);
+	s->kind = KIND_BUSY;
+	s->seq |= 1;
+	out.kind = KIND_UNKNOWN; /* the claim did not know it */
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, false), 0);
+	out.kind = KIND_TCP;
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, false), 1);
+	ck_assert_uint_eq(out.gen, gen);
+	ck_assert_uint_eq(out.c.bytes[DIR_IN], 4000);
+	ck_assert_uint_eq(out.opened_ns, 9);
+	ck_assert_int_eq(fdtab_kind(s), KIND_UNKNOWN);
+	ck_assert(hot_zero(&s->c));
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, false), 0);
 }
 END_TEST
 
@@ -874,6 +909,7 @@ static TCase *tc_lifecycle(void)
 	tcase_add_test(tc, test_fdtab_open_then_retire_returns_exact_counters_and_zeroes_slot);
 	tcase_add_test(tc, test_fdtab_retire_into_binds_then_moves_the_counts);
 	tcase_add_test(tc, test_fdtab_rescue_joins_a_retire_stopped_at_any_word);
+	tcase_add_test(tc, test_fdtab_rescue_takes_a_busy_slot_for_an_unbound_claim);
 	tcase_add_test(tc, test_fdtab_sweep_moves_strays_of_unknown_and_untracked_slots_only);
 	tcase_add_test(tc, test_fdtab_reused_fd_starts_from_zero_with_new_generation);
 	tcase_add_test(tc, test_fdtab_open_on_live_slot_retires_it_into_stale);
