@@ -151,6 +151,20 @@ struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
 void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had);
 
 /*
+ * closeq_retire - retire fd's connection (only while it holds generation
+ * *gen, when gen is given) and queue its record, closed at real_ns, so
+ * that a kill at any instruction loses nothing (closeq_claim): with the
+ * kernel's view ti (NULL: none; TCP only), marked unseen, or else shared
+ * when it opened no later than forked_at (the last fork: the kernel's
+ * counts are not this fd's alone).  Returns 1 when a connection was
+ * retired.  The caller backs the place first (closeq_prepare).
+ * Context: any thread and signal handler.
+ */
+int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
+		  const uint32_t *gen, uint64_t real_ns,
+		  const struct tcpinfo *ti, bool unseen, uint64_t forked_at);
+
+/*
  * closeq_rescue - a dead process's entries that a kill left claimed,
  * between upto (as closeq_settle takes it) and head, made records or void
  * by rescue (fdtab_rescue): first each bound one, which gets what is left

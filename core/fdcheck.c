@@ -175,14 +175,8 @@ static enum first_look still_it(const struct fd_snapshot *s,
 static uint32_t retire(struct fdtab *t, struct closeq *q, int fd,
 		       uint32_t gen, uint64_t real_ns)
 {
-	struct fd_snapshot s;
-
 	closeq_prepare(q);
-	if (!fdtab_retire_gen(t, fd, gen, &s))
-		return 0;
-	s.unseen = true;
-	closeq_push(q, &s, real_ns);
-	return 1;
+	return (uint32_t)closeq_retire(q, t, fd, &gen, real_ns, NULL, true, 0);
 }
 
 uint32_t fdcheck_run(struct fdcheck *c, struct fdtab *t, struct closeq *q,

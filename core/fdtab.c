@@ -482,6 +482,14 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale)
 {
+	return fdtab_open_into(t, fd, kind, now_ns, local, peer, stale, NULL);
+}
+
+int fdtab_open_into(struct fdtab *t, int fd, enum fd_kind kind,
+		    uint64_t now_ns, const struct fd_addr *local,
+		    const struct fd_addr *peer, struct fd_snapshot *stale,
+		    uint32_t *bound)
+{
 	struct fd_slot *s = fdtab_slot(t, fd), *prev;
 	enum fd_kind old;
 	int had;
@@ -504,7 +512,7 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	old = own_slot(s, &prev);
 	if (old == KIND_BUSY)
 		return 0;
-	had = retire_owned(t, s, fd, old, stale, NULL);
+	had = retire_owned(t, s, fd, old, stale, bound);
 	publish(t, s, fd, now_ns, local, peer);
 	release(s, kind, prev);
 	return had;

@@ -274,6 +274,14 @@ int fdtab_open(struct fdtab *t, int fd, enum fd_kind kind, uint64_t now_ns,
 	       const struct fd_addr *local, const struct fd_addr *peer,
 	       struct fd_snapshot *stale);
 
+/* fdtab_open_into - fdtab_open, the stale connection retired into *stale
+ * as fdtab_retire_into does (bound: see there).  Context: any thread and
+ * signal handler. */
+int fdtab_open_into(struct fdtab *t, int fd, enum fd_kind kind,
+		    uint64_t now_ns, const struct fd_addr *local,
+		    const struct fd_addr *peer, struct fd_snapshot *stale,
+		    uint32_t *bound);
+
 /*
  * fdtab_mark_shared - note that fd's object is another fd's too (a dup).
  * Does nothing on an untracked slot.  A mark that lands on the next

@@ -204,20 +204,31 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		  uint64_t real_ns, const struct fd_addr *local,
 		  const struct fd_addr *peer)
 {
-	struct fd_snapshot stale;
+	struct fd_snapshot own, *stale = &own;
 	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
+	enum fd_kind was = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
+	struct closeq_entry *e = NULL;
+	int had;
 
-	/* A reused number whose close was not seen: its record is pushed
-	 * after the retire (closeq_prepare).  A slot that holds one, or is
-	 * busy (it may, once its owner is done): a fresh number's costs
-	 * nothing. */
-	if (slot && fd_kind_counts(fdtab_kind(slot)))
+	/* A reused number whose close was not seen: its record's place is
+	 * backed (closeq_prepare) and claimed before the retire, as a
+	 * close's (closeq_retire).  A slot that holds one, or is busy (it
+	 * may, once its owner is done): a fresh number's costs nothing. */
+	if (fd_kind_counts(was)) {
 		closeq_prepare(&m->q);
-	if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns, local,
-		       peer, &stale)) {
-		stale.unseen = true;
-		closeq_push(&m->q, &stale, real_ns);
+		e = closeq_claim(&m->q, real_ns, fd, was);
 	}
+	if (e)
+		stale = &e->s;
+	had = fdtab_open_into(&m->tab, fd, meter_track_kind(m, kind), real_ns,
+			      local, peer, stale, e ? &e->bound : NULL);
+	if (had) {
+		stale->unseen = true;
+		if (!e)
+			closeq_push(&m->q, stale, real_ns);
+	}
+	if (e)
+		closeq_finish(&m->q, e, had);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
@@ -268,14 +279,9 @@ static bool inflight_any(const struct meter *m)
 static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 			uint64_t real_ns, const struct tcpinfo *ti, bool unseen)
 {
-	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
-	enum fd_kind kind = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
-	struct closeq_entry *e = NULL;
-	struct fd_snapshot own, *s = &own;
 	/* One stripe for both ends, should the host move the stripes
 	 * meanwhile (the preload does, once, at start-up). */
 	uint32_t *inflight;
-	int had;
 
 	/* The place of the record in the ring backed first, so that
 	 * nothing between the retire and the push is a system call
@@ -283,34 +289,11 @@ static void retire_push(struct meter *m, int fd, const uint32_t *gen,
 	 * holds busy now may hold a connection at our retire. */
 	closeq_prepare(&m->q);
 	inflight = meter_inflight_enter(m);
-	/* A slot that holds a connection, or may (busy): the record's place
-	 * is claimed first and the connection moves straight into it, so
-	 * that a kill at any moment of the close leaves it in the slot or
-	 * the entry, both in the state file (closeq_claim).  Taken into a
-	 * snapshot of our own first, one in about 60 kills of a busy nginx
-	 * lost the connection being closed.  A full ring: our own, and
-	 * closeq_push drops the record and keeps its numbers. */
-	if (fd_kind_counts(kind))
-		e = closeq_claim(&m->q, real_ns, fd, kind);
-	if (e)
-		s = &e->s;
-	had = fdtab_retire_into(&m->tab, fd, gen, s, e ? &e->bound : NULL);
-	if (had) {
-		if (ti && s->kind == KIND_TCP)
-			s->ti = *ti;
-		/* Inherited (opened 0), or open across a fork: the kernel's
-		 * counts are not this fd's alone.  Decided now: a fork after
-		 * this close shares nothing of it. */
-		if (unseen)
-			s->unseen = true;
-		else if (s->opened_ns <=
-			 __atomic_load_n(m->forked_at, __ATOMIC_RELAXED))
-			s->shared = true;
-		if (!e)
-			closeq_push(&m->q, s, real_ns);
-	}
-	if (e)
-		closeq_finish(&m->q, e, had);
+	/* Inherited (opened 0), or open across a fork: the kernel's counts
+	 * are not this fd's alone.  Decided now: a fork after this close
+	 * shares nothing of it. */
+	closeq_retire(&m->q, &m->tab, fd, gen, real_ns, ti, unseen,
+		      __atomic_load_n(m->forked_at, __ATOMIC_RELAXED));
 	meter_inflight_leave(inflight);
 }
 
