@@ -209,7 +209,8 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 }
 
 void closeq_rescue(struct closeq *q, uint64_t upto,
-		   int (*rescue)(void *ctx, struct fd_snapshot *s, bool bound),
+		   int (*rescue)(void *ctx, struct fd_snapshot *s,
+				 uint32_t bound),
 		   void *ctx)
 {
 	uint64_t from = q->sh->tail, at;
@@ -230,10 +231,10 @@ void closeq_rescue(struct closeq *q, uint64_t upto,
 			    (pass == 0) != (e->bound != 0))
 				continue;
 			if (pass == 0) {
-				rescue(ctx, &e->s, true);
+				rescue(ctx, &e->s, e->bound);
 				e->state = CLOSEQ_READY;
 			} else
-				e->state = rescue(ctx, &e->s, false)
+				e->state = rescue(ctx, &e->s, 0)
 						   ? CLOSEQ_READY
 						   : CLOSEQ_VOID;
 		}

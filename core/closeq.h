@@ -40,7 +40,8 @@ enum closeq_state {
 struct closeq_entry {
 	uint32_t state; /* enum closeq_state */
 	/* CLOSEQ_TAKING: 1 once s.fd, s.kind and s.gen name the slot the
-	 * counts move from (fdtab_retire_into).  In what was padding. */
+	 * counts move from, then 2 + the index of each counter word moved
+	 * (fdtab_retire_into).  In what was padding. */
 	uint32_t bound;
 	uint64_t closed_ns;
 	struct fd_snapshot s;
@@ -167,15 +168,16 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 /*
  * closeq_rescue - a dead process's entries that a kill left claimed,
  * between upto (as closeq_settle takes it) and head, made records or void
- * by rescue (fdtab_rescue): first each bound one, which gets what is left
- * of its slot and is a record; then each unbound one, a record when
- * rescue(ctx, s, false) returns 1 (its slot was left busy: the kill came
+ * by rescue (fdtab_rescue): first each bound one (rescue(ctx, s, bound)),
+ * which gets what is left of its slot and is a record; then each unbound
+ * one, a record when rescue(ctx, s, 0) returns 1 (its slot was left busy: the kill came
  * between the retire owning it and binding the entry), else void (the
  * slot holds the connection whole, recovered as open).  Before
  * closeq_settle.  Context: recovery only.
  */
 void closeq_rescue(struct closeq *q, uint64_t upto,
-		   int (*rescue)(void *ctx, struct fd_snapshot *s, bool bound),
+		   int (*rescue)(void *ctx, struct fd_snapshot *s,
+				 uint32_t bound),
 		   void *ctx);
 
 /*

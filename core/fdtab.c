@@ -174,7 +174,8 @@ static void load_counters(const struct fd_hot *h, struct fd_counters *out)
 }
 
 /* ...or moved out, each exchanged with zero (a retirement: see fdtab.h). */
-static void take_counters(struct fd_hot *h, struct fd_counters *out)
+static void take_counters(struct fd_hot *h, struct fd_counters *out,
+			  uint32_t *bound)
 {
 	uint64_t *src = (uint64_t *)h;
 	uint64_t *dst = (uint64_t *)out;
@@ -195,7 +196,10 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 	 * instruction has each word in the slot, in *out or, for the one
 	 * being moved, the same value in both, never in neither.  With *out
 	 * in the state file (a close's ring entry, fdtab_retire_into) its
-	 * recovery counts every word once (fdtab_rescue). */
+	 * recovery counts every word once (fdtab_rescue): *bound says how
+	 * far the move got (2 + the last word moved), since a data call of
+	 * another thread may still add to a word moved already (the slot is
+	 * busy, and counts): such a word is the sum of the two. */
 	_Static_assert(FD_COUNTERS_WORDS % 4 == 0, "groups of four words");
 	for (i = 0; i < FD_COUNTERS_WORDS; i += 4) {
 		size_t j;
@@ -219,6 +223,9 @@ static void take_counters(struct fd_hot *h, struct fd_counters *out)
 			while (!__atomic_compare_exchange_n(&src[j], &v, 0, false,
 							    __ATOMIC_ACQ_REL,
 							    __ATOMIC_ACQUIRE));
+			if (bound)
+				__atomic_store_n(bound, (uint32_t)j + 2,
+						 __ATOMIC_RELAXED);
 		}
 	}
 }
@@ -388,7 +395,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			__atomic_store_n(bound, 1, __ATOMIC_RELEASE);
 		}
 		copy_identity(t, s, fd, out, old);
-		take_counters(&s->c, &out->c);
+		take_counters(&s->c, &out->c, bound);
 	}
 	/* The owner is the only writer: its own plain read of gen is no
 	 * race; the store is atomic for fdtab_snapshot's sake. */
@@ -624,11 +631,11 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
 	return had;
 }
 
-int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, bool bound)
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 {
 	struct fd_slot *s = fdtab_slot(t, out->fd);
 	uint64_t *src, *dst = (uint64_t *)&out->c;
-	size_t i;
+	size_t i, moved = bound ? bound - 1 : 0;
 
 	if (!s || !fd_kind_tracked(out->kind))
 		return 0;
@@ -639,12 +646,16 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, bool bound)
 	if (s->gen != out->gen || (!bound && s->kind != KIND_BUSY))
 		return 0;
 	/* Killed in the middle: the identity is still the slot's (cleared
-	 * only after the generation grows), and each counter word is in
-	 * one of the two, or in both alike (take_counters). */
+	 * only after the generation grows).  A word moved already is in
+	 * out, and what data calls added to the slot since is the slot's:
+	 * the sum.  The word being moved, and those after it, are in one of
+	 * the two, or in both alike (take_counters): the larger. */
 	copy_identity(t, s, out->fd, out, out->kind);
 	src = (uint64_t *)&s->c;
 	for (i = 0; i < FD_COUNTERS_WORDS; i++) {
-		if (src[i] > dst[i])
+		if (i < moved)
+			dst[i] += src[i];
+		else if (src[i] > dst[i])
 			dst[i] = src[i];
 		src[i] = 0;
 	}
@@ -695,7 +706,7 @@ int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)
 	 * carried them anyway.
 	 */
 	gen = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-	take_counters(&s->c, out);
+	take_counters(&s->c, out, NULL);
 	if (LOAD(&s->kind) == kind &&
 	    __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == gen)
 		return 1;

@@ -333,7 +333,8 @@ int fdtab_retire_gen(struct fdtab *t, int fd, uint32_t gen,
  * is given: out's counters must read 0 beforehand.  Once the slot is
  * owned, out->fd, out->kind and out->gen name it and *bound becomes 1;
  * only then do the counters move, each word written into *out before it
- * leaves the slot.  A recovery finds the rest with fdtab_rescue.
+ * leaves the slot, and *bound becomes 2 + the index of each word moved.
+ * A recovery finds the rest with fdtab_rescue.
  * Context: any thread and signal handler.
  */
 int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
@@ -341,16 +342,18 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
 
 /*
  * fdtab_rescue - a dead process's retire that fdtab_retire_into had bound
- * to out and not finished (the slot still has out->gen): out becomes the
- * whole connection (the slot's identity; each counter word the larger of
- * the two, since a word being moved is in both), and the slot is emptied.
+ * to out (bound: the value it left, at least 1) and not finished (the slot
+ * still has out->gen): out becomes the whole connection (the slot's
+ * identity; a counter word moved already, the sum of the two, since a
+ * data call may have added to the slot after; the others, the larger,
+ * since the word being moved is in both), and the slot is emptied.
  * Returns 1 then; 0 when the retire had finished (out is whole already).
- * Not bound (a claim that names out->fd and the kind read before it, its
- * counters zero): the same when the slot was left busy, its generation
- * whatever it is; 0 otherwise.
+ * Not bound (0: a claim that names out->fd and the kind read before it,
+ * its counters zero): the same when the slot was left busy, its
+ * generation whatever it is; 0 otherwise.
  * Context: recovery only (nobody else uses t).
  */
-int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, bool bound);
+int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound);
 
 /*
  * fdtab_reap - when a lifecycle call gave up on fd's slot (see above),

@@ -682,7 +682,7 @@ static uint64_t last_seen(const struct meter *m, uint64_t ns)
 }
 
 /* closeq_rescue's: what a retire the kill stopped left in its slot. */
-static int rescue_slot(void *tab, struct fd_snapshot *s, bool bound)
+static int rescue_slot(void *tab, struct fd_snapshot *s, uint32_t bound)
 {
 	return fdtab_rescue(tab, s, bound);
 }

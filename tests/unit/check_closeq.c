@@ -208,7 +208,7 @@ static unsigned rescued, rescued_unbound;
 
 /* As fdtab_rescue: a bound entry gets what its slot still held; an
  * unbound one takes its slot (fd 6 here: left busy) whole, or nothing. */
-static int add_rest(void *ctx, struct fd_snapshot *s, bool bound)
+static int add_rest(void *ctx, struct fd_snapshot *s, uint32_t bound)
 {
 	(void)ctx;
 	if (!bound) {
