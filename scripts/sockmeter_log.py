@@ -683,17 +683,46 @@ def _read_state(fd, path):
     # last_seen).
     seen = max(start_real, struct.unpack_from(
         "=Q", data, tk + L["tick_buf"] - 8)[0] if L["tick_buf"] >= 24 else 0)
-    # Closes not drained yet.
+    # Closes not drained yet (state 2), and those a kill stopped half-way
+    # (3: claimed; `bound`, the u32 after `state`, as docs/state.md
+    # says), joined below with their slots as recovery joins them.
+    words = L["counters_size"] // 8
+    taking = {}
     for pos in range(upto, min(head, upto + L["ring_count"])):
         ent = os.pread(fd, L["entry_size"], L["ring_off"] +
                        (pos % L["ring_count"]) * L["entry_size"])
-        if len(ent) < L["entry_size"] or \
-                struct.unpack_from("=I", ent, L["entry_state"])[0] != 2:
+        if len(ent) < L["entry_size"]:
+            continue
+        st, bound = struct.unpack_from("=II", ent, L["entry_state"])
+        if st == 3:
+            sn = L["entry_snapshot"]
+            taking.setdefault(
+                struct.unpack_from("=i", ent, sn + L["snap_fd"])[0],
+                []).append([bound, struct.unpack_from(
+                    "=I", ent, sn + L["snap_kind"])[0], list(
+                    struct.unpack_from("=%dQ" % words, ent,
+                                       sn + L["snap_counters"]))])
+        if st == 3 or st == 2:
+            seen = max(seen, struct.unpack_from("=Q", ent,
+                                                L["entry_closed_ns"])[0])
+        if st != 2:
             continue
         add(ctr(L["entry_snapshot"] + L["snap_counters"], ent))
         closed += 1
-        seen = max(seen, struct.unpack_from("=Q", ent,
-                                            L["entry_closed_ns"])[0])
+
+    def words_ctr(w):
+        """Counter words (struct fd_counters' order) as ctr gives them."""
+        g = lambda o, n: tuple(w[L[o] // 8:L[o] // 8 + n])
+        return (g("ctr_bytes", 2), g("ctr_calls", 2), g("ctr_errors", 6),
+                g("ctr_sizes", 2 * nsz))
+
+    def join(claim, slot_words):
+        """A claimed close with what is left in its slot (left busy by
+        the kill): core/fdtab.c's fdtab_rescue."""
+        bound, _, w = claim
+        moved = bound - 1 if bound else 0
+        return [a + b if i < moved else max(a, b)
+                for i, (a, b) in enumerate(zip(w, slot_words))]
     # The fds open now: every tracked slot.
     fds = []
     hot = lambda s, o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
@@ -704,11 +733,29 @@ def _read_state(fd, path):
         data = os.pread(fd, b - a, a)
         first = (a - L["slots_off"] + size - 1) // size
         for n in range(first, (b - L["slots_off"]) // size):
-            f = _slot(data, n * size + L["slots_off"] - a, n, L, hot, entry)
+            at = n * size + L["slots_off"] - a
+            claims = taking.get(n)
+            if claims and data[at + L["slot_kind"]] == 255:
+                # Busy: a close stopped after it took the slot.  A bound
+                # claim first (it has moved some), else one not bound.
+                claims.sort(key=lambda c: c[0] == 0)
+                c = claims.pop(0)
+                if 2 <= c[1] < len(KIND_NAMES):
+                    add(words_ctr(join(c, struct.unpack_from(
+                        "=%dQ" % words, data, at + L["slot_hot"]))))
+                    closed += 1
+                continue
+            f = _slot(data, at, n, L, hot, entry)
             if f:
                 add(f.pop("_c"))
                 seen = max(seen, f.pop("_opened_ns"))
                 fds.append(f)
+    # Bound claims whose slots were let go: the close had moved it all.
+    for claims in taking.values():
+        for c in claims:
+            if c[0]:
+                add(words_ctr(c[2]))
+                closed += 1
     totals = entry(-1, 2, 0, tot)
     for k in ("fd", "kind", "opened"):
         del totals[k]
