@@ -140,7 +140,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 }
 
 struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
-				  int fd, enum fd_kind kind)
+				  int fd, enum fd_kind kind, uint32_t gen,
+				  bool unseen)
 {
 	uint64_t head = LOAD(&q->sh->head);
 	struct closeq_entry *e;
@@ -160,6 +161,8 @@ struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
 	e->bound = 0;
 	e->s.fd = fd;
 	e->s.kind = fd_kind_tracked(kind) ? kind : KIND_UNKNOWN;
+	e->s.gen = gen;
+	e->s.unseen = unseen;
 	e->closed_ns = closed_ns;
 	memset(&e->s.c, 0, sizeof(e->s.c));
 	STORE(&e->state, CLOSEQ_TAKING);
@@ -180,6 +183,7 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 	const struct fd_slot *slot = fdtab_slot(t, fd);
 	enum fd_kind kind = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
 	struct closeq_entry *e = NULL;
+	uint32_t was;
 	struct fd_snapshot own, *s = &own;
 	int had;
 
@@ -188,8 +192,10 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 	 * Taken into a snapshot of our own first, one in about 60 kills of
 	 * a busy nginx lost the connection being closed.  A full ring: our
 	 * own, and closeq_push drops the record and keeps its numbers. */
-	if (fd_kind_counts(kind))
-		e = closeq_claim(q, real_ns, fd, kind);
+	if (fd_kind_counts(kind)) {
+		was = gen ? *gen : __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE);
+		e = closeq_claim(q, real_ns, fd, kind, was, unseen);
+	}
 	if (e)
 		s = &e->s;
 	had = fdtab_retire_into(t, fd, gen, s, e ? &e->bound : NULL);

@@ -129,8 +129,9 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 
 /*
  * closeq_claim - take the next place for the record of the connection on
- * fd, of kind kind as last read (KIND_BUSY: not known), not retired yet,
- * closed at closed_ns: counters zero, nothing bound, state CLOSEQ_TAKING.
+ * fd, of kind kind and generation gen as last read (KIND_BUSY: not
+ * known), not retired yet, closed at closed_ns (unseen: the close itself
+ * was not seen): counters zero, nothing bound, state CLOSEQ_TAKING.
  * The retire then moves the connection straight into the entry's snapshot
  * (fdtab_retire_into, with &e->bound), and closeq_finish ends it: a
  * process killed at any instruction in between has the connection in its
@@ -142,7 +143,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
  * Context: any thread and signal handler.
  */
 struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
-				  int fd, enum fd_kind kind);
+				  int fd, enum fd_kind kind, uint32_t gen,
+				  bool unseen);
 
 /*
  * closeq_finish - end a claimed entry: a record (had: the retire returned
@@ -170,10 +172,11 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
  * between upto (as closeq_settle takes it) and head, made records or void
  * by rescue (fdtab_rescue): first each bound one (rescue(ctx, s, bound)),
  * which gets what is left of its slot and is a record; then each unbound
- * one, a record when rescue(ctx, s, 0) returns 1 (its slot was left busy: the kill came
- * between the retire owning it and binding the entry), else void (the
- * slot holds the connection whole, recovered as open).  Before
- * closeq_settle.  Context: recovery only.
+ * one, a record when rescue(ctx, s, 0) returns 1 (its slot was left busy
+ * at the generation the claim read: the kill came between the retire
+ * owning it and binding the entry), else void (the slot holds the
+ * connection whole, recovered as open).  Before closeq_settle.
+ * Context: recovery only.
  */
 void closeq_rescue(struct closeq *q, uint64_t upto,
 		   int (*rescue)(void *ctx, struct fd_snapshot *s,

@@ -381,6 +381,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			uint32_t *bound)
 {
 	int tracked = fd_kind_tracked(old);
+	bool unseen = bound && out->unseen;
 
 	seq_begin(s);
 	if (tracked) {
@@ -395,6 +396,9 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			__atomic_store_n(bound, 1, __ATOMIC_RELEASE);
 		}
 		copy_identity(t, s, fd, out, old);
+		/* A claimed place says already whether its close was seen. */
+		if (bound)
+			out->unseen = unseen;
 		take_counters(&s->c, &out->c, bound);
 	}
 	/* The owner is the only writer: its own plain read of gen is no
@@ -605,6 +609,22 @@ static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
 	return had;
 }
 
+uint32_t fdtab_unbusy(struct fdtab *t)
+{
+	uint32_t fd, high = LOAD(&t->high), n = 0;
+
+	fdtab_for_each_used(t, fd, 0, high) {
+		struct fd_slot *s = &t->slots[fd];
+
+		if (s->kind != KIND_BUSY)
+			continue;
+		s->kind = KIND_UNKNOWN;
+		s->seq += s->seq & 1;
+		n++;
+	}
+	return n;
+}
+
 int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 {
 	return fdtab_retire_into(t, fd, NULL, out, NULL);
@@ -636,14 +656,14 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	struct fd_slot *s = fdtab_slot(t, out->fd);
 	uint64_t *src, *dst = (uint64_t *)&out->c;
 	size_t i, moved = bound ? bound - 1 : 0;
+	bool unseen = out->unseen;
 
-	if (!s || !fd_kind_tracked(out->kind))
-		return 0;
-	/* Not bound: only a slot left busy, taken whole (out's counters
-	 * are zero), under the kind read before the claim. */
-	if (!bound && s->kind == KIND_BUSY)
-		out->gen = s->gen;
-	if (s->gen != out->gen || (!bound && s->kind != KIND_BUSY))
+	/* Not bound: only a slot left busy at the generation the claim
+	 * read, taken whole (out's counters are zero), under the kind read
+	 * before the claim.  Busy at another (the connection was retired,
+	 * and another opened, meanwhile), it is not this close's. */
+	if (!s || !fd_kind_tracked(out->kind) || s->gen != out->gen ||
+	    (!bound && s->kind != KIND_BUSY))
 		return 0;
 	/* Killed in the middle: the identity is still the slot's (cleared
 	 * only after the generation grows).  A word moved already is in
@@ -651,6 +671,7 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	 * the sum.  The word being moved, and those after it, are in one of
 	 * the two, or in both alike (take_counters): the larger. */
 	copy_identity(t, s, out->fd, out, out->kind);
+	out->unseen = unseen;
 	src = (uint64_t *)&s->c;
 	for (i = 0; i < FD_COUNTERS_WORDS; i++) {
 		if (i < moved)

@@ -356,6 +356,16 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
 int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound);
 
 /*
+ * fdtab_unbusy - a dead process's slots that a kill left busy (held by a
+ * lifecycle call: an address being noted, a number being opened or
+ * classified) and no close of its took (fdtab_rescue): made unknown, so
+ * that what they count is swept into the closed totals (fdtab_sweep, as a
+ * stray) instead of lost with the kind the call held.  Returns how many.
+ * Context: recovery only.
+ */
+uint32_t fdtab_unbusy(struct fdtab *t);
+
+/*
  * fdtab_reap - when a lifecycle call gave up on fd's slot (see above),
  * retire whatever connection the slot holds now, as fdtab_retire does, and
  * leave it KIND_UNKNOWN for the next data call to classify.  Returns 1

@@ -204,31 +204,44 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 		  uint64_t real_ns, const struct fd_addr *local,
 		  const struct fd_addr *peer)
 {
-	struct fd_snapshot own, *stale = &own;
+	struct fd_snapshot own;
 	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
 	enum fd_kind was = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
-	struct closeq_entry *e = NULL;
+	struct closeq_entry *e;
+	uint32_t *inflight;
 	int had;
 
-	/* A reused number whose close was not seen: its record's place is
-	 * backed (closeq_prepare) and claimed before the retire, as a
-	 * close's (closeq_retire).  A slot that holds one, or is busy (it
-	 * may, once its owner is done): a fresh number's costs nothing. */
-	if (fd_kind_counts(was)) {
-		closeq_prepare(&m->q);
-		e = closeq_claim(&m->q, real_ns, fd, was);
+	/* A fresh number: nothing to retire (should another thread's open
+	 * get there first, its connection goes the stack's way, as when the
+	 * ring is full). */
+	if (!fd_kind_counts(was)) {
+		if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns,
+			       local, peer, &own)) {
+			own.unseen = true;
+			closeq_push(&m->q, &own, real_ns);
+		}
+		return;
 	}
-	if (e)
-		stale = &e->s;
+	/* A reused number whose close was not seen (a slot that holds one,
+	 * or is busy: it may, once its owner is done): its record's place
+	 * is backed (closeq_prepare) and claimed before the retire, as a
+	 * close's (closeq_retire), counted from the claim to its end as a
+	 * close's (the final record waits for it: settle). */
+	closeq_prepare(&m->q);
+	inflight = meter_inflight_enter(m);
+	e = closeq_claim(&m->q, real_ns, fd, was,
+			 __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE), true);
 	had = fdtab_open_into(&m->tab, fd, meter_track_kind(m, kind), real_ns,
-			      local, peer, stale, e ? &e->bound : NULL);
-	if (had) {
-		stale->unseen = true;
-		if (!e)
-			closeq_push(&m->q, stale, real_ns);
-	}
+			      local, peer, e ? &e->s : &own,
+			      e ? &e->bound : NULL);
+	if (had && !e) {
+		own.unseen = true;
+		closeq_push(&m->q, &own, real_ns);
+	} else if (had)
+		e->s.unseen = true;
 	if (e)
 		closeq_finish(&m->q, e, had);
+	meter_inflight_leave(inflight);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,

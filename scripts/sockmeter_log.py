@@ -684,10 +684,13 @@ def _read_state(fd, path):
     seen = max(start_real, struct.unpack_from(
         "=Q", data, tk + L["tick_buf"] - 8)[0] if L["tick_buf"] >= 24 else 0)
     # Closes not drained yet (state 2), and those a kill stopped half-way
-    # (3: claimed; `bound`, the u32 after `state`, as docs/state.md
-    # says), joined below with their slots as recovery joins them.
+    # (3: claimed; `bound`, the u32 after `state`, and the snapshot's
+    # `gen`, the u32 after `kind`, as docs/state.md says), joined below
+    # with their slots as recovery joins them (core/closeq.c's
+    # closeq_rescue, core/fdtab.c's fdtab_rescue).
     words = L["counters_size"] // 8
-    taking = {}
+    size_of_slot = L["slot_size"]
+    claims = []
     for pos in range(upto, min(head, upto + L["ring_count"])):
         ent = os.pread(fd, L["entry_size"], L["ring_off"] +
                        (pos % L["ring_count"]) * L["entry_size"])
@@ -696,12 +699,13 @@ def _read_state(fd, path):
         st, bound = struct.unpack_from("=II", ent, L["entry_state"])
         if st == 3:
             sn = L["entry_snapshot"]
-            taking.setdefault(
-                struct.unpack_from("=i", ent, sn + L["snap_fd"])[0],
-                []).append([bound, struct.unpack_from(
-                    "=I", ent, sn + L["snap_kind"])[0], list(
-                    struct.unpack_from("=%dQ" % words, ent,
-                                       sn + L["snap_counters"]))])
+            claims.append(dict(
+                bound=bound,
+                fd=struct.unpack_from("=i", ent, sn + L["snap_fd"])[0],
+                kind=struct.unpack_from("=I", ent, sn + L["snap_kind"])[0],
+                gen=struct.unpack_from("=I", ent, sn + L["snap_kind"] + 4)[0],
+                w=list(struct.unpack_from("=%dQ" % words, ent,
+                                          sn + L["snap_counters"]))))
         if st == 3 or st == 2:
             seen = max(seen, struct.unpack_from("=Q", ent,
                                                 L["entry_closed_ns"])[0])
@@ -716,13 +720,39 @@ def _read_state(fd, path):
         return (g("ctr_bytes", 2), g("ctr_calls", 2), g("ctr_errors", 6),
                 g("ctr_sizes", 2 * nsz))
 
-    def join(claim, slot_words):
-        """A claimed close with what is left in its slot (left busy by
-        the kill): core/fdtab.c's fdtab_rescue."""
-        bound, _, w = claim
-        moved = bound - 1 if bound else 0
-        return [a + b if i < moved else max(a, b)
-                for i, (a, b) in enumerate(zip(w, slot_words))]
+    # The slots the claims name (each read once, as recovery's copy of
+    # the table): [kind, gen, counter words].
+    named = {}
+    for c in claims:
+        n = c["fd"]
+        if 0 <= n < L["slot_count"] and n not in named:
+            at = L["slots_off"] + n * size_of_slot
+            b = os.pread(fd, size_of_slot, at)
+            if len(b) == size_of_slot:
+                named[n] = [b[L["slot_kind"]],
+                            struct.unpack_from("=I", b, L["slot_gen"])[0],
+                            list(struct.unpack_from("=%dQ" % words, b,
+                                                    L["slot_hot"]))]
+    for bound_pass in (True, False):
+        for c in claims:
+            if (c["bound"] != 0) != bound_pass:
+                continue
+            sl = named.get(c["fd"])
+            tracked = 2 <= c["kind"] < len(KIND_NAMES)
+            joins = tracked and sl is not None and sl[1] == c["gen"] and \
+                (bound_pass or sl[0] == 255)
+            if not joins and not bound_pass:
+                continue
+            w = c["w"]
+            if joins:
+                moved = c["bound"] - 1 if c["bound"] else 0
+                w = [a + b if i < moved else max(a, b)
+                     for i, (a, b) in enumerate(zip(w, sl[2]))]
+                # The slot emptied, one generation on.
+                sl[0], sl[1], sl[2] = 0, (sl[1] + 1) & 0xffffffff, \
+                    [0] * words
+            add(words_ctr(w))
+            closed += 1
     # The fds open now: every tracked slot.
     fds = []
     hot = lambda s, o, n, t: struct.unpack_from("=%d%s" % (n, t), data,
@@ -734,28 +764,22 @@ def _read_state(fd, path):
         first = (a - L["slots_off"] + size - 1) // size
         for n in range(first, (b - L["slots_off"]) // size):
             at = n * size + L["slots_off"] - a
-            claims = taking.get(n)
-            if claims and data[at + L["slot_kind"]] == 255:
-                # Busy: a close stopped after it took the slot.  A bound
-                # claim first (it has moved some), else one not bound.
-                claims.sort(key=lambda c: c[0] == 0)
-                c = claims.pop(0)
-                if 2 <= c[1] < len(KIND_NAMES):
-                    add(words_ctr(join(c, struct.unpack_from(
-                        "=%dQ" % words, data, at + L["slot_hot"]))))
-                    closed += 1
+            if n in named:
+                # Joined with a close above: taken; else as it is.
+                if named[n][0] == 0:
+                    continue
+            if data[at + L["slot_kind"]] == 255:
+                # Left busy by another lifecycle call the kill stopped:
+                # its counts are strays of the closed totals, as
+                # recovery's fdtab_unbusy and sweep make them.
+                add(words_ctr(list(struct.unpack_from(
+                    "=%dQ" % words, data, at + L["slot_hot"]))))
                 continue
             f = _slot(data, at, n, L, hot, entry)
             if f:
                 add(f.pop("_c"))
                 seen = max(seen, f.pop("_opened_ns"))
                 fds.append(f)
-    # Bound claims whose slots were let go: the close had moved it all.
-    for claims in taking.values():
-        for c in claims:
-            if c[0]:
-                add(words_ctr(c[2]))
-                closed += 1
     totals = entry(-1, 2, 0, tot)
     for k in ("fd", "kind", "opened"):
         del totals[k]

@@ -158,7 +158,7 @@ START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
 	struct closeq_entry e, *c;
 
 	push(1, 10);
-	c = closeq_claim(&q, 5, 8, KIND_TCP);
+	c = closeq_claim(&q, 5, 8, KIND_TCP, 0, false);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->state, CLOSEQ_TAKING);
 	ck_assert_uint_eq(c->bound, 0);
@@ -180,7 +180,7 @@ START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
 	ck_assert_uint_eq(closeq_pending(&q), 0);
 
 	/* Finished with a connection: a record, its close time the claim's. */
-	c = closeq_claim(&q, 77, 9, KIND_TCP);
+	c = closeq_claim(&q, 77, 9, KIND_TCP, 0, false);
 	c->s.fd = 9;
 	c->s.kind = KIND_TCP;
 	c->s.c.bytes[DIR_IN] = 5;
@@ -198,7 +198,7 @@ START_TEST(test_a_full_ring_refuses_a_claim)
 
 	for (i = 0; i < CLOSEQ_CAP; i++)
 		push(i, 1);
-	ck_assert_ptr_null(closeq_claim(&q, 1, 3, KIND_TCP));
+	ck_assert_ptr_null(closeq_claim(&q, 1, 3, KIND_TCP, 0, false));
 	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP);
 	ck_assert_uint_eq(closeq_pending(&q), CLOSEQ_CAP);
 }
@@ -233,15 +233,15 @@ START_TEST(test_rescue_makes_bound_claims_records_and_passes_over_the_rest)
 	uint64_t i;
 
 	push(1, 10);
-	unbound = closeq_claim(&q, 2, 2, KIND_TCP);
-	bound = closeq_claim(&q, 3, 4, KIND_TCP);
+	unbound = closeq_claim(&q, 2, 2, KIND_TCP, 0, false);
+	bound = closeq_claim(&q, 3, 4, KIND_TCP, 0, false);
 	bound->s.fd = 4;
 	bound->s.kind = KIND_TCP;
 	bound->s.c.bytes[DIR_OUT] = 7;
 	bound->bound = 1;
-	gone = closeq_claim(&q, 4, 5, KIND_TCP);
+	gone = closeq_claim(&q, 4, 5, KIND_TCP, 0, false);
 	closeq_finish(&q, gone, false);
-	busy = closeq_claim(&q, 6, 6, KIND_UDP);
+	busy = closeq_claim(&q, 6, 6, KIND_UDP, 0, false);
 	push(5, 50);
 	ck_assert_ptr_nonnull(unbound);
 	ck_assert_ptr_nonnull(busy);

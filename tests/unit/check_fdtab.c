@@ -449,9 +449,11 @@ START_TEST(test_fdtab_rescue_joins_a_retire_stopped_at_any_word)
 }
 END_TEST
 
-/* A claim killed before it was bound: it takes a slot left busy whole
- * (the kill came after the retire owned it), under the kind read before
- * the claim; a slot not busy holds the connection, and is left to it. */
+/* A claim killed before it was bound: it takes a slot left busy at the
+ * generation it read whole (the kill came after the retire owned it),
+ * under the kind read before the claim; a slot not busy holds the
+ * connection, and is left to it, and one busy at another generation (the
+ * connection retired and another opened meanwhile) is not its close's. */
 START_TEST(test_fdtab_rescue_takes_a_busy_slot_for_an_unbound_claim)
 {
 	struct fd_snapshot snap, out;
@@ -465,7 +467,7 @@ START_TEST(test_fdtab_rescue_takes_a_busy_slot_for_an_unbound_claim)
 	memset(&out, 0, sizeof(out));
 	out.fd = 15;
 	out.kind = KIND_TCP;
-	out.gen = gen + 7; /* whatever the entry held before */
+	out.gen = gen;
 	ck_assert_int_eq(fdtab_rescue(&tab, &out, 0), 0);
 	ck_assert_int_eq(fdtab_kind(s), KIND_TCP);
 	ck_assert_uint_eq(s->c.bytes[DIR_IN], 4000);
@@ -474,7 +476,13 @@ START_TEST(test_fdtab_rescue_takes_a_busy_slot_for_an_unbound_claim)
 	out.kind = KIND_UNKNOWN; /* the claim did not know it */
 	ck_assert_int_eq(fdtab_rescue(&tab, &out, 0), 0);
 	out.kind = KIND_TCP;
+	out.gen = gen - 1;
+	ck_assert_int_eq(fdtab_rescue(&tab, &out, 0), 0);
+	ck_assert_uint_eq(s->c.bytes[DIR_IN], 4000);
+	out.gen = gen;
+	out.unseen = true;
 	ck_assert_int_eq(fdtab_rescue(&tab, &out, 0), 1);
+	ck_assert(out.unseen);
 	ck_assert_uint_eq(out.gen, gen);
 	ck_assert_uint_eq(out.c.bytes[DIR_IN], 4000);
 	ck_assert_uint_eq(out.opened_ns, 9);

@@ -971,22 +971,28 @@ static bool tools_state_totals(const char *sd, char *out, size_t cap)
  * A close killed right after it took the slot (own_slot's
  * compare-and-swap: the slot busy), before it bound its claimed place:
  * the place takes the slot whole (a reviewer's: the connection was lost,
- * about one kill in 200 of check_state's closing loop).  And one killed
- * with two counter words moved, after another thread's send counted into
- * the busy slot: each count once.  Recovery and the tools' reader of a
- * state file not recovered alike.
+ * about one kill in 200 of check_state's closing loop).  One killed with
+ * two counter words moved, after another thread's send counted into the
+ * busy slot: each count once.  A slot left busy by another lifecycle call
+ * (an address being noted), no close claimed: its counts in the totals.
+ * And a claim whose connection another thread retired and replaced (left
+ * busy in its open): no record of the claim's (a reviewer's: one with the
+ * new socket's peer).  Recovery and the tools' reader of a state file
+ * not recovered alike.
  */
 START_TEST(test_a_kill_between_owning_and_binding_loses_nothing)
 {
 	struct recover_opts o = {.report = quiet};
 	struct recover_stats rs;
 	char logp[400], sd[300], got[64], want[64], *text, *line;
-	int moved;
+	int how;
 
 	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/kb.%%p.log", dir);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
-	for (moved = 0; moved < 2; moved++) {
-		uint64_t out = moved ? 1245 : 1235;
+	for (how = 0; how < 4; how++) {
+		enum { UNBOUND, MOVED, NO_CLAIM, REPLACED };
+		uint64_t out = how == MOVED || how == REPLACED ? 1245 : 1235;
+		unsigned closes = how == NO_CLAIM ? 0 : 1;
 		pid_t pid = fork();
 		int status;
 
@@ -1007,12 +1013,28 @@ START_TEST(test_a_kill_between_owning_and_binding_loses_nothing)
 			meter_opened(&m, 8, KIND_TCP, 1, NULL, NULL);
 			fd_account(&m.tab.slots[8], DIR_OUT, 1, 0,
 				   (ACCT_BYTES | ACCT_CALLS));
-			e = closeq_claim(&m.q, 1700000001000000000ull, 7,
-					 KIND_TCP);
-			if (!e)
+			e = how == NO_CLAIM
+				? NULL
+				: closeq_claim(&m.q, 1700000001000000000ull, 7,
+					       KIND_TCP, s->gen, false);
+			if (!e && how != NO_CLAIM)
 				_exit(3);
+			if (how == REPLACED) {
+				struct fd_snapshot gone, stale;
+
+				/* Another thread's close, then a reopen as a
+				 * UDP socket that moves 10 bytes: busy at its
+				 * end. */
+				if (!fdtab_retire(&m.tab, 7, &gone))
+					_exit(5);
+				closeq_push(&m.q, &gone, 1);
+				fdtab_open(&m.tab, 7, KIND_UDP, 2, NULL, NULL,
+					   &stale);
+				fd_account(s, DIR_OUT, 10, 0,
+					   (ACCT_BYTES | ACCT_CALLS));
+			}
 			s->kind = KIND_BUSY;
-			if (moved) {
+			if (how == MOVED) {
 				/* As fdtab_retire_into leaves it after the
 				 * words of bytes (in, out). */
 				e->s.gen = s->gen;
@@ -1032,7 +1054,7 @@ START_TEST(test_a_kill_between_owning_and_binding_loses_nothing)
 		}
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert(WIFSIGNALED(status));
-		snprintf(want, sizeof(want), "%" PRIu64 " 1 1", out);
+		snprintf(want, sizeof(want), "%" PRIu64 " %u 1", out, closes);
 		if (tools_state_totals(sd, got, sizeof(got)))
 			ck_assert_str_eq(got, want);
 		ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
@@ -1042,10 +1064,11 @@ START_TEST(test_a_kill_between_owning_and_binding_loses_nothing)
 		line = uu_line_with(text, "\"type\":\"exit\"");
 		ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), out);
 		ck_assert_uint_eq(uu_json_u64(line, "bytes_in"), 99);
-		ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), 1);
+		ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), closes);
 		ck_assert_uint_eq(uu_json_u64(line, "fds_open"), 1);
 		free(line);
-		ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""), 1);
+		ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""),
+				  closes);
 		free(text);
 		unlink(logp);
 	}
