@@ -181,9 +181,14 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 		  const struct tcpinfo *ti, bool unseen, uint64_t forked_at)
 {
 	const struct fd_slot *slot = fdtab_slot(t, fd);
+	/* The generation before the kind: a retire and a reopen between
+	 * the two reads make them disagree, and the claim is then passed
+	 * over rather than joined under the old connection's kind. */
+	uint32_t was = gen ? *gen
+			   : slot ? __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE)
+				  : 0;
 	enum fd_kind kind = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
 	struct closeq_entry *e = NULL;
-	uint32_t was;
 	struct fd_snapshot own, *s = &own;
 	int had;
 
@@ -192,10 +197,8 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 	 * Taken into a snapshot of our own first, one in about 60 kills of
 	 * a busy nginx lost the connection being closed.  A full ring: our
 	 * own, and closeq_push drops the record and keeps its numbers. */
-	if (fd_kind_counts(kind)) {
-		was = gen ? *gen : __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE);
+	if (fd_kind_counts(kind))
 		e = closeq_claim(q, real_ns, fd, kind, was, unseen);
-	}
 	if (e)
 		s = &e->s;
 	had = fdtab_retire_into(t, fd, gen, s, e ? &e->bound : NULL);

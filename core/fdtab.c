@@ -359,7 +359,6 @@ static void copy_identity(const struct fdtab *t, const struct fd_slot *s,
 	out->kind = kind;
 	out->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	out->opened_ns = __atomic_load_n(&s->opened_ns, __ATOMIC_RELAXED);
-	out->unseen = false;
 	out->shared = __atomic_load_n(&s->shared, __ATOMIC_RELAXED);
 	out->close_on_exec = __atomic_load_n(&s->cloexec, __ATOMIC_RELAXED);
 	load_addr(t, fd, 0, &s->local, &out->local);
@@ -381,7 +380,6 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			uint32_t *bound)
 {
 	int tracked = fd_kind_tracked(old);
-	bool unseen = bound && out->unseen;
 
 	seq_begin(s);
 	if (tracked) {
@@ -396,9 +394,10 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			__atomic_store_n(bound, 1, __ATOMIC_RELEASE);
 		}
 		copy_identity(t, s, fd, out, old);
-		/* A claimed place says already whether its close was seen. */
-		if (bound)
-			out->unseen = unseen;
+		/* A claimed place says already whether its close was seen
+		 * (and a kill here must not change it); ours, not yet. */
+		if (!bound)
+			out->unseen = false;
 		take_counters(&s->c, &out->c, bound);
 	}
 	/* The owner is the only writer: its own plain read of gen is no
@@ -656,7 +655,6 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	struct fd_slot *s = fdtab_slot(t, out->fd);
 	uint64_t *src, *dst = (uint64_t *)&out->c;
 	size_t i, moved = bound ? bound - 1 : 0;
-	bool unseen = out->unseen;
 
 	/* Not bound: only a slot left busy at the generation the claim
 	 * read, taken whole (out's counters are zero), under the kind read
@@ -671,7 +669,6 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	 * the sum.  The word being moved, and those after it, are in one of
 	 * the two, or in both alike (take_counters): the larger. */
 	copy_identity(t, s, out->fd, out, out->kind);
-	out->unseen = unseen;
 	src = (uint64_t *)&s->c;
 	for (i = 0; i < FD_COUNTERS_WORDS; i++) {
 		if (i < moved)
@@ -758,6 +755,7 @@ int fdtab_snapshot(const struct fdtab *t, int fd, struct fd_snapshot *out)
 	if (seq0 & 1)
 		return 0;
 	copy_identity(t, s, fd, out, kind);
+	out->unseen = false;
 	load_counters(&s->c, &out->c);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	/* The kind before the sequence, not after: a reopen (fdtab_open)

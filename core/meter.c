@@ -206,6 +206,8 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 {
 	struct fd_snapshot own;
 	const struct fd_slot *slot = fdtab_slot(&m->tab, fd);
+	/* The generation before the kind (closeq_retire). */
+	uint32_t gen = slot ? __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE) : 0;
 	enum fd_kind was = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
 	struct closeq_entry *e;
 	uint32_t *inflight;
@@ -229,8 +231,7 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	 * close's (the final record waits for it: settle). */
 	closeq_prepare(&m->q);
 	inflight = meter_inflight_enter(m);
-	e = closeq_claim(&m->q, real_ns, fd, was,
-			 __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE), true);
+	e = closeq_claim(&m->q, real_ns, fd, was, gen, true);
 	had = fdtab_open_into(&m->tab, fd, meter_track_kind(m, kind), real_ns,
 			      local, peer, e ? &e->s : &own,
 			      e ? &e->bound : NULL);

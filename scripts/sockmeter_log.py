@@ -768,12 +768,19 @@ def _read_state(fd, path):
                 # Joined with a close above: taken; else as it is.
                 if named[n][0] == 0:
                     continue
-            if data[at + L["slot_kind"]] == 255:
-                # Left busy by another lifecycle call the kill stopped:
-                # its counts are strays of the closed totals, as
-                # recovery's fdtab_unbusy and sweep make them.
+            kind = data[at + L["slot_kind"]]
+            hot0 = at + L["slot_hot"]
+            if (kind == 255 or kind < 2) and \
+                    any(data[hot0:hot0 + 8 * words]):
+                # Counts in a slot that holds no connection: strays of
+                # the closed totals (a data call that ended after its
+                # fd's close took the counts), as recovery's sweep makes
+                # them; and a slot left busy by another lifecycle call
+                # the kill stopped (recovery's fdtab_unbusy).
                 add(words_ctr(list(struct.unpack_from(
-                    "=%dQ" % words, data, at + L["slot_hot"]))))
+                    "=%dQ" % words, data, hot0))))
+                continue
+            if kind == 255:
                 continue
             f = _slot(data, at, n, L, hot, entry)
             if f:
