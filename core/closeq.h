@@ -226,7 +226,7 @@ bool closeq_pop(struct closeq *q, struct closeq_entry *out);
  * into *out without taking it, when it is finished: false when it is not.
  * A finished entry is a record (closeq_is_record) or void: take it all
  * the same, and pass over it.
- * closeq_release - free the n oldest entries (all peeked ready).
+ * closeq_release - free the n oldest entries (all peeked: finished).
  * Taking entries in two steps lets the ticker make their numbers durable
  * before they leave the queue.
  * Context: ticker only.

@@ -173,7 +173,8 @@ static void load_counters(const struct fd_hot *h, struct fd_counters *out)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-/* ...or moved out, each exchanged with zero (a retirement: see fdtab.h). */
+/* ...or moved out, each written to *out and then swapped with zero (a
+ * retirement: see fdtab.h; *bound: fdtab_retire_into's, or NULL). */
 static void take_counters(struct fd_hot *h, struct fd_counters *out,
 			  uint32_t *bound)
 {

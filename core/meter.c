@@ -235,11 +235,11 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	had = fdtab_open_into(&m->tab, fd, meter_track_kind(m, kind), real_ns,
 			      local, peer, e ? &e->s : &own,
 			      e ? &e->bound : NULL);
+	/* (A claimed place is marked unseen by its claim.) */
 	if (had && !e) {
 		own.unseen = true;
 		closeq_push(&m->q, &own, real_ns);
-	} else if (had)
-		e->s.unseen = true;
+	}
 	if (e)
 		closeq_finish(&m->q, e, had);
 	meter_inflight_leave(inflight);
