@@ -748,8 +748,8 @@ def _read_state(fd, path):
                 moved = c["bound"] - 1 if c["bound"] else 0
                 w = [a + b if i < moved else max(a, b)
                      for i, (a, b) in enumerate(zip(w, sl[2]))]
-                # The slot emptied, one generation on.
-                sl[0], sl[1], sl[2] = 0, (sl[1] + 1) & 0xffffffff, \
+                # The slot emptied (taken: -1), one generation on.
+                sl[0], sl[1], sl[2] = -1, (sl[1] + 1) & 0xffffffff, \
                     [0] * words
             add(words_ctr(w))
             closed += 1
@@ -764,10 +764,8 @@ def _read_state(fd, path):
         first = (a - L["slots_off"] + size - 1) // size
         for n in range(first, (b - L["slots_off"]) // size):
             at = n * size + L["slots_off"] - a
-            if n in named:
-                # Joined with a close above: taken; else as it is.
-                if named[n][0] == 0:
-                    continue
+            if n in named and named[n][0] == -1:
+                continue  # joined with a close above
             kind = data[at + L["slot_kind"]]
             hot0 = at + L["slot_hot"]
             if (kind == 255 or kind < 2) and \
