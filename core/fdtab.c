@@ -375,6 +375,18 @@ static void clear_addr(union fd_slot_addr *a)
 	id_store(a, &none, sizeof(none));
 }
 
+/* A slot's retirement: one generation on, no identity.  The owner is the
+ * only writer: its own plain read of gen is no race; the stores are
+ * atomic for fdtab_snapshot's sake. */
+static void forget_identity(struct fd_slot *s)
+{
+	__atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->opened_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
+	clear_addr(&s->local);
+	clear_addr(&s->peer);
+}
+
 /* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
 static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			enum fd_kind old, struct fd_snapshot *out,
@@ -401,13 +413,7 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			out->unseen = false;
 		take_counters(&s->c, &out->c, bound);
 	}
-	/* The owner is the only writer: its own plain read of gen is no
-	 * race; the store is atomic for fdtab_snapshot's sake. */
-	__atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->opened_ns, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->shared, 0, __ATOMIC_RELAXED);
-	clear_addr(&s->local);
-	clear_addr(&s->peer);
+	forget_identity(s);
 	seq_end(s);
 	return tracked;
 }
@@ -591,10 +597,12 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 	return kind;
 }
 
-/* Own s and retire what it holds, leaving it unknown; a reap also settles
- * the mark a given-up call left.  As fdtab_retire returns. */
+/* Own s and retire what it holds (only at generation *gen, when gen is
+ * given), leaving it unknown; a reap also settles the mark a given-up
+ * call left.  As fdtab_retire_into returns. */
 static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
-		       struct fd_snapshot *out, bool reap)
+		       const uint32_t *gen, struct fd_snapshot *out,
+		       uint32_t *bound, bool reap)
 {
 	struct fd_slot *prev;
 	enum fd_kind old = own_slot(s, &prev);
@@ -602,9 +610,13 @@ static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
 
 	if (old == KIND_BUSY)
 		return 0;
+	if (gen && __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != *gen) {
+		release(s, old, prev);
+		return 0;
+	}
 	if (reap)
 		STORE(&s->recheck, 0);
-	had = retire_owned(t, s, fd, old, out, NULL);
+	had = retire_owned(t, s, fd, old, out, bound);
 	release(s, KIND_UNKNOWN, prev);
 	return had;
 }
@@ -633,22 +645,11 @@ int fdtab_retire(struct fdtab *t, int fd, struct fd_snapshot *out)
 int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
 		      struct fd_snapshot *out, uint32_t *bound)
 {
-	struct fd_slot *s = fdtab_slot(t, fd), *prev;
-	enum fd_kind old;
-	int had;
+	struct fd_slot *s = fdtab_slot(t, fd);
 
 	if (!s || LOAD(&s->kind) == KIND_UNKNOWN)
 		return 0;
-	old = own_slot(s, &prev);
-	if (old == KIND_BUSY)
-		return 0;
-	if (gen && __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != *gen) {
-		release(s, old, prev);
-		return 0;
-	}
-	had = retire_owned(t, s, fd, old, out, bound);
-	release(s, KIND_UNKNOWN, prev);
-	return had;
+	return retire_slot(t, s, fd, gen, out, bound, false);
 }
 
 int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
@@ -678,11 +679,7 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 			dst[i] = src[i];
 		src[i] = 0;
 	}
-	s->gen++;
-	s->opened_ns = 0;
-	s->shared = 0;
-	clear_addr(&s->local);
-	clear_addr(&s->peer);
+	forget_identity(s);
 	s->seq += s->seq & 1;
 	s->kind = KIND_UNKNOWN;
 	return 1;
@@ -694,7 +691,7 @@ int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
 
 	if (!s || !LOAD(&s->recheck))
 		return 0;
-	return retire_slot(t, s, fd, out, true);
+	return retire_slot(t, s, fd, NULL, out, NULL, true);
 }
 
 int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)

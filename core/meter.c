@@ -209,40 +209,34 @@ void meter_opened(struct meter *m, int fd, enum fd_kind kind,
 	/* The generation before the kind (closeq_retire). */
 	uint32_t gen = slot ? __atomic_load_n(&slot->gen, __ATOMIC_ACQUIRE) : 0;
 	enum fd_kind was = slot ? fdtab_kind(slot) : KIND_UNKNOWN;
-	struct closeq_entry *e;
-	uint32_t *inflight;
+	struct closeq_entry *e = NULL;
+	uint32_t *inflight = NULL;
 	int had;
 
-	/* A fresh number: nothing to retire (should another thread's open
-	 * get there first, its connection goes the stack's way, as when the
-	 * ring is full). */
-	if (!fd_kind_counts(was)) {
-		if (fdtab_open(&m->tab, fd, meter_track_kind(m, kind), real_ns,
-			       local, peer, &own)) {
-			own.unseen = true;
-			closeq_push(&m->q, &own, real_ns);
-		}
-		return;
-	}
 	/* A reused number whose close was not seen (a slot that holds one,
 	 * or is busy: it may, once its owner is done): its record's place
 	 * is backed (closeq_prepare) and claimed before the retire, as a
-	 * close's (closeq_retire), counted from the claim to its end as a
-	 * close's (the final record waits for it: settle). */
-	closeq_prepare(&m->q);
-	inflight = meter_inflight_enter(m);
-	e = closeq_claim(&m->q, real_ns, fd, was, gen, true);
+	 * close's (closeq_retire; the claim marks it unseen), counted from
+	 * the claim to its end as a close's (the final record waits for it:
+	 * settle).  A fresh number's costs nothing; should another thread's
+	 * open get there first, its connection goes the stack's way, as
+	 * when the ring is full. */
+	if (fd_kind_counts(was)) {
+		closeq_prepare(&m->q);
+		inflight = meter_inflight_enter(m);
+		e = closeq_claim(&m->q, real_ns, fd, was, gen, true);
+	}
 	had = fdtab_open_into(&m->tab, fd, meter_track_kind(m, kind), real_ns,
 			      local, peer, e ? &e->s : &own,
 			      e ? &e->bound : NULL);
-	/* (A claimed place is marked unseen by its claim.) */
 	if (had && !e) {
 		own.unseen = true;
 		closeq_push(&m->q, &own, real_ns);
 	}
 	if (e)
 		closeq_finish(&m->q, e, had);
-	meter_inflight_leave(inflight);
+	if (inflight)
+		meter_inflight_leave(inflight);
 }
 
 void meter_set_addrs(struct meter *m, int fd, const struct fd_addr *local,
