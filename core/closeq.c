@@ -16,7 +16,7 @@
 #define LOAD(p)	    __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
-#define RING_BYTES (CLOSEQ_CAP * sizeof(struct closeq_entry))
+#define RING_BYTES (CLOSEQ_RING_PLACES * sizeof(struct closeq_entry))
 
 _Static_assert((CLOSEQ_CAP & (CLOSEQ_CAP - 1)) == 0 &&
 		   CLOSEQ_WAKE_AT < CLOSEQ_CAP,
@@ -56,6 +56,7 @@ int closeq_init(struct closeq *q)
 		closeq_destroy(q);
 		return -ENOMEM;
 	}
+	q->spill = (struct closeq_spill *)(q->ring + CLOSEQ_CAP);
 	return 0;
 }
 
@@ -64,6 +65,7 @@ void closeq_attach(struct closeq *q, struct closeq_shared *sh,
 {
 	q->sh = sh;
 	q->ring = ring;
+	q->spill = ring ? (struct closeq_spill *)(ring + CLOSEQ_CAP) : NULL;
 	/* Someone else's memory: a fork child gets it anew (state.c). */
 	q->wiped = false;
 }
@@ -139,25 +141,11 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 	ask_drain(q, head);
 }
 
-struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
-				  int fd, enum fd_kind kind, uint32_t gen,
-				  bool unseen)
+/* Everything a claim names set before it reads as claimed (a release
+ * store): until then it reads free, and recovery passes over it. */
+static void claim_fill(struct closeq_entry *e, uint64_t closed_ns, int fd,
+		       enum fd_kind kind, uint32_t gen, bool unseen)
 {
-	uint64_t head = LOAD(&q->sh->head);
-	struct closeq_entry *e;
-
-	do {
-		if (head - LOAD(&q->sh->tail) >= CLOSEQ_CAP)
-			return NULL;
-	} while (!__atomic_compare_exchange_n(&q->sh->head, &head, head + 1, true,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
-	__atomic_fetch_add(&q->sh->pushed, 1, __ATOMIC_RELAXED);
-	if (q->back)
-		q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
-	e = &q->ring[head % CLOSEQ_CAP];
-	/* All set before it reads as claimed (a release store): until
-	 * then it reads free (drained), and recovery passes over it. */
 	e->bound = 0;
 	e->s.fd = fd;
 	e->s.kind = fd_kind_tracked(kind) ? kind : KIND_UNKNOWN;
@@ -166,11 +154,122 @@ struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
 	e->closed_ns = closed_ns;
 	memset(&e->s.c, 0, sizeof(e->s.c));
 	STORE(&e->state, CLOSEQ_TAKING);
+}
+
+static bool is_spill(const struct closeq *q, const struct closeq_entry *e)
+{
+	return (const char *)e >= (const char *)q->spill &&
+	       (const char *)e < (const char *)(q->spill + CLOSEQ_SPILLS);
+}
+
+/* A free spill, owned (CLOSEQ_WRITING), its room backed; NULL when all
+ * are busy.  From a place the thread's stack picks, so that a thread
+ * finds the spill it used last (its pages) and threads seldom meet. */
+static struct closeq_spill *spill_take(struct closeq *q)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 14;
+	uint32_t first = (uint32_t)((sp * 0x9E3779B97F4A7C15ull) >> 32), i;
+
+	if (!q->spill)
+		return NULL;
+	for (i = 0; i < CLOSEQ_SPILLS; i++) {
+		uint32_t at = (first + i) % CLOSEQ_SPILLS, free = CLOSEQ_FREE;
+		struct closeq_spill *s = &q->spill[at];
+
+		if (!(LOAD(&q->sh->spills_used) & (1u << at)))
+			__atomic_fetch_or(&q->sh->spills_used, 1u << at,
+					  __ATOMIC_ACQ_REL);
+		if (LOAD(&s->e.state) != CLOSEQ_FREE ||
+		    !__atomic_compare_exchange_n(&s->e.state, &free,
+						 CLOSEQ_WRITING, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		/* Its room, first and last place (a page or two). */
+		if (q->back) {
+			q->back(q->back_ctx, CLOSEQ_CAP + at * CLOSEQ_SPILL_PLACES);
+			q->back(q->back_ctx, CLOSEQ_CAP +
+						     (at + 1) * CLOSEQ_SPILL_PLACES -
+						     1);
+		}
+		return s;
+	}
+	return NULL;
+}
+
+struct closeq_entry *closeq_claim(struct closeq *q, uint64_t closed_ns,
+				  int fd, enum fd_kind kind, uint32_t gen,
+				  bool unseen)
+{
+	uint64_t head = LOAD(&q->sh->head);
+	struct closeq_entry *e;
+	struct closeq_spill *sp;
+
+	do {
+		if (head - LOAD(&q->sh->tail) >= CLOSEQ_CAP) {
+			sp = spill_take(q);
+			if (!sp)
+				return NULL;
+			__atomic_fetch_add(&q->sh->pushed, 1, __ATOMIC_RELAXED);
+			claim_fill(&sp->e, closed_ns, fd, kind, gen, unseen);
+			return &sp->e;
+		}
+	} while (!__atomic_compare_exchange_n(&q->sh->head, &head, head + 1, true,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	__atomic_fetch_add(&q->sh->pushed, 1, __ATOMIC_RELAXED);
+	if (q->back)
+		q->back(q->back_ctx, (uint32_t)(head % CLOSEQ_CAP));
+	e = &q->ring[head % CLOSEQ_CAP];
+	claim_fill(e, closed_ns, fd, kind, gen, unseen);
 	return e;
+}
+
+/* Copy a spill's next into its sums (CLOSEQ_FOLDING: as often as a
+ * recovery needs; one owner), and free it. */
+static void spill_copy(struct closeq_spill *sp)
+{
+	unsigned k = sp->next_kind < KIND_COUNT ? sp->next_kind
+						: KIND_UNTRACKED;
+	uint64_t *d = (uint64_t *)&sp->sum[k];
+	const uint64_t *n = (const uint64_t *)&sp->next;
+	size_t i;
+
+	/* Each word only grows: the ticker reading meanwhile sees each one
+	 * old or new. */
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		__atomic_store_n(&d[i], n[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&sp->sum_n[k], sp->next_n, __ATOMIC_RELAXED);
+	STORE(&sp->e.state, CLOSEQ_FREE);
+}
+
+/* Fold a spill's connection (e.s, whole) into its sums. */
+static void spill_fold(struct closeq_spill *sp)
+{
+	unsigned k = (unsigned)sp->e.s.kind < KIND_COUNT ? (unsigned)sp->e.s.kind
+							  : KIND_UNTRACKED;
+	const uint64_t *sum = (const uint64_t *)&sp->sum[k];
+	const uint64_t *c = (const uint64_t *)&sp->e.s.c;
+	uint64_t *n = (uint64_t *)&sp->next;
+	size_t i;
+
+	sp->next_kind = k;
+	for (i = 0; i < FD_COUNTERS_WORDS; i++)
+		n[i] = sum[i] + c[i];
+	sp->next_n = sp->sum_n[k] + 1;
+	STORE(&sp->e.state, CLOSEQ_FOLDING);
+	spill_copy(sp);
 }
 
 void closeq_finish(struct closeq *q, struct closeq_entry *e, bool had)
 {
+	if (is_spill(q, e)) {
+		if (had)
+			spill_fold((struct closeq_spill *)e);
+		else
+			STORE(&e->state, CLOSEQ_FREE);
+		return;
+	}
 	STORE(&e->state, had ? CLOSEQ_READY : CLOSEQ_VOID);
 	if (had)
 		ask_drain(q, LOAD(&q->sh->head) - 1);
@@ -195,8 +294,9 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 	/* A slot that holds a connection, or may (busy): the record's place
 	 * is claimed first and the connection moves straight into it.
 	 * Taken into a snapshot of our own first, one in about 60 kills of
-	 * a busy nginx lost the connection being closed.  A full ring: our
-	 * own, and closeq_push drops the record and keeps its numbers. */
+	 * a busy nginx lost the connection being closed.  A full ring: a
+	 * spill's place; all busy, our own, and closeq_push drops the
+	 * record and keeps its numbers. */
 	if (fd_kind_counts(kind))
 		e = closeq_claim(q, real_ns, fd, kind, was, unseen);
 	if (e)
@@ -217,12 +317,41 @@ int closeq_retire(struct closeq *q, struct fdtab *t, int fd,
 	return had;
 }
 
+/* Recovery: a spill the kill left claimed or folding, folded (once). */
+static void spill_rescue(struct closeq_spill *sp, int pass,
+			 int (*rescue)(void *ctx, struct fd_snapshot *s,
+				       uint32_t bound),
+			 void *ctx)
+{
+	struct closeq_entry *e = &sp->e;
+
+	if (e->state == CLOSEQ_FOLDING) {
+		if (pass == 0)
+			spill_copy(sp);
+		return;
+	}
+	if (e->state == CLOSEQ_WRITING) {
+		/* Owned, nothing named or moved yet. */
+		e->state = CLOSEQ_FREE;
+		return;
+	}
+	if (e->state != CLOSEQ_TAKING || (pass == 0) != (e->bound != 0))
+		return;
+	if (pass == 0 || rescue(ctx, &e->s, 0)) {
+		if (pass == 0)
+			rescue(ctx, &e->s, e->bound);
+		spill_fold(sp);
+	} else
+		e->state = CLOSEQ_FREE;
+}
+
 void closeq_rescue(struct closeq *q, uint64_t upto,
 		   int (*rescue)(void *ctx, struct fd_snapshot *s,
 				 uint32_t bound),
 		   void *ctx)
 {
 	uint64_t from = q->sh->tail, at;
+	uint32_t used = q->sh->spills_used, i;
 	int pass;
 
 	if (upto >= q->sh->tail && upto <= q->sh->head)
@@ -231,7 +360,7 @@ void closeq_rescue(struct closeq *q, uint64_t upto,
 	 * whose slot is left busy was killed between owning it and binding
 	 * (or the slot's other owner was, in the middle of the connection
 	 * being closed): it takes the slot whole, once. */
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 2; pass++) {
 		for (at = from; at < q->sh->head && at - from < CLOSEQ_CAP;
 		     at++) {
 			struct closeq_entry *e = &q->ring[at % CLOSEQ_CAP];
@@ -247,6 +376,10 @@ void closeq_rescue(struct closeq *q, uint64_t upto,
 						   ? CLOSEQ_READY
 						   : CLOSEQ_VOID;
 		}
+		for (i = 0; q->spill && i < CLOSEQ_SPILLS; i++)
+			if (used & (1u << i))
+				spill_rescue(&q->spill[i], pass, rescue, ctx);
+	}
 }
 
 void closeq_prepare(struct closeq *q)
@@ -365,21 +498,33 @@ void closeq_dropped(const struct closeq *q, enum fd_kind k,
 {
 	unsigned first = k == KIND_COUNT ? 0 : (unsigned)k;
 	unsigned last = k == KIND_COUNT ? KIND_COUNT : (unsigned)k + 1;
+	uint32_t used = LOAD(&q->sh->spills_used);
 	uint64_t *d = (uint64_t *)c;
-	unsigned kk;
+	unsigned kk, j;
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
 	if (n)
 		*n = 0;
-	for (kk = first; kk < last; kk++) {
-		const uint64_t *s = (const uint64_t *)&q->sh->dropped_c[kk];
+	for (j = 0; j <= CLOSEQ_SPILLS; j++) {
+		/* The ring's full-queue totals (j = 0), then each spill's
+		 * ever used. */
+		const struct closeq_spill *sp = j ? &q->spill[j - 1] : NULL;
 
-		for (i = 0; i < FD_COUNTERS_WORDS; i++)
-			d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
-		if (n)
-			*n += __atomic_load_n(&q->sh->dropped_n[kk],
-					      __ATOMIC_RELAXED);
+		if (j && (!q->spill || !(used & (1u << (j - 1)))))
+			continue;
+		for (kk = first; kk < last; kk++) {
+			const uint64_t *s =
+			    (const uint64_t *)(sp ? &sp->sum[kk]
+						  : &q->sh->dropped_c[kk]);
+
+			for (i = 0; i < FD_COUNTERS_WORDS; i++)
+				d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+			if (n)
+				*n += __atomic_load_n(sp ? &sp->sum_n[kk]
+							 : &q->sh->dropped_n[kk],
+						      __ATOMIC_RELAXED);
+		}
 	}
 }
 
@@ -390,7 +535,17 @@ uint64_t closeq_closed(const struct closeq *q)
 
 uint64_t closeq_dropped_records(const struct closeq *q)
 {
-	return __atomic_load_n(&q->sh->dropped, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n(&q->sh->dropped, __ATOMIC_RELAXED);
+	uint32_t used = LOAD(&q->sh->spills_used), j;
+	unsigned k;
+
+	/* Each close a spill folded is a record lost. */
+	for (j = 0; q->spill && j < CLOSEQ_SPILLS; j++)
+		if (used & (1u << j))
+			for (k = 0; k < KIND_COUNT; k++)
+				n += __atomic_load_n(&q->spill[j].sum_n[k],
+						     __ATOMIC_RELAXED);
+	return n;
 }
 
 void closeq_note_dropped(struct closeq *q, uint64_t n)
@@ -413,6 +568,8 @@ void closeq_note_written(struct closeq *q, uint64_t n)
 SM_FORK_PATH
 void closeq_after_fork(struct closeq *q, bool fresh)
 {
+	uint32_t i;
+
 	q->wake = 0;
 	/* New zeroed memory (a state file's child): nothing to touch. */
 	if (fresh)
@@ -427,4 +584,10 @@ void closeq_after_fork(struct closeq *q, bool fresh)
 	q->sh->dropped = 0;
 	memset(q->sh->dropped_c, 0, sizeof(q->sh->dropped_c));
 	memset(q->sh->dropped_n, 0, sizeof(q->sh->dropped_n));
+	/* The spills the parent used, where the ring was not wiped (they
+	 * are in its mapping). */
+	for (i = 0; !q->wiped && q->spill && i < CLOSEQ_SPILLS; i++)
+		if (q->sh->spills_used & (1u << i))
+			memset(&q->spill[i], 0, sizeof(q->spill[i]));
+	q->sh->spills_used = 0;
 }

@@ -307,7 +307,8 @@ static int read_image(const char *path, struct image *img, const char **why,
 			break;
 		if (h > img->size)
 			h = img->size;
-		/* Around the ring: its wanted entries come after. */
+		/* Around the ring: its wanted entries come after (the
+		 * spills after it are read here, those ever backed). */
 		if ((d < ring && !read_span(fd, img, d, h < ring ? h : ring, o)) ||
 		    (h > ring_end &&
 		     !read_span(fd, img, d > ring_end ? d : ring_end, h, o)))

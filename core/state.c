@@ -84,9 +84,13 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 	l->ring_off = off;
 	l->ring_count = CLOSEQ_CAP;
 	l->entry_size = sizeof(struct closeq_entry);
-	l->ring_chunk = chunk_bytes(l->ring_count * l->entry_size,
+	/* The spills right after the ring (closeq.h), in its region, which
+	 * ends at a whole chunk: a chunk is backed (populated and moved)
+	 * whole, and a last one cut short would reach into the slots. */
+	l->ring_chunk = chunk_bytes(CLOSEQ_RING_PLACES * l->entry_size,
 				    STATE_RING_CHUNKS);
-	off = round_page(off + l->ring_count * l->entry_size);
+	off += (CLOSEQ_RING_PLACES * l->entry_size + l->ring_chunk - 1) /
+	       l->ring_chunk * l->ring_chunk;
 	l->slots_off = off;
 	l->slot_count = cap;
 	l->slot_size = sizeof(struct fd_slot);
@@ -124,6 +128,14 @@ void state_layout_fill(struct state_layout *l, uint32_t cap)
 	l->closed_n = offsetof(struct state_closed, closed_n);
 	l->closed_c = offsetof(struct state_closed, closed);
 	l->closed_unseen = offsetof(struct state_closed, unseen);
+	l->q_spills_used = offsetof(struct closeq_shared, spills_used);
+	l->spills = CLOSEQ_SPILLS;
+	l->spill_size = sizeof(struct closeq_spill);
+	l->spill_next_kind = offsetof(struct closeq_spill, next_kind);
+	l->spill_next_n = offsetof(struct closeq_spill, next_n);
+	l->spill_next = offsetof(struct closeq_spill, next);
+	l->spill_sum_n = offsetof(struct closeq_spill, sum_n);
+	l->spill_sum = offsetof(struct closeq_spill, sum);
 	l->q_head = offsetof(struct closeq_shared, head);
 	l->q_tail = offsetof(struct closeq_shared, tail);
 	l->q_pushed = offsetof(struct closeq_shared, pushed);
@@ -875,7 +887,7 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 		    l.slot_size, l.slot_chunk, cap, st->slot_chunks,
 		    STATE_MAX_CHUNKS);
 	region_init(&st->ring_region, (char *)st->ring, l.ring_off,
-		    l.entry_size, l.ring_chunk, l.ring_count, st->ring_chunks,
+		    l.entry_size, l.ring_chunk, CLOSEQ_RING_PLACES, st->ring_chunks,
 		    sizeof(st->ring_chunks));
 	st->durable = open_durable(st, cfg, prog, pid, start_real_ns,
 				   start_mono_ns, log_path, true, report, ctx);
@@ -1165,6 +1177,9 @@ static void back_ring(struct state *st, uint32_t index, bool ready)
 	uint32_t c = (uint32_t)(first / r->chunk);
 
 	back(st, r, index);
+	/* A spill's room (closeq.h): nothing ahead. */
+	if (index >= CLOSEQ_CAP)
+		return;
 	/* Not from the first chunk: a process that closes a few
 	 * connections backs one chunk of the ring, as before. */
 	if (c > 0 && in < r->elem)

@@ -19,7 +19,9 @@
  *   config    struct config, as the process loaded it
  *   ticker    struct state_ticker: what the ticker drained (double buffer)
  *   queue     struct closeq_shared: the close queue's counts
- *   ring      CLOSEQ_CAP struct closeq_entry: closes not yet drained
+ *   ring      CLOSEQ_CAP struct closeq_entry: closes not yet drained,
+ *             then CLOSEQ_SPILLS struct closeq_spill: closes that found
+ *             the ring full (layout.spills of layout.spill_size bytes)
  *   slots     cap struct fd_slot: the fd table the wrappers count into
  *
  * The hot path is unchanged: the fd table's slot array *is* the file's
@@ -43,7 +45,7 @@
 #include <stdint.h>
 
 #define STATE_MAGIC "SOCKMST\n" /* 8 bytes, no NUL */
-#define STATE_VERSION 3 /* 3: state_ticker.alive_real_ns */
+#define STATE_VERSION 4 /* 3: state_ticker.alive_real_ns; 4: the spills */
 #define STATE_BYTE_ORDER 0x01020304u
 #define STATE_PAGE 4096u
 #define STATE_SUFFIX ".state"
@@ -127,6 +129,11 @@ struct state_layout {
 	uint32_t q_head, q_tail, q_pushed, q_dropped, q_dropped_c, q_dropped_n;
 	uint32_t dirs, errs, size_buckets, kinds;
 	uint32_t closed_unseen; /* inside struct state_closed */
+	/* Version 4: the spills, at ring_off + ring_count * entry_size,
+	 * those in use marked in struct closeq_shared's spills_used; inside
+	 * struct closeq_spill (its entry at offset 0). */
+	uint32_t q_spills_used, spills, spill_size, spill_next_kind,
+		spill_next_n, spill_next, spill_sum_n, spill_sum;
 };
 
 struct state_header {
@@ -169,7 +176,7 @@ struct state_region {
 };
 
 #define STATE_MAX_CHUNKS 16384
-#define STATE_RING_CHUNKS (CLOSEQ_CAP / 16 + 1)
+#define STATE_RING_CHUNKS (CLOSEQ_RING_PLACES / 16 + 1)
 
 /* The durable state of this process, as the preload holds it. */
 struct state {

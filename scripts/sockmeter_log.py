@@ -438,7 +438,10 @@ STATE_LAYOUT_U32 = ("slot_kind slot_seq slot_gen slot_opened slot_hot "
                     "ctr_calls ctr_errors ctr_sizes ctr_latency tick_active "
                     "tick_buf closed_size closed_upto closed_n closed_c "
                     "q_head q_tail q_pushed q_dropped q_dropped_c "
-                    "q_dropped_n dirs errs size_buckets kinds").split()
+                    "q_dropped_n dirs errs size_buckets kinds "
+                    "closed_unseen q_spills_used spills spill_size "
+                    "spill_next_kind spill_next_n spill_next spill_sum_n "
+                    "spill_sum").split()
 KIND_NAMES = (None, None, "tcp", "udp", "unix", "unix_dgram", "socket",
               "pipe", "file", "tty")
 ERR_NAMES = ("again", "intr", "other")
@@ -615,14 +618,15 @@ def _data_ranges(fd, start, end):
 
 def _read_state(fd, path):
     data = os.pread(fd, 1 << 16, 0)
-    if len(data) < STATE_LAYOUT_AT + 8 * 15 + 4 * 43:
+    nu32 = len(STATE_LAYOUT_U32)
+    if len(data) < STATE_LAYOUT_AT + 8 * 15 + 4 * nu32:
         raise StateError("too short for a state file")
     (magic, version, hsize, order, status, pid, proc_start, start_real, _,
      _, _, boot, prog, logp) = STATE_HEAD.unpack_from(data, 0)
-    if magic != STATE_MAGIC or version != 3 or order != 0x01020304:
-        raise StateError("not a version 3 state file of this byte order")
+    if magic != STATE_MAGIC or version != 4 or order != 0x01020304:
+        raise StateError("not a version 4 state file of this byte order")
     u64 = struct.unpack_from("=15Q", data, STATE_LAYOUT_AT)
-    u32 = struct.unpack_from("=43I", data, STATE_LAYOUT_AT + 8 * 15)
+    u32 = struct.unpack_from("=%dI" % nu32, data, STATE_LAYOUT_AT + 8 * 15)
     L = dict(zip(STATE_LAYOUT_U64, u64))
     L.update(zip(STATE_LAYOUT_U32, u32))
     if status == 2:
@@ -677,6 +681,45 @@ def _read_state(fd, path):
         closed += struct.unpack_from("=Q", data, L["queue_off"] +
                                      L["q_dropped_n"] + 8 * k)[0]
     head = struct.unpack_from("=Q", data, L["queue_off"] + L["q_head"])[0]
+    words = L["counters_size"] // 8
+    claims, spilled = [], []
+
+    def claim(ent, into):
+        sn = L["entry_snapshot"]
+        into.append(dict(
+            bound=struct.unpack_from("=I", ent, L["entry_state"] + 4)[0],
+            fd=struct.unpack_from("=i", ent, sn + L["snap_fd"])[0],
+            kind=struct.unpack_from("=I", ent, sn + L["snap_kind"])[0],
+            gen=struct.unpack_from("=I", ent, sn + L["snap_kind"] + 4)[0],
+            w=list(struct.unpack_from("=%dQ" % words, ent,
+                                      sn + L["snap_counters"]))))
+
+    # The spills (closes that found the ring full: core/closeq.h), those
+    # ever used: their sums are dropped records' numbers; one folding
+    # (state 5) has its next to be copied into sum[next_kind], as
+    # recovery redoes it; one claimed (3) is joined with its slot below,
+    # after the ring's claims (closeq_rescue's order).
+    used = struct.unpack_from("=I", data, L["queue_off"] +
+                              L["q_spills_used"])[0]
+    for j in range(L["spills"]):
+        if not used & (1 << j):
+            continue
+        sp = os.pread(fd, L["spill_size"], L["ring_off"] + L["ring_count"] *
+                      L["entry_size"] + j * L["spill_size"])
+        if len(sp) < L["spill_size"]:
+            continue
+        st = struct.unpack_from("=I", sp, L["entry_state"])[0]
+        nk = struct.unpack_from("=I", sp, L["spill_next_kind"])[0]
+        for k in range(kinds):
+            if st == 5 and k == nk:
+                add(ctr(L["spill_next"], sp))
+                closed += struct.unpack_from("=Q", sp, L["spill_next_n"])[0]
+                continue
+            add(ctr(L["spill_sum"] + k * L["counters_size"], sp))
+            closed += struct.unpack_from("=Q", sp, L["spill_sum_n"] +
+                                         8 * k)[0]
+        if st == 3:
+            claim(sp, spilled)
     # When the process was last seen alive: its ticker's latest tick
     # (struct state_ticker's alive_real_ns, the word before buf), raised
     # below to its own closes and opens, as recovery does (core/recover.c,
@@ -688,24 +731,15 @@ def _read_state(fd, path):
     # `gen`, the u32 after `kind`, as docs/state.md says), joined below
     # with their slots as recovery joins them (core/closeq.c's
     # closeq_rescue, core/fdtab.c's fdtab_rescue).
-    words = L["counters_size"] // 8
     size_of_slot = L["slot_size"]
-    claims = []
     for pos in range(upto, min(head, upto + L["ring_count"])):
         ent = os.pread(fd, L["entry_size"], L["ring_off"] +
                        (pos % L["ring_count"]) * L["entry_size"])
         if len(ent) < L["entry_size"]:
             continue
-        st, bound = struct.unpack_from("=II", ent, L["entry_state"])
+        st = struct.unpack_from("=I", ent, L["entry_state"])[0]
         if st == 3:
-            sn = L["entry_snapshot"]
-            claims.append(dict(
-                bound=bound,
-                fd=struct.unpack_from("=i", ent, sn + L["snap_fd"])[0],
-                kind=struct.unpack_from("=I", ent, sn + L["snap_kind"])[0],
-                gen=struct.unpack_from("=I", ent, sn + L["snap_kind"] + 4)[0],
-                w=list(struct.unpack_from("=%dQ" % words, ent,
-                                          sn + L["snap_counters"]))))
+            claim(ent, claims)
         if st == 3 or st == 2:
             seen = max(seen, struct.unpack_from("=Q", ent,
                                                 L["entry_closed_ns"])[0])
@@ -713,6 +747,7 @@ def _read_state(fd, path):
             continue
         add(ctr(L["entry_snapshot"] + L["snap_counters"], ent))
         closed += 1
+    claims += spilled
 
     def words_ctr(w):
         """Counter words (struct fd_counters' order) as ctr gives them."""

@@ -1,7 +1,8 @@
 /*
  * check_closeq.c - the close queue: order, the early wake-up of the ticker
  * at CLOSEQ_WAKE_AT records (once per drain), drops only when full; places
- * claimed before a retire, and a dead process's claims rescued.
+ * claimed before a retire, and a dead process's claims rescued; a full
+ * ring's claims through spills into the dropped totals.
  */
 #include "../../core/closeq.h"
 #include "unit_util.h"
@@ -192,15 +193,66 @@ START_TEST(test_a_claimed_place_holds_the_drain_and_void_is_passed_over)
 }
 END_TEST
 
-START_TEST(test_a_full_ring_refuses_a_claim)
+/*
+ * A full ring's claim takes a spill: finished, its connection is in the
+ * dropped totals and the spill free again; with every spill claimed at
+ * once (more closing threads than spills), the claim is refused and the
+ * caller goes the old way (closeq_push drops the record, keeps the
+ * numbers).  The records lost count both.
+ */
+START_TEST(test_a_full_ring_claims_spills_and_folds_them_into_the_dropped)
 {
+	struct closeq_entry *c[CLOSEQ_SPILLS], *e;
+	struct fd_counters d;
+	uint64_t n;
 	int i;
 
 	for (i = 0; i < CLOSEQ_CAP; i++)
 		push(i, 1);
-	ck_assert_ptr_null(closeq_claim(&q, 1, 3, KIND_TCP, 0, false));
-	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP);
-	ck_assert_uint_eq(closeq_pending(&q), CLOSEQ_CAP);
+	ck_assert_uint_eq(q.sh->spills_used, 0);
+	e = closeq_claim(&q, 1, 3, KIND_TCP, 0, false);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->state, CLOSEQ_TAKING);
+	ck_assert_uint_ne(q.sh->spills_used, 0);
+	e->s.c.bytes[DIR_OUT] = 40;
+	e->s.c.calls[DIR_OUT] = 2;
+	closeq_finish(&q, e, true);
+	ck_assert_uint_eq(e->state, CLOSEQ_FREE);
+	/* The same spill again (the same thread's): the sums grow. */
+	ck_assert_ptr_eq(closeq_claim(&q, 1, 4, KIND_TCP, 0, false), e);
+	ck_assert_uint_eq(e->s.c.bytes[DIR_OUT], 0);
+	e->s.kind = KIND_TCP;
+	e->s.c.bytes[DIR_OUT] = 2;
+	closeq_finish(&q, e, true);
+	/* Found nothing to retire: no record lost, nothing counted. */
+	ck_assert_ptr_eq(closeq_claim(&q, 1, 5, KIND_TCP, 0, false), e);
+	closeq_finish(&q, e, false);
+	closeq_dropped(&q, KIND_TCP, &d, &n);
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 42);
+	ck_assert_uint_eq(d.calls[DIR_OUT], 2);
+	ck_assert_uint_eq(n, 2);
+	closeq_dropped(&q, KIND_UDP, &d, &n);
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(closeq_dropped_records(&q), 2);
+
+	for (i = 0; i < CLOSEQ_SPILLS; i++) {
+		c[i] = closeq_claim(&q, 1, 10 + i, KIND_UDP, 0, false);
+		ck_assert_ptr_nonnull(c[i]);
+		c[i]->s.kind = KIND_UDP;
+		c[i]->s.c.bytes[DIR_IN] = 100;
+	}
+	ck_assert_ptr_null(closeq_claim(&q, 1, 30, KIND_TCP, 0, false));
+	push(30, 1000);
+	for (i = 0; i < CLOSEQ_SPILLS; i++)
+		closeq_finish(&q, c[i], true);
+	closeq_dropped(&q, KIND_COUNT, &d, &n);
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 1042);
+	ck_assert_uint_eq(d.bytes[DIR_IN], 100 * CLOSEQ_SPILLS);
+	ck_assert_uint_eq(n, 3 + CLOSEQ_SPILLS);
+	ck_assert_uint_eq(closeq_dropped_records(&q), 3 + CLOSEQ_SPILLS);
+	/* Every close counted, recorded or not. */
+	ck_assert_uint_eq(closeq_closed(&q), CLOSEQ_CAP + 4 + CLOSEQ_SPILLS);
 }
 END_TEST
 
@@ -270,6 +322,71 @@ START_TEST(test_rescue_makes_bound_claims_records_and_passes_over_the_rest)
 }
 END_TEST
 
+/*
+ * A dead process's spills: one bound gets the rest of its slot and is
+ * folded, one unbound takes its slot left busy (fd 6) or is passed over,
+ * one owned but not named yet is free, and one killed in its fold's copy
+ * has the copy redone: each connection in the dropped totals once.
+ */
+START_TEST(test_rescue_folds_a_dead_process_spills_once)
+{
+	struct closeq_entry *bound, *busy, *gone, *folding;
+	struct closeq_spill *sp;
+	struct fd_counters d;
+	uint64_t n, *sum;
+	int i;
+
+	for (i = 0; i < CLOSEQ_CAP; i++)
+		push(i, 1);
+	/* Four spills at once, each its own. */
+	bound = closeq_claim(&q, 2, 4, KIND_TCP, 0, false);
+	busy = closeq_claim(&q, 3, 6, KIND_TCP, 0, false);
+	gone = closeq_claim(&q, 4, 7, KIND_TCP, 0, false);
+	folding = closeq_claim(&q, 5, 8, KIND_TCP, 0, false);
+	ck_assert_ptr_nonnull(bound);
+	ck_assert_ptr_nonnull(busy);
+	ck_assert_ptr_nonnull(gone);
+	ck_assert_ptr_nonnull(folding);
+	bound->s.kind = KIND_TCP;
+	bound->s.c.bytes[DIR_OUT] = 7;
+	bound->bound = 3;
+	/* Earlier folds of its own: 20 bytes in 1 connection. */
+	sp = (struct closeq_spill *)folding;
+	sp->sum[KIND_TCP].bytes[DIR_OUT] = 20;
+	sp->sum_n[KIND_TCP] = 1;
+	/* Killed in its fold: next says 20 + 9 in 2, the copy half done
+	 * (the count not yet). */
+	folding->s.c.bytes[DIR_OUT] = 9;
+	sp->next_kind = KIND_TCP;
+	sp->next = sp->sum[KIND_TCP];
+	sp->next.bytes[DIR_OUT] = 29;
+	sp->next_n = 2;
+	folding->state = CLOSEQ_FOLDING;
+	sum = (uint64_t *)&sp->sum[KIND_TCP];
+	sum[0] = sp->next.bytes[DIR_IN];
+	sum[1] = 29;
+	/* Owned, nothing named yet (as spill_take leaves it). */
+	gone->state = CLOSEQ_WRITING;
+	rescued = rescued_unbound = 0;
+	closeq_rescue(&q, 0, add_rest, NULL);
+	ck_assert_uint_eq(rescued, 1);
+	ck_assert_uint_eq(rescued_unbound, 1);
+	ck_assert_uint_eq(bound->state, CLOSEQ_FREE);
+	ck_assert_uint_eq(busy->state, CLOSEQ_FREE);
+	ck_assert_uint_eq(gone->state, CLOSEQ_FREE);
+	ck_assert_uint_eq(folding->state, CLOSEQ_FREE);
+	closeq_dropped(&q, KIND_TCP, &d, &n);
+	/* 1007 (bound and the rest of its slot) + 600 (busy's slot) + 29. */
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 1007 + 600 + 29);
+	ck_assert_uint_eq(n, 4);
+	/* Rescued twice (a recovery itself stopped and redone): the same. */
+	closeq_rescue(&q, 0, add_rest, NULL);
+	closeq_dropped(&q, KIND_TCP, &d, &n);
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 1007 + 600 + 29);
+	ck_assert_uint_eq(n, 4);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("closeq");
@@ -286,9 +403,11 @@ int main(void)
 	tcase_add_test(tc, test_settled_full_ring_peeks_nothing_past_head);
 	tcase_add_test(tc,
 		       test_a_claimed_place_holds_the_drain_and_void_is_passed_over);
-	tcase_add_test(tc, test_a_full_ring_refuses_a_claim);
+	tcase_add_test(tc,
+		       test_a_full_ring_claims_spills_and_folds_them_into_the_dropped);
 	tcase_add_test(
 	    tc, test_rescue_makes_bound_claims_records_and_passes_over_the_rest);
+	tcase_add_test(tc, test_rescue_folds_a_dead_process_spills_once);
 	suite_add_tcase(s, tc);
 	return uu_run(s);
 }
