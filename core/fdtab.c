@@ -687,11 +687,17 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 
 int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out)
 {
+	return fdtab_reap_into(t, fd, out, NULL);
+}
+
+int fdtab_reap_into(struct fdtab *t, int fd, struct fd_snapshot *out,
+		    uint32_t *bound)
+{
 	struct fd_slot *s = fdtab_slot(t, fd);
 
 	if (!s || !LOAD(&s->recheck))
 		return 0;
-	return retire_slot(t, s, fd, NULL, out, NULL, true);
+	return retire_slot(t, s, fd, NULL, out, bound, true);
 }
 
 int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)

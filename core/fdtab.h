@@ -376,6 +376,15 @@ uint32_t fdtab_unbusy(struct fdtab *t);
 int fdtab_reap(struct fdtab *t, int fd, struct fd_snapshot *out);
 
 /*
+ * fdtab_reap_into - fdtab_reap into a claimed close queue entry's snapshot
+ * out, bound as fdtab_retire_into binds it (bound: &e->bound), so that a
+ * kill in the middle loses nothing (closeq_claim).
+ * Context: ticker only.
+ */
+int fdtab_reap_into(struct fdtab *t, int fd, struct fd_snapshot *out,
+		    uint32_t *bound);
+
+/*
  * fdtab_sweep - move out the strays of a slot that holds no connection
  * (unknown or untracked): counts a data call added after a close on
  * another thread (or in a signal handler) had already taken the counters,

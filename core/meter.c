@@ -580,16 +580,38 @@ static uint64_t last_active_at_close(const struct meter *m,
 /*
  * A lifecycle call that gave up on a slot (a signal handler on the
  * thread that held it) left it for us: retire what it holds now into the
- * close queue, so its numbers reach the records.
+ * close queue, so its numbers reach the records.  Into a claimed place,
+ * as a close (closeq_retire): a kill in the middle loses nothing.
  */
 static void reap(struct meter *m, struct meter_time now)
 {
 	uint32_t fd, high = LOAD(&m->tab.high);
 	struct fd_snapshot s;
 
-	fdtab_for_each_used(&m->tab, fd, 0, high)
-		if (fdtab_reap(&m->tab, (int)fd, &s))
+	fdtab_for_each_used(&m->tab, fd, 0, high) {
+		const struct fd_slot *slot = &m->tab.slots[fd];
+		struct closeq_entry *e = NULL;
+		uint32_t gen;
+		enum fd_kind kind;
+		int had;
+
+		if (!LOAD(&slot->recheck))
+			continue;
+		/* The generation before the kind (closeq_retire). */
+		gen = LOAD(&slot->gen);
+		kind = fdtab_kind(slot);
+		if (fd_kind_counts(kind)) {
+			closeq_prepare(&m->q);
+			e = closeq_claim(&m->q, now.real_ns, (int)fd, kind, gen,
+					 false);
+		}
+		had = fdtab_reap_into(&m->tab, (int)fd, e ? &e->s : &s,
+				      e ? &e->bound : NULL);
+		if (had && !e)
 			closeq_push(&m->q, &s, now.real_ns);
+		if (e)
+			closeq_finish(&m->q, e, had);
+	}
 }
 
 /*

@@ -649,6 +649,30 @@ START_TEST(test_meter_reopen_over_unseen_close_writes_stale_close_record)
 }
 END_TEST
 
+/* A lifecycle call that gave up on a slot (a signal handler on the
+ * thread holding it) marks it: the ticker's reap retires the connection
+ * through a claimed place of the close queue (a kill in the middle loses
+ * nothing), and its close record comes out whole. */
+START_TEST(test_meter_reap_of_a_slot_given_up_writes_its_close_record)
+{
+	char *log;
+	const char *f;
+
+	start();
+	open_tcp(101, 0);
+	move(101, DIR_OUT, 640);
+	__atomic_store_n(&m.tab.slots[101].recheck, 1, __ATOMIC_RELEASE);
+	meter_tick(&m, at_s(1));
+	ck_assert_uint_eq(m.tab.slots[101].recheck, 0);
+	ck_assert_uint_eq(m.tab.slots[101].kind, KIND_UNKNOWN);
+	log = log_text();
+	f = uu_json_fd(log, 101);
+	ck_assert(starts_with(log, "{\"type\":\"close\""));
+	ck_assert_uint_eq(uu_json_u64(f, "bytes_out"), 640);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_meter_exit_record_totals_include_closed_fds)
 {
 	char *log, *line;
@@ -956,6 +980,7 @@ static TCase *tc_close(void)
 	tcase_add_test(tc, test_meter_record_is_never_older_than_the_closes_it_holds);
 	tcase_add_test(tc, test_meter_close_of_untracked_or_unknown_fd_writes_nothing);
 	tcase_add_test(tc, test_meter_reopen_over_unseen_close_writes_stale_close_record);
+	tcase_add_test(tc, test_meter_reap_of_a_slot_given_up_writes_its_close_record);
 	tcase_add_test(tc, test_meter_exit_record_totals_include_closed_fds);
 	tcase_add_test(tc, test_meter_exit_record_waits_for_a_close_under_way);
 	tcase_add_test(tc, test_meter_call_finishing_after_close_is_in_totals_once);
