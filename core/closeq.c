@@ -162,9 +162,28 @@ static bool is_spill(const struct closeq *q, const struct closeq_entry *e)
 	       (const char *)e < (const char *)(q->spill + CLOSEQ_SPILLS);
 }
 
-/* A free spill, owned (CLOSEQ_WRITING), its room backed; NULL when all
- * are busy.  From a place the thread's stack picks, so that a thread
- * finds the spill it used last (its pages) and threads seldom meet. */
+/* Spill at's room backed (its first and last place: a chunk or two),
+ * and kept there: true when it may be used. */
+static bool spill_backed(struct closeq *q, uint32_t at)
+{
+	uint32_t first = CLOSEQ_CAP + at * CLOSEQ_SPILL_PLACES;
+	uint32_t last = first + CLOSEQ_SPILL_PLACES - 1;
+
+	if (q->back) {
+		q->back(q->back_ctx, first);
+		q->back(q->back_ctx, last);
+	}
+	return !q->kept ||
+	       (q->kept(q->back_ctx, first) && q->kept(q->back_ctx, last));
+}
+
+/* A free spill, owned (CLOSEQ_WRITING), its room in the file; NULL when
+ * all are busy or refused.  From a place the thread's stack picks, so
+ * that a thread finds the spill it used last (its pages) and threads
+ * seldom meet.  Backed before its state is even read: the backing moves
+ * the file's pages over the private memory the room was (state.c), and
+ * a claim made there first would be wiped, the spill free again for a
+ * second owner (a reviewer's). */
 static struct closeq_spill *spill_take(struct closeq *q)
 {
 	uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0) >> 14;
@@ -176,22 +195,16 @@ static struct closeq_spill *spill_take(struct closeq *q)
 		uint32_t at = (first + i) % CLOSEQ_SPILLS, free = CLOSEQ_FREE;
 		struct closeq_spill *s = &q->spill[at];
 
-		if (!(LOAD(&q->sh->spills_used) & (1u << at)))
-			__atomic_fetch_or(&q->sh->spills_used, 1u << at,
-					  __ATOMIC_ACQ_REL);
-		if (LOAD(&s->e.state) != CLOSEQ_FREE ||
+		if (!spill_backed(q, at) || LOAD(&s->e.state) != CLOSEQ_FREE ||
 		    !__atomic_compare_exchange_n(&s->e.state, &free,
 						 CLOSEQ_WRITING, false,
 						 __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
-		/* Its room, first and last place (a page or two). */
-		if (q->back) {
-			q->back(q->back_ctx, CLOSEQ_CAP + at * CLOSEQ_SPILL_PLACES);
-			q->back(q->back_ctx, CLOSEQ_CAP +
-						     (at + 1) * CLOSEQ_SPILL_PLACES -
-						     1);
-		}
+		/* Marked before anything that counts is written into it. */
+		if (!(LOAD(&q->sh->spills_used) & (1u << at)))
+			__atomic_fetch_or(&q->sh->spills_used, 1u << at,
+					  __ATOMIC_ACQ_REL);
 		return s;
 	}
 	return NULL;

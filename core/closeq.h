@@ -149,6 +149,12 @@ struct closeq {
 	/* closeq_prepare's (NULL: none): the same, but only where the
 	 * durable state has its file already; it never makes one. */
 	void (*ready)(void *ctx, uint32_t index);
+	/* After back (NULL: always true): a write to place index is kept,
+	 * in the file (or there is none).  A spill is used only then: its
+	 * sums, the dropped numbers of every close it took, would otherwise
+	 * live in private memory for good (a chunk the file system or a
+	 * sandbox refused).  Context: any thread and signal handler. */
+	bool (*kept)(void *ctx, uint32_t index);
 	void *back_ctx;
 };
 

@@ -90,6 +90,7 @@ static int init_memory(struct meter *m, uint32_t fd_cap,
 	closeq_attach(&m->q, mem->queue, mem->ring);
 	m->q.back = mem->back_ring;
 	m->q.ready = mem->ready_ring;
+	m->q.kept = mem->kept_ring;
 	m->q.back_ctx = mem->back_ctx;
 	m->durable = mem->ticker;
 	return 0;

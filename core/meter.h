@@ -228,6 +228,7 @@ struct meter_mem {
 	void (*back_slot_untracked)(void *ctx, uint32_t fd); /* or NULL */
 	void (*back_ring)(void *ctx, uint32_t index);
 	void (*ready_ring)(void *ctx, uint32_t index); /* or NULL */
+	bool (*kept_ring)(void *ctx, uint32_t index);  /* or NULL */
 	void *back_ctx;
 };
 

@@ -1176,24 +1176,45 @@ static void back_ring(struct state *st, uint32_t index, bool ready)
 	uint64_t in = first % r->chunk;
 	uint32_t c = (uint32_t)(first / r->chunk);
 
+	/* The ring's own chunks: the spills' room after them (closeq.h) is
+	 * backed when a spill is used, never ahead. */
+	uint32_t ring = (uint32_t)((uint64_t)CLOSEQ_CAP * r->elem / r->chunk);
+	uint32_t ahead = c < RING_AHEAD ? c : RING_AHEAD;
+
 	back(st, r, index);
-	/* A spill's room (closeq.h): nothing ahead. */
-	if (index >= CLOSEQ_CAP)
+	if (index >= CLOSEQ_CAP || c + 1 >= ring)
 		return;
+	if (ahead > ring - (c + 1))
+		ahead = ring - (c + 1);
 	/* Not from the first chunk: a process that closes a few
 	 * connections backs one chunk of the ring, as before. */
 	if (c > 0 && in < r->elem)
-		back_ahead(st, r, c + 1, c < RING_AHEAD ? c : RING_AHEAD);
+		back_ahead(st, r, c + 1, ahead);
 	/* Ready, at the last place of a chunk, the first chunk's too: the
 	 * next one as well, where the push lands when another takes this
 	 * place first. */
-	if (ready && r->chunk - in <= r->elem && c + 1 < r->nchunks)
+	if (ready && r->chunk - in <= r->elem)
 		back_one(st, r, c + 1);
 }
 
 void state_back_ring(void *ctx, uint32_t index)
 {
 	back_ring(ctx, index, false);
+}
+
+bool state_kept_ring(void *ctx, uint32_t index)
+{
+	const struct state *st = ctx;
+	const struct state_region *r = &st->ring_region;
+	uint64_t first = (uint64_t)index * r->elem;
+	uint32_t c = (uint32_t)(first / r->chunk);
+	uint32_t last = (uint32_t)((first + r->elem - 1) / r->chunk);
+
+	if (!LOAD(&st->durable))
+		return true;
+	return c < r->nchunks && last < r->nchunks &&
+	       LOAD(&r->chunk_state[c]) == CHUNK_FILE &&
+	       LOAD(&r->chunk_state[last]) == CHUNK_FILE;
 }
 
 void state_ready_ring(void *ctx, uint32_t index)

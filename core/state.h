@@ -285,6 +285,14 @@ void state_back_slot_untracked(void *ctx, uint32_t fd);
 void state_ready_ring(void *ctx, uint32_t index);
 
 /*
+ * state_kept_ring - after state_back_ring: a write to place index is kept
+ * (its chunk is the file's, or the state has no file).  False for a chunk
+ * the file system or a sandboxed thread left private.
+ * Context: as state_back_ring.
+ */
+bool state_kept_ring(void *ctx, uint32_t index);
+
+/*
  * state_prepare_fork - before a fork (in the forking process): what a
  * fork child left for its own first fork (its fresh regions marked
  * MADV_WIPEONFORK, so that its children do not copy them).

@@ -98,6 +98,7 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
 	mem.ready_ring = state_ready_ring;
+	mem.kept_ring = state_kept_ring;
 	mem.back_ctx = &sm_state;
 	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
 			  &mem);
@@ -405,6 +406,11 @@ void sm_durable_before_sandbox(void)
 	head = __atomic_load_n(&sm_meter.q.sh->head, __ATOMIC_ACQUIRE);
 	back_span(state_back_ring, &sm_state.ring_region, head,
 		  SANDBOX_RING_AHEAD, CLOSEQ_CAP);
+	/* The spills' room (closeq.h), 4 chunks: a sandboxed thread cannot
+	 * back it, and a close into a full ring there would go the old way,
+	 * through its stack. */
+	back_span(state_back_ring, &sm_state.ring_region, CLOSEQ_CAP,
+		  CLOSEQ_SPILLS * CLOSEQ_SPILL_PLACES, 0);
 }
 
 void sm_durable_watch(uint64_t mono_ns)

@@ -173,6 +173,7 @@ static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 	mem.back_slot_untracked = state_back_slot_untracked;
 	mem.back_ring = state_back_ring;
 	mem.ready_ring = state_ready_ring;
+	mem.kept_ring = state_kept_ring;
 	mem.back_ctx = st;
 	ck_assert_int_eq(meter_init_at(m, &cfg, "unit", (long)getpid(), cap,
 				       now, quiet, NULL, &mem),
@@ -1218,6 +1219,136 @@ START_TEST(test_a_kill_inside_a_close_into_a_full_ring_loses_nothing)
 }
 END_TEST
 
+/* A ring of CLOSEQ_CAP records, none drained: the next close spills. */
+static void fill_ring(struct meter *m)
+{
+	struct fd_snapshot s;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	s.kind = KIND_TCP;
+	for (i = 0; i < CLOSEQ_CAP; i++)
+		closeq_push(&m->q, &s, 1);
+}
+
+static struct meter *spilling;
+static struct state *spilling_st;
+static unsigned claimed_at_backing;
+
+/* A populate of the spills' room (addr: in the file's own mapping):
+ * counts the spills in it already owned, their claim about to be wiped
+ * by the move that follows. */
+static int spill_populate(void *addr, size_t len)
+{
+	uint64_t from = (uint64_t)((char *)addr - spilling_st->file);
+	uint32_t i;
+
+	for (i = 0; i < CLOSEQ_SPILLS; i++) {
+		uint64_t at = spilling_st->ring_region.off +
+			      (uint64_t)((const char *)&spilling->q.spill[i] -
+					 spilling_st->ring_region.va);
+
+		if (at + sizeof(struct closeq_spill) > from &&
+		    at < from + len &&
+		    spilling->q.spill[i].e.state != CLOSEQ_FREE)
+			claimed_at_backing++;
+	}
+	return 0;
+}
+
+/*
+ * A spill's room is backed before the spill is claimed: the backing moves
+ * the file's pages over the private memory the room was, and a claim made
+ * first was wiped, the spill free for a second owner while the first
+ * moved a connection into it (a reviewer's; 2 or 3 spills share a chunk).
+ * Every spill claimed, each chunk backed once, none with a claim in it.
+ */
+START_TEST(test_a_spill_is_backed_before_it_is_claimed)
+{
+	struct state st;
+	struct meter m;
+	struct closeq_entry *e[CLOSEQ_SPILLS];
+	uint32_t i;
+
+	open_meter(&st, &m, 64);
+	fill_ring(&m);
+	spilling = &m;
+	spilling_st = &st;
+	claimed_at_backing = 0;
+	st.populate = spill_populate;
+	for (i = 0; i < CLOSEQ_SPILLS; i++) {
+		e[i] = closeq_claim(&m.q, 1, 10 + (int)i, KIND_TCP, 0, false);
+		ck_assert_ptr_nonnull(e[i]);
+		ck_assert_uint_eq(e[i]->state, CLOSEQ_TAKING);
+	}
+	ck_assert_uint_eq(claimed_at_backing, 0);
+	for (i = 0; i < CLOSEQ_SPILLS; i++)
+		ck_assert_uint_eq(e[i]->state, CLOSEQ_TAKING);
+	st.populate = NULL;
+	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * A close into a full ring on a sandboxed thread (quiet.h: it backs
+ * nothing) finds the spills' room refused: it goes the old way, into the
+ * dropped totals of the file's head, and later closes use only spills in
+ * the file.  Before, the refused chunk's spills took every close that
+ * came to them afterwards into private memory (a reviewer's: 101,000
+ * bytes in memory, 0 in the file).  What the file holds is what the
+ * process counts.
+ */
+START_TEST(test_spills_the_file_refused_are_passed_over)
+{
+	struct meter_time now = {2000000000ull, 1700000001000000000ull};
+	const struct state_layout *l;
+	struct state st;
+	struct meter m;
+	struct fd_counters d;
+	uint64_t in_file = 0, v, n;
+	uint32_t i;
+	int fd;
+
+	open_meter(&st, &m, 64);
+	fill_ring(&m);
+	__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM, __ATOMIC_RELAXED);
+	meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+	fd_account(&m.tab.slots[7], DIR_OUT, 1000, 0, ACCT_BYTES | ACCT_CALLS);
+	meter_closed_gen(&m, 7, m.tab.slots[7].gen, now.real_ns, NULL);
+	__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
+	for (i = 0; i < 100; i++) {
+		meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
+		fd_account(&m.tab.slots[7], DIR_OUT, 1000, 0,
+			   ACCT_BYTES | ACCT_CALLS);
+		meter_closed_gen(&m, 7, m.tab.slots[7].gen, now.real_ns, NULL);
+	}
+	closeq_dropped(&m.q, KIND_TCP, &d, &n);
+	ck_assert_uint_eq(d.bytes[DIR_OUT], 101000);
+	ck_assert_uint_eq(n, 101);
+	/* The file: the head's dropped totals and each used spill's sums. */
+	l = &st.hdr->layout;
+	fd = open(st.path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	in_file = st.queue->dropped_c[KIND_TCP].bytes[DIR_OUT];
+	for (i = 0; i < CLOSEQ_SPILLS; i++) {
+		if (!(st.queue->spills_used & (1u << i)))
+			continue;
+		ck_assert_int_eq(
+		    pread(fd, &v, sizeof(v),
+			  (off_t)(l->ring_off + l->ring_count * l->entry_size +
+				  i * l->spill_size + l->spill_sum +
+				  KIND_TCP * l->counters_size +
+				  offsetof(struct fd_counters,
+					   bytes[DIR_OUT]))),
+		    (ssize_t)sizeof(v));
+		in_file += v;
+	}
+	close(fd);
+	ck_assert_uint_eq(in_file, 101000);
+	meter_destroy(&m);
+}
+END_TEST
+
 /* The ticker's scan calls between() before each file, after reading it
  * and after making its records (it writes its own waiting close records
  * there: t_churn_while_recovering), and a stop word set meanwhile ends the
@@ -2035,6 +2166,8 @@ int main(void)
 	tcase_add_test(tc, test_recovery_reads_slots_up_to_the_last_with_data);
 	tcase_add_test(tc, test_recovery_reads_ring_entries_wrapped_around);
 	tcase_add_test(tc, test_a_kill_inside_a_close_loses_nothing);
+	tcase_add_test(tc, test_a_spill_is_backed_before_it_is_claimed);
+	tcase_add_test(tc, test_spills_the_file_refused_are_passed_over);
 	tcase_add_test(tc, test_a_kill_between_owning_and_binding_loses_nothing);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
