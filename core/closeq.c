@@ -169,6 +169,9 @@ static bool spill_backed(struct closeq *q, uint32_t at)
 	uint32_t first = CLOSEQ_CAP + at * CLOSEQ_SPILL_PLACES;
 	uint32_t last = first + CLOSEQ_SPILL_PLACES - 1;
 
+	if (q->kept && q->kept(q->back_ctx, first) &&
+	    q->kept(q->back_ctx, last))
+		return true;
 	if (q->back) {
 		q->back(q->back_ctx, first);
 		q->back(q->back_ctx, last);
@@ -195,16 +198,18 @@ static struct closeq_spill *spill_take(struct closeq *q)
 		uint32_t at = (first + i) % CLOSEQ_SPILLS, free = CLOSEQ_FREE;
 		struct closeq_spill *s = &q->spill[at];
 
-		if (!spill_backed(q, at) || LOAD(&s->e.state) != CLOSEQ_FREE ||
-		    !__atomic_compare_exchange_n(&s->e.state, &free,
+		if (!spill_backed(q, at) || LOAD(&s->e.state) != CLOSEQ_FREE)
+			continue;
+		/* Marked before it is claimed: a fork child clears the
+		 * marked ones (closeq_after_fork). */
+		if (!(LOAD(&q->sh->spills_used) & (1u << at)))
+			__atomic_fetch_or(&q->sh->spills_used, 1u << at,
+					  __ATOMIC_ACQ_REL);
+		if (!__atomic_compare_exchange_n(&s->e.state, &free,
 						 CLOSEQ_WRITING, false,
 						 __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
-		/* Marked before anything that counts is written into it. */
-		if (!(LOAD(&q->sh->spills_used) & (1u << at)))
-			__atomic_fetch_or(&q->sh->spills_used, 1u << at,
-					  __ATOMIC_ACQ_REL);
 		return s;
 	}
 	return NULL;

@@ -926,6 +926,12 @@ static int back_chunks(struct state *st, struct state_region *r, uint32_t c,
 	err = populate(st, from, off, bytes);
 	if (err != 0)
 		return err;
+	/* What a sandboxed thread wrote there before the file was made
+	 * (struct state's unbacked): into the file first.  Before, the
+	 * move put the file's zeroes over it: a ring entry wiped that way
+	 * stopped the drain for good (a reviewer's). */
+	if (LOAD(&st->unbacked))
+		memcpy(from, to, bytes);
 	return move_out(st, from, bytes, to) ? 0 : -errno;
 }
 
@@ -1017,8 +1023,14 @@ static void settle(struct state *st, struct state_region *r, uint32_t c,
 {
 	int none_err = 0;
 	uint32_t none = 0;
+	/* The spills' room, after the ring's own chunks: a spill the file
+	 * did not take is passed over (closeq.c), so nothing is kept there
+	 * and nothing is incomplete (a reviewer's). */
+	bool spill_room = r == &st->ring_region &&
+			  (uint64_t)c * r->chunk >=
+			      (uint64_t)CLOSEQ_CAP * r->elem;
 
-	if (err != 0) {
+	if (err != 0 && !spill_room) {
 		/* In the file, for recovery; and to be said (not here: maybe
 		 * a signal handler), but on a sandboxed thread, which backs
 		 * nothing by design (quiet.h) and says nothing. */
@@ -1044,9 +1056,19 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 	sigset_t old;
 	int saved;
 
-	/* A sandboxed thread (quiet.h) makes no file: private memory. */
-	if (c >= r->nchunks ||
-	    (!LOAD(&st->durable) && (sm_quiet() || !make_file(st))))
+	/* A sandboxed thread (quiet.h) makes no file: private memory, to be
+	 * carried into the file if another thread makes it later. */
+	if (c >= r->nchunks)
+		return;
+	if (!LOAD(&st->durable) && sm_quiet()) {
+		uint32_t f = LOAD(&st->file_state);
+
+		if ((f == FILE_WANTED || f == FILE_MAKING) &&
+		    !LOAD(&st->unbacked))
+			STORE(&st->unbacked, 1u);
+		return;
+	}
+	if (!LOAD(&st->durable) && !make_file(st))
 		return;
 	for (;;) {
 		cur = LOAD(&r->chunk_state[c]);
@@ -1210,8 +1232,17 @@ bool state_kept_ring(void *ctx, uint32_t index)
 	uint32_t c = (uint32_t)(first / r->chunk);
 	uint32_t last = (uint32_t)((first + r->elem - 1) / r->chunk);
 
-	if (!LOAD(&st->durable))
-		return true;
+	if (!LOAD(&st->durable)) {
+		uint32_t f = LOAD(&st->file_state);
+
+		/* A file still to come (a fork child's, which a sandboxed
+		 * thread does not make): its backing would move the file's
+		 * pages over what is written now (a reviewer's). */
+		if (f == FILE_WANTED || f == FILE_MAKING)
+			return false;
+		if (!LOAD(&st->durable))
+			return true;
+	}
 	return c < r->nchunks && last < r->nchunks &&
 	       LOAD(&r->chunk_state[c]) == CHUNK_FILE &&
 	       LOAD(&r->chunk_state[last]) == CHUNK_FILE;
@@ -1321,6 +1352,10 @@ int state_after_fork(struct state *st, const struct config *cfg,
 	st->refused_err = 0;
 	st->incomplete = 0;
 	st->incomplete_err = 0;
+	/* Read first: most children find it clear, and a store would be a
+	 * copy-on-write fault. */
+	if (st->unbacked)
+		st->unbacked = 0;
 
 	/* The layout is the regions' (their offsets): not made again here,
 	 * where its constants are a page of .rodata to fault in. */

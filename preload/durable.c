@@ -406,11 +406,12 @@ void sm_durable_before_sandbox(void)
 	head = __atomic_load_n(&sm_meter.q.sh->head, __ATOMIC_ACQUIRE);
 	back_span(state_back_ring, &sm_state.ring_region, head,
 		  SANDBOX_RING_AHEAD, CLOSEQ_CAP);
-	/* The spills' room (closeq.h), 4 chunks: a sandboxed thread cannot
-	 * back it, and a close into a full ring there would go the old way,
-	 * through its stack. */
+	/* The first spills' room (closeq.h): a sandboxed thread cannot back
+	 * it, and a close into a full ring there finds those two (one
+	 * chunk; the others, not backed, are passed over) rather than going
+	 * the old way, through its stack. */
 	back_span(state_back_ring, &sm_state.ring_region, CLOSEQ_CAP,
-		  CLOSEQ_SPILLS * CLOSEQ_SPILL_PLACES, 0);
+		  2 * CLOSEQ_SPILL_PLACES, 0);
 }
 
 void sm_durable_watch(uint64_t mono_ns)

@@ -1311,9 +1311,9 @@ START_TEST(test_spills_the_file_refused_are_passed_over)
 
 	open_meter(&st, &m, 64);
 	fill_ring(&m);
-	__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM, __ATOMIC_RELAXED);
 	meter_opened(&m, 7, KIND_TCP, 1, NULL, NULL);
 	fd_account(&m.tab.slots[7], DIR_OUT, 1000, 0, ACCT_BYTES | ACCT_CALLS);
+	__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM, __ATOMIC_RELAXED);
 	meter_closed_gen(&m, 7, m.tab.slots[7].gen, now.real_ns, NULL);
 	__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
 	for (i = 0; i < 100; i++) {
@@ -1345,7 +1345,79 @@ START_TEST(test_spills_the_file_refused_are_passed_over)
 	}
 	close(fd);
 	ck_assert_uint_eq(in_file, 101000);
+	/* Nothing kept out of the file, so nothing said incomplete. */
+	ck_assert_uint_eq(st.ticker->incomplete, 0);
 	meter_destroy(&m);
+}
+END_TEST
+
+/*
+ * A fork child of a confined process: its sandboxed threads cannot make
+ * its file, and write into private memory meanwhile; once another thread
+ * (the ticker) makes it, the chunks backed after carry what was written
+ * into the file.  Before, the move put the file's zeroes over it: ring
+ * entries vanished and the drain waited for them for good (0 of 4
+ * records taken), and a spill claimed then was wiped and taken a second
+ * time (a reviewer's, both).  A spill is not even used while the file is
+ * to come: such a close goes the old way, into the head's totals.
+ */
+START_TEST(test_what_is_written_before_a_childs_file_is_carried_into_it)
+{
+	struct state st;
+	struct meter m;
+	pid_t pid;
+
+	open_meter(&st, &m, 64);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct fd_snapshot s;
+		struct closeq_entry e;
+		int bad = 0, i, popped = 0;
+
+		child_after_fork(&st, &m);
+		memset(&s, 0, sizeof(s));
+		s.kind = KIND_TCP;
+		s.c.bytes[DIR_OUT] = 100;
+		__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM,
+				 __ATOMIC_RELAXED);
+		for (i = 0; i < 3; i++)
+			closeq_push(&m.q, &s, 1);
+		bad |= st.durable << 0;
+		__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
+		bad |= (!state_make_file(&st)) << 1;
+		closeq_push(&m.q, &s, 1);
+		while (closeq_pop(&m.q, &e)) {
+			popped++;
+			bad |= (e.s.c.bytes[DIR_OUT] != 100) << 2;
+		}
+		bad |= (popped != 4) << 3;
+		exit_first_failed(bad);
+	}
+	child_passed(pid, &m);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct closeq_entry *a, *b;
+		int bad = 0;
+
+		child_after_fork(&st, &m);
+		__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM,
+				 __ATOMIC_RELAXED);
+		fill_ring(&m);
+		a = closeq_claim(&m.q, 1, 10, KIND_TCP, 0, false);
+		/* No spill while the file is to come. */
+		bad |= (a != NULL || st.durable) << 0;
+		__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
+		bad |= (!state_make_file(&st)) << 1;
+		a = closeq_claim(&m.q, 1, 11, KIND_TCP, 0, false);
+		b = closeq_claim(&m.q, 1, 12, KIND_TCP, 0, false);
+		bad |= (!a || !b || a == b || a->state != CLOSEQ_TAKING ||
+			a->s.fd != 11)
+		       << 2;
+		exit_first_failed(bad);
+	}
+	child_passed(pid, &m);
 }
 END_TEST
 
@@ -1815,6 +1887,9 @@ START_TEST(test_the_ring_backs_ahead_as_far_as_it_was_used)
 	push_n(&m, CLOSEQ_CAP - 8 * per - 1);
 	for (c = 0; c < CLOSEQ_CAP / per; c++)
 		ck_assert_uint_eq(r->chunk_state[c], CHUNK_FILE);
+	/* And not past them: the spills' room is backed when a spill is
+	 * used, never ahead (a reviewer's). */
+	untried(r, CLOSEQ_CAP / per, r->nchunks - 1);
 	ck_assert_uint_le(populates, 3 + (r->nchunks + 3) / 4);
 	st.populate = NULL;
 	meter_destroy(&m);
@@ -2168,6 +2243,8 @@ int main(void)
 	tcase_add_test(tc, test_a_kill_inside_a_close_loses_nothing);
 	tcase_add_test(tc, test_a_spill_is_backed_before_it_is_claimed);
 	tcase_add_test(tc, test_spills_the_file_refused_are_passed_over);
+	tcase_add_test(tc,
+		       test_what_is_written_before_a_childs_file_is_carried_into_it);
 	tcase_add_test(tc, test_a_kill_between_owning_and_binding_loses_nothing);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
