@@ -691,6 +691,7 @@ START_TEST(test_sink_rotation_shared_by_two_processes_loses_and_tears_nothing)
 	}
 	for (k = 0; k < 2; k++) {
 		ck_assert_int_eq(waitpid(pids[k], &status, 0), pids[k]);
+		ck_assert(WIFEXITED(status));
 		ck_assert_int_eq(WEXITSTATUS(status), 0);
 	}
 	for (i = 0; i <= 1000; i++) {

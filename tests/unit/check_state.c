@@ -338,6 +338,8 @@ static void child_passed(pid_t pid, struct meter *m)
 	int status;
 
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* Exited (a child killed by a signal has an exit status of 0). */
+	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
 	meter_destroy(m);
 }
@@ -1395,6 +1397,19 @@ START_TEST(test_what_is_written_before_a_childs_file_is_carried_into_it)
 		exit_first_failed(bad);
 	}
 	child_passed(pid, &m);
+}
+END_TEST
+
+/* The same child's spills: none used while its file is to come (the
+ * close goes the old way, into the head's totals, which the file takes
+ * when it is made); once it is, each claim its own spill. */
+START_TEST(test_no_spill_is_used_before_a_childs_file_is_made)
+{
+	struct state st;
+	struct meter m;
+	pid_t pid;
+
+	open_meter(&st, &m, 64);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -2245,6 +2260,7 @@ int main(void)
 	tcase_add_test(tc, test_spills_the_file_refused_are_passed_over);
 	tcase_add_test(tc,
 		       test_what_is_written_before_a_childs_file_is_carried_into_it);
+	tcase_add_test(tc, test_no_spill_is_used_before_a_childs_file_is_made);
 	tcase_add_test(tc, test_a_kill_between_owning_and_binding_loses_nothing);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
