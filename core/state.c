@@ -926,12 +926,6 @@ static int back_chunks(struct state *st, struct state_region *r, uint32_t c,
 	err = populate(st, from, off, bytes);
 	if (err != 0)
 		return err;
-	/* What a sandboxed thread wrote there before the file was made
-	 * (struct state's unbacked): into the file first.  Before, the
-	 * move put the file's zeroes over it: a ring entry wiped that way
-	 * stopped the drain for good (a reviewer's). */
-	if (LOAD(&st->unbacked))
-		memcpy(from, to, bytes);
 	return move_out(st, from, bytes, to) ? 0 : -errno;
 }
 
@@ -1056,17 +1050,28 @@ static void back_one(struct state *st, struct state_region *r, uint32_t c)
 	sigset_t old;
 	int saved;
 
-	/* A sandboxed thread (quiet.h) makes no file: private memory, to be
-	 * carried into the file if another thread makes it later. */
 	if (c >= r->nchunks)
 		return;
+	/* A sandboxed thread (quiet.h) makes no file, and writes into the
+	 * private memory the regions start as: the process gives its file
+	 * up then, so that none is made later and moved over what it
+	 * wrote.  Before, a file made after (by another thread) put its
+	 * zeroes over it: ring entries vanished and the drain waited for
+	 * them for good, a spill could get a second owner (a reviewer's).
+	 * No thread makes it in practice: a confined process's fork child
+	 * is quiet throughout and starts no ticker.  A file being made
+	 * meanwhile is waited for, without a system call. */
 	if (!LOAD(&st->durable) && sm_quiet()) {
-		uint32_t f = LOAD(&st->file_state);
+		uint32_t f = FILE_WANTED;
 
-		if ((f == FILE_WANTED || f == FILE_MAKING) &&
-		    !LOAD(&st->unbacked))
-			STORE(&st->unbacked, 1u);
-		return;
+		while (!__atomic_compare_exchange_n(&st->file_state, &f,
+						    FILE_TRIED, false,
+						    __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE) &&
+		       f == FILE_MAKING)
+			f = FILE_WANTED;
+		if (!LOAD(&st->durable))
+			return;
 	}
 	if (!LOAD(&st->durable) && !make_file(st))
 		return;
@@ -1235,9 +1240,10 @@ bool state_kept_ring(void *ctx, uint32_t index)
 	if (!LOAD(&st->durable)) {
 		uint32_t f = LOAD(&st->file_state);
 
-		/* A file still to come (a fork child's, which a sandboxed
-		 * thread does not make): its backing would move the file's
-		 * pages over what is written now (a reviewer's). */
+		/* A file still to come (a fork child's): its backing would
+		 * move the file's pages over what is written now (a
+		 * reviewer's).  After back(), a sandboxed thread has given
+		 * it up (back_one): then none ever comes. */
 		if (f == FILE_WANTED || f == FILE_MAKING)
 			return false;
 		if (!LOAD(&st->durable))
@@ -1352,10 +1358,6 @@ int state_after_fork(struct state *st, const struct config *cfg,
 	st->refused_err = 0;
 	st->incomplete = 0;
 	st->incomplete_err = 0;
-	/* Read first: most children find it clear, and a store would be a
-	 * copy-on-write fault. */
-	if (st->unbacked)
-		st->unbacked = 0;
 
 	/* The layout is the regions' (their offsets): not made again here,
 	 * where its constants are a page of .rodata to fault in. */

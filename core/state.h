@@ -226,11 +226,6 @@ struct state {
 	 * incomplete_err: the first such failure's errno. */
 	uint32_t incomplete;
 	int incomplete_err;
-	/* (atomic) A sandboxed thread wrote into a chunk before the file it
-	 * could not make existed (a fork child of a confined process): the
-	 * chunks backed once the file is made carry what they hold into it
-	 * (back_chunks), rather than the file's zeroes moved over it. */
-	uint32_t unbacked;
 	const struct config *cfg;
 	const char *prog;
 	long pid;

@@ -22,7 +22,11 @@ for i in $(seq 1 "$rounds"); do
 	SOCKMETER_STATE=$sd SOCKMETER_LOG=$ld/%p.log SOCKMETER_FORMAT=json \
 		LD_PRELOAD="$LIB" "$PROGS/fullring" "$T/cnt$i" 16 2>"$T/err$i" &
 	pid=$!
-	sleep "0.$((4 + RANDOM % 6))"
+	# Running (its count file written, the library started), then a
+	# random moment of its churn.
+	wait_for 10 "$PY" -c "import sys, struct; raw = open(sys.argv[1], 'rb').read(); sys.exit(not raw or not struct.unpack_from('=Q', raw)[0])" "$T/cnt$i" ||
+		fail "round $i: fullring made no progress: $(cat "$T/err$i")"
+	sleep "0.$((3 + RANDOM % 6))"
 	kill -KILL "$pid" 2>/dev/null || fail "round $i: fullring ended by itself: $(cat "$T/err$i")"
 	rc=0
 	wait "$pid" || rc=$?

@@ -1355,15 +1355,13 @@ END_TEST
 
 /*
  * A fork child of a confined process: its sandboxed threads cannot make
- * its file, and write into private memory meanwhile; once another thread
- * (the ticker) makes it, the chunks backed after carry what was written
- * into the file.  Before, the move put the file's zeroes over it: ring
- * entries vanished and the drain waited for them for good (0 of 4
- * records taken), and a spill claimed then was wiped and taken a second
- * time (a reviewer's, both).  A spill is not even used while the file is
- * to come: such a close goes the old way, into the head's totals.
+ * its file, and write into private memory; the first such write gives the
+ * file up, so that none is made later (by any thread) and moved over what
+ * was written.  Before, it was: ring entries vanished and the drain
+ * waited for them for good (0 of 4 records taken), and a spill claimed
+ * then could be taken a second time (a reviewer's, both).
  */
-START_TEST(test_what_is_written_before_a_childs_file_is_carried_into_it)
+START_TEST(test_a_sandboxed_childs_first_write_gives_its_file_up)
 {
 	struct state st;
 	struct meter m;
@@ -1387,7 +1385,8 @@ START_TEST(test_what_is_written_before_a_childs_file_is_carried_into_it)
 			closeq_push(&m.q, &s, 1);
 		bad |= st.durable << 0;
 		__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
-		bad |= (!state_make_file(&st)) << 1;
+		/* Given up: not made now, nothing moved over the entries. */
+		bad |= state_make_file(&st) << 1;
 		closeq_push(&m.q, &s, 1);
 		while (closeq_pop(&m.q, &e)) {
 			popped++;
@@ -1400,10 +1399,10 @@ START_TEST(test_what_is_written_before_a_childs_file_is_carried_into_it)
 }
 END_TEST
 
-/* The same child's spills: none used while its file is to come (the
- * close goes the old way, into the head's totals, which the file takes
- * when it is made); once it is, each claim its own spill. */
-START_TEST(test_no_spill_is_used_before_a_childs_file_is_made)
+/* The same child's spills: none is used while its file is to come; once
+ * a sandboxed thread has given the file up, they serve in private memory
+ * (nothing will move over them), each claim its own. */
+START_TEST(test_a_sandboxed_childs_spills_keep_their_claims)
 {
 	struct state st;
 	struct meter m;
@@ -1417,19 +1416,18 @@ START_TEST(test_no_spill_is_used_before_a_childs_file_is_made)
 		int bad = 0;
 
 		child_after_fork(&st, &m);
+		bad |= state_kept_ring(&st, CLOSEQ_CAP) << 0;
 		__atomic_store_n(&sm_quiet_level, SM_QUIET_PROGRAM,
 				 __ATOMIC_RELAXED);
 		fill_ring(&m);
 		a = closeq_claim(&m.q, 1, 10, KIND_TCP, 0, false);
-		/* No spill while the file is to come. */
-		bad |= (a != NULL || st.durable) << 0;
+		bad |= (!a || st.durable) << 1;
 		__atomic_store_n(&sm_quiet_level, SM_LOUD, __ATOMIC_RELAXED);
-		bad |= (!state_make_file(&st)) << 1;
-		a = closeq_claim(&m.q, 1, 11, KIND_TCP, 0, false);
-		b = closeq_claim(&m.q, 1, 12, KIND_TCP, 0, false);
-		bad |= (!a || !b || a == b || a->state != CLOSEQ_TAKING ||
-			a->s.fd != 11)
-		       << 2;
+		bad |= state_make_file(&st) << 2;
+		b = closeq_claim(&m.q, 1, 11, KIND_TCP, 0, false);
+		bad |= (!b || a == b || a->state != CLOSEQ_TAKING ||
+			a->s.fd != 10)
+		       << 3;
 		exit_first_failed(bad);
 	}
 	child_passed(pid, &m);
@@ -2258,9 +2256,8 @@ int main(void)
 	tcase_add_test(tc, test_a_kill_inside_a_close_loses_nothing);
 	tcase_add_test(tc, test_a_spill_is_backed_before_it_is_claimed);
 	tcase_add_test(tc, test_spills_the_file_refused_are_passed_over);
-	tcase_add_test(tc,
-		       test_what_is_written_before_a_childs_file_is_carried_into_it);
-	tcase_add_test(tc, test_no_spill_is_used_before_a_childs_file_is_made);
+	tcase_add_test(tc, test_a_sandboxed_childs_first_write_gives_its_file_up);
+	tcase_add_test(tc, test_a_sandboxed_childs_spills_keep_their_claims);
 	tcase_add_test(tc, test_a_kill_between_owning_and_binding_loses_nothing);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
