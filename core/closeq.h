@@ -189,8 +189,8 @@ void closeq_push(struct closeq *q, const struct fd_snapshot *s,
 
 /*
  * closeq_claim - take the next place for the record of the connection on
- * fd, of kind kind and generation gen as last read (KIND_BUSY: not
- * known), not retired yet, closed at closed_ns (unseen: the close itself
+ * fd, of kind kind and generation gen as last read (busy: the slot's
+ * held kind decides, fd_kind_held), not retired yet, closed at closed_ns (unseen: the close itself
  * was not seen): counters zero, nothing bound, state CLOSEQ_TAKING.
  * The retire then moves the connection straight into the entry's snapshot
  * (fdtab_retire_into, with &e->bound), and closeq_finish ends it: a

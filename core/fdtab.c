@@ -387,7 +387,7 @@ static void forget_identity(struct fd_slot *s)
 	clear_addr(&s->peer);
 }
 
-/* Caller owns the slot (kind is KIND_BUSY); old is the kind it replaced. */
+/* Caller owns the slot (busy, holding old); old is the kind it replaced. */
 static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			enum fd_kind old, struct fd_snapshot *out,
 			uint32_t *bound)
@@ -412,6 +412,10 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 		if (!bound)
 			out->unseen = false;
 		take_counters(&s->c, &out->c, bound);
+		/* The connection has left the slot: what a data call adds
+		 * from here on is no connection's (a stray) until the next
+		 * is opened, should a kill stop us now (fdtab_unbusy). */
+		STORE(&s->kind, KIND_BUSY_FLAG | KIND_UNKNOWN);
 	}
 	forget_identity(s);
 	seq_end(s);
@@ -445,7 +449,7 @@ static enum fd_kind own_slot(struct fd_slot *s, struct fd_slot **prev)
 	unsigned waited = 0;
 
 	for (;;) {
-		if (old == KIND_BUSY) {
+		if (fd_kind_busy(old)) {
 			if (owned_here == s || waited++ >= OWN_SPINS + OWN_YIELDS) {
 				STORE(&s->recheck, 1);
 				return KIND_BUSY;
@@ -455,8 +459,10 @@ static enum fd_kind own_slot(struct fd_slot *s, struct fd_slot **prev)
 			old = LOAD(&s->kind);
 			continue;
 		}
-		if (__atomic_compare_exchange_n(&s->kind, &old, KIND_BUSY,
-						false, __ATOMIC_ACQ_REL,
+		/* Busy, saying the kind it holds (fd_kind_held). */
+		if (__atomic_compare_exchange_n(&s->kind, &old,
+						KIND_BUSY_FLAG | old, false,
+						__ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			*prev = owned_here;
 			owned_here = s;
@@ -527,9 +533,12 @@ int fdtab_open_into(struct fdtab *t, int fd, enum fd_kind kind,
 	 * check: the connection it was about is retired here as stale. */
 	STORE(&s->recheck, 0);
 	old = own_slot(s, &prev);
-	if (old == KIND_BUSY)
+	if (fd_kind_busy(old))
 		return 0;
 	had = retire_owned(t, s, fd, old, stale, bound);
+	/* The new connection is the slot's from here: a kill in the middle
+	 * of its identity leaves it open, its addresses unknown. */
+	STORE(&s->kind, KIND_BUSY_FLAG | kind);
 	publish(t, s, fd, now_ns, local, peer);
 	release(s, kind, prev);
 	return had;
@@ -553,7 +562,7 @@ void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 	if (!s || !fd_kind_tracked(fdtab_kind(s)))
 		return;
 	old = own_slot(s, &prev);
-	if (old == KIND_BUSY)
+	if (fd_kind_busy(old))
 		return;
 	seq_begin(s);
 	if (local)
@@ -585,7 +594,8 @@ enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
 			return kind;
 		return (enum fd_kind)expect;
 	}
-	if (!__atomic_compare_exchange_n(&s->kind, &expect, KIND_BUSY, false,
+	if (!__atomic_compare_exchange_n(&s->kind, &expect,
+					 KIND_BUSY_FLAG | kind, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return (enum fd_kind)expect;
 	owned_here = s;
@@ -608,7 +618,7 @@ static int retire_slot(struct fdtab *t, struct fd_slot *s, int fd,
 	enum fd_kind old = own_slot(s, &prev);
 	int had;
 
-	if (old == KIND_BUSY)
+	if (fd_kind_busy(old))
 		return 0;
 	if (gen && __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != *gen) {
 		release(s, old, prev);
@@ -627,11 +637,17 @@ uint32_t fdtab_unbusy(struct fdtab *t)
 
 	fdtab_for_each_used(t, fd, 0, high) {
 		struct fd_slot *s = &t->slots[fd];
+		enum fd_kind held = fd_kind_held(s->kind);
 
-		if (s->kind != KIND_BUSY)
+		if (!fd_kind_busy(s->kind))
 			continue;
-		s->kind = KIND_UNKNOWN;
-		s->seq += s->seq & 1;
+		/* An address the kill caught half-written: unknown. */
+		if (s->seq & 1) {
+			s->local.family = 0;
+			s->peer.family = 0;
+			s->seq++;
+		}
+		s->kind = fd_kind_tracked(held) ? held : KIND_UNKNOWN;
 		n++;
 	}
 	return n;
@@ -658,12 +674,22 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	uint64_t *src, *dst = (uint64_t *)&out->c;
 	size_t i, moved = bound ? bound - 1 : 0;
 
+	if (!s || s->gen != out->gen)
+		return 0;
 	/* Not bound: only a slot left busy at the generation the claim
-	 * read, taken whole (out's counters are zero), under the kind read
-	 * before the claim.  Busy at another (the connection was retired,
-	 * and another opened, meanwhile), it is not this close's. */
-	if (!s || !fd_kind_tracked(out->kind) || s->gen != out->gen ||
-	    (!bound && s->kind != KIND_BUSY))
+	 * read, taken whole (out's counters are zero), under the kind the
+	 * slot holds (the claim may have read it busy: held by another
+	 * lifecycle call, an address being noted, that the close waited
+	 * for), or else the kind read before the claim.  Busy at another
+	 * generation (the connection was retired, and another opened,
+	 * meanwhile), it is not this close's. */
+	if (!bound) {
+		if (!fd_kind_busy(s->kind))
+			return 0;
+		if (fd_kind_tracked(fd_kind_held(s->kind)))
+			out->kind = fd_kind_held(s->kind);
+	}
+	if (!fd_kind_tracked(out->kind))
 		return 0;
 	/* Killed in the middle: the identity is still the slot's (cleared
 	 * only after the generation grows).  A word moved already is in
@@ -671,6 +697,14 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	 * the sum.  The word being moved, and those after it, are in one of
 	 * the two, or in both alike (take_counters): the larger. */
 	copy_identity(t, s, out->fd, out, out->kind);
+	/* An address another call may have been writing when the kill
+	 * came (an odd sequence): unknown, not half of one.  Bound, the
+	 * close owned the slot, and its retire writes the identity only
+	 * after the generation grows: whole. */
+	if (!bound && (s->seq & 1)) {
+		out->local.len = 0;
+		out->peer.len = 0;
+	}
 	src = (uint64_t *)&s->c;
 	for (i = 0; i < FD_COUNTERS_WORDS; i++) {
 		if (i < moved)
@@ -719,7 +753,7 @@ int fdtab_sweep(struct fdtab *t, int fd, struct fd_counters *out)
 	if (!any)
 		return 0;
 	/*
-	 * Not owned (a slot taken by a lifecycle call is KIND_BUSY, and a
+	 * Not owned (a slot taken by a lifecycle call is busy, and a
 	 * data call counts into a busy slot: an untracked fd's calls would
 	 * have landed there meanwhile).  Taken word by word, then checked:
 	 * a slot opened (kind), or opened and retired (generation), while

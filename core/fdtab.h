@@ -57,9 +57,28 @@ enum fd_kind {
 	KIND_FILE,
 	KIND_TTY,
 	KIND_COUNT,
-	KIND_BUSY = 0xff /* being opened or retired by a lifecycle call */
+	/* Being opened, noted or retired by a lifecycle call: a slot's kind
+	 * is then KIND_BUSY_FLAG | the kind the slot's connection has (its
+	 * counters and identity) at that instant, so that a kill in the
+	 * middle leaves it said (fd_kind_held).  KIND_BUSY: busy, no kind
+	 * held. */
+	KIND_BUSY_FLAG = 0x80,
+	KIND_BUSY = 0xff
 };
 #define KIND_FIRST_TRACKED KIND_TCP
+
+/* fd_kind_busy - true when a slot of kind k is held by a lifecycle call;
+ * fd_kind_held - the kind its connection has meanwhile (not tracked: none,
+ * or not known).  Context: any thread and signal handler. */
+static inline bool fd_kind_busy(unsigned k)
+{
+	return (k & KIND_BUSY_FLAG) != 0;
+}
+
+static inline enum fd_kind fd_kind_held(unsigned k)
+{
+	return (enum fd_kind)(k & ~(unsigned)KIND_BUSY_FLAG);
+}
 
 /* fd_kind_tracked - true when a slot of kind k holds a metered connection
  * (not unknown, untracked or busy).  Context: any thread and signal
@@ -71,9 +90,9 @@ static inline bool fd_kind_tracked(unsigned k)
 
 /* fd_kind_counts - true when a data call on a slot of kind k is counted
  * into it: a tracked connection, or one being rewritten by a lifecycle
- * call (KIND_BUSY: the count lands in the old connection's numbers or the
- * new one's, never nowhere).  The hot path's one test.  Context: any
- * thread and signal handler. */
+ * call (busy, whatever kind it holds: the count lands in the old
+ * connection's numbers or the new one's, never nowhere).  The hot path's
+ * one test.  Context: any thread and signal handler. */
 static inline bool fd_kind_counts(unsigned k)
 {
 	return k >= KIND_FIRST_TRACKED;
@@ -254,8 +273,8 @@ void fdtab_destroy(struct fdtab *t);
 
 /*
  * Lifecycle calls (fdtab_open, fdtab_set_addrs, fdtab_classify,
- * fdtab_retire) take a slot for themselves for a few stores (kind
- * KIND_BUSY).  Another one on the same slot waits for it, but boundedly:
+ * fdtab_retire) take a slot for themselves for a few stores (busy: kind
+ * KIND_BUSY_FLAG | the kind its connection has meanwhile).  Another one on the same slot waits for it, but boundedly:
  * when the owner is the interrupted code of the very thread a signal
  * handler runs on, or does not hand the slot back soon, the call gives up,
  * changes nothing and marks the slot for fdtab_reap, which the ticker runs
@@ -302,7 +321,7 @@ void fdtab_set_addrs(struct fdtab *t, int fd, const struct fd_addr *local,
 /*
  * fdtab_classify - set the kind of an fd first seen in a data call, only if
  * no one classified it meanwhile.  Returns the kind the slot holds after
- * (KIND_BUSY while a lifecycle call holds it: never waits).
+ * (busy, fd_kind_busy, while a lifecycle call holds it: never waits).
  * Context: any thread and signal handler.
  */
 enum fd_kind fdtab_classify(struct fdtab *t, int fd, enum fd_kind kind,
@@ -348,9 +367,13 @@ int fdtab_retire_into(struct fdtab *t, int fd, const uint32_t *gen,
  * data call may have added to the slot after; the others, the larger,
  * since the word being moved is in both), and the slot is emptied.
  * Returns 1 then; 0 when the retire had finished (out is whole already).
- * Not bound (0: a claim that names out->fd and the kind read before it,
- * its counters zero): the same when the slot was left busy, its
- * generation whatever it is; 0 otherwise.
+ * Not bound (0: a claim that names out->fd, the generation and the kind
+ * read before it, its counters zero): the same when the slot was left
+ * busy at that generation (the close's own retire, or another lifecycle
+ * call it waited for, held it), under the kind the slot held
+ * (fd_kind_held) or else the one read; the addresses left unknown when
+ * the kill may have caught one half-written (an odd sequence); 0
+ * otherwise.
  * Context: recovery only (nobody else uses t).
  */
 int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound);
@@ -358,9 +381,12 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound);
 /*
  * fdtab_unbusy - a dead process's slots that a kill left busy (held by a
  * lifecycle call: an address being noted, a number being opened or
- * classified) and no close of its took (fdtab_rescue): made unknown, so
- * that what they count is swept into the closed totals (fdtab_sweep, as a
- * stray) instead of lost with the kind the call held.  Returns how many.
+ * classified) and no close of its took (fdtab_rescue): each takes the
+ * kind it held (fd_kind_held), an open connection again, its addresses
+ * unknown when one may be half-written (an odd sequence); one that held
+ * no connection (the call had moved it out already, or not yet made the
+ * new one its) is made unknown, so that what it counts is swept into the
+ * closed totals (fdtab_sweep, as a stray).  Returns how many were busy.
  * Context: recovery only.
  */
 uint32_t fdtab_unbusy(struct fdtab *t);

@@ -780,8 +780,9 @@ static int write_records(struct image *img, const char *fallback,
 	/* Closes it was in the middle of: each connection whole, once. */
 	closeq_rescue(&m.q, state_ticker_whole(mem.ticker)->upto,
 		      rescue_slot, &m.tab);
-	/* Slots a kill left held by any other lifecycle call: their counts
-	 * go to the closed totals as strays (the record's sweep). */
+	/* Slots a kill left held by any other lifecycle call: the
+	 * connection each held is open again; one that held none has its
+	 * counts go to the closed totals as strays (the record's sweep). */
 	fdtab_unbusy(&m.tab);
 	closeq_settle(&m.q, state_ticker_whole(mem.ticker)->upto);
 	/* Before anything is appended (end_torn_line's newline would make

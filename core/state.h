@@ -45,7 +45,8 @@
 #include <stdint.h>
 
 #define STATE_MAGIC "SOCKMST\n" /* 8 bytes, no NUL */
-#define STATE_VERSION 4 /* 3: state_ticker.alive_real_ns; 4: the spills */
+#define STATE_VERSION 5 /* 3: state_ticker.alive_real_ns; 4: the spills;
+			   5: a busy slot says the kind it holds */
 #define STATE_BYTE_ORDER 0x01020304u
 #define STATE_PAGE 4096u
 #define STATE_SUFFIX ".state"

@@ -3392,7 +3392,7 @@ static enum fd_kind classify_unknown(int fd)
 	 * right now: it publishes what this one found.  Counting into the
 	 * busy slot instead put an untracked fd's bytes (libuv's eventfds in
 	 * named) into the totals, as strays of no connection. */
-	if (got != KIND_BUSY)
+	if (!fd_kind_busy(got))
 		kind = got;
 	return kind;
 }

@@ -623,8 +623,8 @@ def _read_state(fd, path):
         raise StateError("too short for a state file")
     (magic, version, hsize, order, status, pid, proc_start, start_real, _,
      _, _, boot, prog, logp) = STATE_HEAD.unpack_from(data, 0)
-    if magic != STATE_MAGIC or version != 4 or order != 0x01020304:
-        raise StateError("not a version 4 state file of this byte order")
+    if magic != STATE_MAGIC or version != 5 or order != 0x01020304:
+        raise StateError("not a version 5 state file of this byte order")
     u64 = struct.unpack_from("=15Q", data, STATE_LAYOUT_AT)
     u32 = struct.unpack_from("=%dI" % nu32, data, STATE_LAYOUT_AT + 8 * 15)
     L = dict(zip(STATE_LAYOUT_U64, u64))
@@ -756,7 +756,9 @@ def _read_state(fd, path):
                 g("ctr_sizes", 2 * nsz))
 
     # The slots the claims name (each read once, as recovery's copy of
-    # the table): [kind, gen, counter words].
+    # the table): [kind, gen, counter words].  A slot's kind with bit
+    # 0x80 set is busy: held by a lifecycle call, its low bits the kind
+    # its connection has meanwhile (core/fdtab.h, fd_kind_held).
     named = {}
     for c in claims:
         n = c["fd"]
@@ -768,14 +770,18 @@ def _read_state(fd, path):
                             struct.unpack_from("=I", b, L["slot_gen"])[0],
                             list(struct.unpack_from("=%dQ" % words, b,
                                                     L["slot_hot"]))]
+    tracked = lambda k: 2 <= k < len(KIND_NAMES)
     for bound_pass in (True, False):
         for c in claims:
             if (c["bound"] != 0) != bound_pass:
                 continue
             sl = named.get(c["fd"])
-            tracked = 2 <= c["kind"] < len(KIND_NAMES)
-            joins = tracked and sl is not None and sl[1] == c["gen"] and \
-                (bound_pass or sl[0] == 255)
+            kind = c["kind"]
+            if not bound_pass and sl is not None and sl[0] & 0x80 and \
+                    tracked(sl[0] & 0x7f):
+                kind = sl[0] & 0x7f
+            joins = tracked(kind) and sl is not None and \
+                sl[1] == c["gen"] and (bound_pass or sl[0] & 0x80)
             if not joins and not bound_pass:
                 continue
             w = c["w"]
@@ -803,19 +809,23 @@ def _read_state(fd, path):
                 continue  # joined with a close above
             kind = data[at + L["slot_kind"]]
             hot0 = at + L["slot_hot"]
-            if (kind == 255 or kind < 2) and \
-                    any(data[hot0:hot0 + 8 * words]):
+            # A slot left busy by a lifecycle call the kill stopped
+            # holds the connection of the kind in its low bits, if any
+            # (recovery's fdtab_unbusy).
+            busy = kind & 0x80
+            if busy:
+                kind &= 0x7f
+                if not tracked(kind):
+                    kind = 0
+            if kind < 2 and any(data[hot0:hot0 + 8 * words]):
                 # Counts in a slot that holds no connection: strays of
                 # the closed totals (a data call that ended after its
                 # fd's close took the counts), as recovery's sweep makes
-                # them; and a slot left busy by another lifecycle call
-                # the kill stopped (recovery's fdtab_unbusy).
+                # them.
                 add(words_ctr(list(struct.unpack_from(
                     "=%dQ" % words, data, hot0))))
                 continue
-            if kind == 255:
-                continue
-            f = _slot(data, at, n, L, hot, entry)
+            f = _slot(data, at, n, L, hot, entry, kind, busy)
             if f:
                 add(f.pop("_c"))
                 seen = max(seen, f.pop("_opened_ns"))
@@ -838,10 +848,10 @@ def _read_state(fd, path):
     return r
 
 
-def _slot(data, s, fd, L, hot, entry):
-    """Slot fd at offset s of data, as an fds entry (its counters under
-    "_c"), or None when it holds no tracked connection."""
-    kind = data[s + L["slot_kind"]]
+def _slot(data, s, fd, L, hot, entry, kind, busy):
+    """Slot fd at offset s of data, of kind kind (busy: left held by a
+    lifecycle call), as an fds entry (its counters under "_c"), or None
+    when it holds no tracked connection."""
     if kind < 2 or kind >= len(KIND_NAMES):
         return None
     nsz = L["size_buckets"]
@@ -854,6 +864,10 @@ def _slot(data, s, fd, L, hot, entry):
     f["_opened_ns"] = opened
     f["local"] = _addr(data[s + L["slot_local"]:s + L["slot_local"] + 28])
     f["peer"] = _addr(data[s + L["slot_peer"]:s + L["slot_peer"] + 28])
+    # Busy at an odd sequence: an address may be half-written (recovery
+    # leaves both unknown).
+    if busy and struct.unpack_from("=I", data, s + L["slot_seq"])[0] & 1:
+        f["local"] = f["peer"] = _addr(bytes(28))
     f["_c"] = c
     return f
 

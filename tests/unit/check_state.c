@@ -976,8 +976,11 @@ static bool tools_state_totals(const char *sd, char *out, size_t cap)
  * the place takes the slot whole (a reviewer's: the connection was lost,
  * about one kill in 200 of check_state's closing loop).  One killed with
  * two counter words moved, after another thread's send counted into the
- * busy slot: each count once.  A slot left busy by another lifecycle call
- * (an address being noted), no close claimed: its counts in the totals.
+ * busy slot: each count once.  A slot left busy holding no kind (as a
+ * retire leaves it once its counters moved), no close claimed: its counts
+ * in the totals, as strays.  Every slot here is left KIND_BUSY, no kind
+ * held, so the claim's kind decides (a busy slot that says its kind:
+ * test_a_kill_while_an_address_is_noted_keeps_the_connection).
  * And a claim whose connection another thread retired and replaced (left
  * busy in its open): no record of the claim's (a reviewer's: one with the
  * new socket's peer).  Recovery and the tools' reader of a state file
@@ -1077,6 +1080,128 @@ START_TEST(test_a_kill_between_owning_and_binding_loses_nothing)
 		free(line);
 		ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""),
 				  closes);
+		free(text);
+		unlink(logp);
+	}
+}
+END_TEST
+
+/*
+ * A kill in the middle of a lifecycle call that holds a slot with a
+ * connection in it: the busy slot says the kind it holds (fd_kind_held),
+ * so the connection is recovered as open with all its numbers, and with
+ * its addresses unless the kill caught one half-written (an odd
+ * sequence).  Before, every such slot went to the strays: in the totals,
+ * in no record, in neither fds_open nor fds_closed.  A close that read
+ * the slot busy (waiting for that call) and claimed its place: one close
+ * record, under the held kind.  An open killed after it retired the old
+ * connection and took the slot for the new one: the new one open.
+ * Recovery and the tools' reader alike.
+ */
+START_TEST(test_a_kill_while_an_address_is_noted_keeps_the_connection)
+{
+	struct recover_opts o = {.report = quiet};
+	struct recover_stats rs;
+	char logp[400], sd[300], got[64], want[64], *text, *line;
+	int how;
+
+	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/kn.%%p.log", dir);
+	snprintf(sd, sizeof(sd), "%s/st", dir);
+	for (how = 0; how < 4; how++) {
+		enum { NOTING, WRITING, CLOSE_WAITING, OPENING };
+		unsigned closes = how == CLOSE_WAITING ? 1 : 0;
+		unsigned open = how == CLOSE_WAITING ? 1 : 2;
+		/* OPENING: the old connection's 1234 went to the stack (an
+		 * unseen close with no claim: lost with the process), 10
+		 * counted on the new one since. */
+		uint64_t out = how == OPENING ? 11 : 1235;
+		pid_t pid = fork();
+		int status;
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			struct state st;
+			struct meter m;
+			struct fd_slot *s;
+			struct fd_addr local = {0}, peer = {0};
+			struct fd_snapshot stale;
+
+			local.len = sizeof(local.u.in4);
+			local.u.in4.sin_family = AF_INET;
+			local.u.in4.sin_port = htons(4321);
+			local.u.in4.sin_addr.s_addr = htonl(0x7f000001);
+			peer = local;
+			peer.u.in4.sin_port = htons(80);
+			open_meter(&st, &m, 64);
+			s = &m.tab.slots[7];
+			meter_opened(&m, 7, KIND_TCP, 1700000000500000000ull,
+				     &local, &peer);
+			fd_account(s, DIR_OUT, 1234, 0,
+				   (ACCT_BYTES | ACCT_CALLS));
+			meter_opened(&m, 8, KIND_TCP, 1, NULL, NULL);
+			fd_account(&m.tab.slots[8], DIR_OUT, 1, 0,
+				   (ACCT_BYTES | ACCT_CALLS));
+			switch (how) {
+			case NOTING: /* owned, nothing written yet */
+				s->kind = KIND_BUSY_FLAG | KIND_TCP;
+				break;
+			case WRITING: /* an address half-written */
+				s->kind = KIND_BUSY_FLAG | KIND_TCP;
+				s->seq++;
+				s->peer.in4.sin_port = htons(81);
+				break;
+			case CLOSE_WAITING:
+				/* closeq_retire read the slot busy (the
+				 * address being noted) and claimed. */
+				s->kind = KIND_BUSY_FLAG | KIND_TCP;
+				if (!closeq_claim(&m.q, 1700000001000000000ull,
+						  7, (enum fd_kind)s->kind,
+						  s->gen, false))
+					_exit(3);
+				break;
+			case OPENING:
+				/* fdtab_open_into's stale retire done into
+				 * its stack, the slot the new connection's,
+				 * its identity not yet written. */
+				if (!fdtab_retire(&m.tab, 7, &stale))
+					_exit(5);
+				s->kind = KIND_BUSY_FLAG | KIND_UDP;
+				s->seq++;
+				fd_account(s, DIR_OUT, 10, 0,
+					   (ACCT_BYTES | ACCT_CALLS));
+				break;
+			}
+			fd_account(s, DIR_OUT, 1, 0, (ACCT_BYTES | ACCT_CALLS));
+			raise(SIGKILL);
+			_exit(4);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFSIGNALED(status));
+		snprintf(want, sizeof(want), "%" PRIu64 " %u %u", out + 1,
+			 closes, open);
+		if (tools_state_totals(sd, got, sizeof(got)))
+			ck_assert_str_eq(got, want);
+		ck_assert_int_eq(recover_dir(sd, &o, &rs), 0);
+		ck_assert_uint_eq(rs.recovered, 1);
+		snprintf(logp, sizeof(logp), "%s/kn.%d.log", dir, (int)pid);
+		text = uu_slurp(logp);
+		line = uu_line_with(text, "\"type\":\"exit\"");
+		ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), out + 1);
+		ck_assert_uint_eq(uu_json_u64(line, "fds_closed"), closes);
+		ck_assert_uint_eq(uu_json_u64(line, "fds_open"), open);
+		free(line);
+		ck_assert_uint_eq(uu_count(text, "\"type\":\"close\""),
+				  closes);
+		if (how == CLOSE_WAITING) {
+			line = uu_line_with(text, "\"type\":\"close\"");
+			ck_assert_ptr_nonnull(strstr(line, "\"kind\":\"tcp\""));
+			ck_assert_uint_eq(uu_json_u64(line, "bytes_out"), 1235);
+			free(line);
+		}
+		/* The addresses: whole, or none (never port 81). */
+		ck_assert_ptr_null(strstr(text, ":81\""));
+		ck_assert_uint_eq(uu_count(text, "127.0.0.1:80\""),
+				  how == WRITING || how == OPENING ? 0 : 1);
 		free(text);
 		unlink(logp);
 	}
@@ -2259,6 +2384,7 @@ int main(void)
 	tcase_add_test(tc, test_a_sandboxed_childs_first_write_gives_its_file_up);
 	tcase_add_test(tc, test_a_sandboxed_childs_spills_keep_their_claims);
 	tcase_add_test(tc, test_a_kill_between_owning_and_binding_loses_nothing);
+	tcase_add_test(tc, test_a_kill_while_an_address_is_noted_keeps_the_connection);
 	tcase_add_test(tc, test_recovery_marks_an_unwritten_exit);
 	tcase_add_test(tc, test_recovery_never_waits_on_a_fifo_log);
 	tcase_add_test(tc, test_automatic_recovery_only_in_a_closed_directory);
