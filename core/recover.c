@@ -74,13 +74,13 @@ static long sys_open(const char *path, int flags)
  * reopened through that very fd.  Without /proc, not at all.  The fd, or
  * -1 with errno (EINVAL: not a regular file; ELOOP: a link).
  */
-static long open_regular(const char *path, int flags)
+static long open_regular_at(int dfd, const char *path, int flags)
 {
 	char via[48];
 	struct stat sb, got;
 	long pfd, fd;
 
-	pfd = SM_SYSCALL(SYS_openat, AT_FDCWD, path,
+	pfd = SM_SYSCALL(SYS_openat, dfd, path,
 		      O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0)
 		return -1;
@@ -113,6 +113,11 @@ static long open_regular(const char *path, int flags)
 	}
 	SM_SYSCALL(SYS_close, pfd);
 	return fd;
+}
+
+static long open_regular(const char *path, int flags)
+{
+	return open_regular_at(AT_FDCWD, path, flags);
 }
 
 /* The header at the start of fd, checked against this build's layout. */
@@ -584,6 +589,88 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 		       : 0;
 }
 
+/* The prefix every textfile of ours starts with (core/prom.c). */
+#define PROM_HEAD "# HELP sockmeter_"
+
+/*
+ * Root's rewrite of the Prometheus textfile path (a header's), as the
+ * process rewrote it (NAME.tmp written, then renamed over NAME): only
+ * under a name that ends in ".prom" (what a textfile collector reads, and
+ * no other program takes for code or settings), and only over nothing or
+ * over a regular file of one name, not a link, that is a textfile of ours
+ * (it starts with PROM_HEAD); all of it relative to the directory opened
+ * once, the new file made where nothing is (O_EXCL, no link followed:
+ * a stale NAME.tmp of the dead process's is removed first).  0; 1 when
+ * what is there, or the name, is not one (the records go beside the state
+ * file); or a negative errno when it could not be written (a full disk:
+ * the state file waits).
+ */
+static int root_replace_prom(const char *path, const struct sbuf *out)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)], tmp[300];
+	char head[sizeof(PROM_HEAD) - 1];
+	const char *slash = strrchr(path, '/'), *base;
+	size_t len = strlen(path), done = 0;
+	long dfd, fd, n;
+	struct stat sb;
+	int r = 0, i;
+
+	if (!slash || len < 5 || strcmp(path + len - 5, ".prom") != 0 ||
+	    (size_t)(slash - path) >= sizeof(dir))
+		return 1;
+	base = slash + 1;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", base) >= sizeof(tmp))
+		return 1;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash == path ? 1 : slash - path] = '\0';
+	if (slash == path)
+		dir[0] = '/';
+	dfd = sys_open(dir, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return 1;
+	fd = open_regular_at((int)dfd, base, O_RDONLY);
+	if (fd >= 0) {
+		bool ours = fstat((int)fd, &sb) == 0 && sb.st_nlink == 1 &&
+			    SM_SYSCALL(SYS_pread64, fd, head, sizeof(head),
+				       0) == (long)sizeof(head) &&
+			    memcmp(head, PROM_HEAD, sizeof(head)) == 0;
+
+		SM_SYSCALL(SYS_close, fd);
+		if (!ours)
+			r = 1;
+	} else if (fstatat((int)dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 ||
+		   errno != ENOENT) {
+		r = 1; /* a link, a device, a FIFO...: not ours */
+	}
+	for (i = 0; r == 0 && i < 2; i++) {
+		fd = SM_SYSCALL(SYS_openat, dfd, tmp,
+				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
+				0644);
+		if (fd >= 0 || errno != EEXIST || i)
+			break;
+		SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0);
+	}
+	if (r == 0 && fd < 0)
+		r = -errno;
+	while (r == 0 && done < out->len) {
+		n = SM_SYSCALL(SYS_write, fd, out->p + done, out->len - done);
+		if (n <= 0)
+			r = n < 0 ? -errno : -EIO;
+		else
+			done += (size_t)n;
+	}
+	if (r <= 0 && fd >= 0) {
+		SM_SYSCALL(SYS_close, fd);
+		if (r == 0 && SM_SYSCALL(SYS_renameat, dfd, tmp, dfd, base) != 0)
+			r = -errno;
+		if (r)
+			SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0);
+	}
+	SM_SYSCALL(SYS_close, dfd);
+	return r;
+}
+
 /* Root's write of out: into the log the header names if it is one
  * (open_sockmeter_log) and not refused (default_dir_state), else into
  * fallback (PID-START.recovered.log
@@ -594,7 +681,8 @@ static int root_append(struct image *img, const char *fallback, int format,
 		       bool refused)
 {
 	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
-	long fd = format == FORMAT_PROMETHEUS || marked || refused
+	bool prom = format == FORMAT_PROMETHEUS;
+	long fd = prom || marked || refused
 			  ? -1
 			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
 	/* The automatic scans' word on records put elsewhere than the log
@@ -604,6 +692,15 @@ static int root_append(struct image *img, const char *fallback, int format,
 	size_t done = 0;
 	long n;
 
+	/* A textfile, rewritten whole where root may (one the header
+	 * names, as for a log: not marked, not a default directory
+	 * refused). */
+	if (prom && !marked && !refused) {
+		int r = root_replace_prom(img->hdr.log_path, out);
+
+		if (r <= 0)
+			return r;
+	}
 	/* None yet, from a header root trusts (not marked: see
 	 * distrust_exposed): made, never over anything.  A log that cannot
 	 * be reached (its directory gone, a full disk...) is a failure, as
@@ -621,9 +718,12 @@ static int root_append(struct image *img, const char *fallback, int format,
 		if (strcmp(img->hdr.log_path, fallback) != 0)
 			say(o,
 			    "sockmeter recover: %s[%" PRId64 "]: %s is not a "
-			    "sockmeter log root may append to: its records "
-			    "go to %s",
+			    "sockmeter %s: its records go to %s",
 			    img->hdr.prog, img->hdr.pid, img->hdr.log_path,
+			    prom ? "textfile root may rewrite (a name that "
+				   "ends in .prom, nothing there or a "
+				   "textfile of ours)"
+				 : "log root may append to",
 			    fallback);
 		if (strcmp(img->hdr.log_path, fallback) != 0 && o->moved)
 			snprintf(moved, sizeof(moved), "%s",
@@ -1690,9 +1790,12 @@ static void recover_one(const char *dir, const char *name,
 		st->recovered++;
 		if (r == 0)
 			say(o,
-			    "sockmeter recover: %s[%" PRId64 "]: final "
-			    "records appended to %s",
-			    img.hdr.prog, img.hdr.pid, img.hdr.log_path);
+			    "sockmeter recover: %s[%" PRId64 "]: final %s to %s",
+			    img.hdr.prog, img.hdr.pid,
+			    img.hdr.format == FORMAT_PROMETHEUS
+				    ? "numbers written (a textfile)"
+				    : "records appended",
+			    img.hdr.log_path);
 		else
 			say(o,
 			    "sockmeter recover: %s[%" PRId64 "]: it had no "
