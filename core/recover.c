@@ -38,6 +38,13 @@ struct image {
 	struct state_header hdr;
 	uint64_t slots_read; /* slots with data read, from the first: past
 			      * them the file is holes (zero, unused) */
+	/* The pid in the state file's name, as this recovery's /proc
+	 * numbers it (-1: another pid namespace's); not the header's,
+	 * which its process could rewrite. */
+	int64_t name_pid;
+	/* Its final numbers went to its Prometheus textfile, rewritten
+	 * whole (not appended to a log): the messages' words. */
+	bool textfile;
 };
 
 static void no_report(void *ctx, const char *msg);
@@ -529,25 +536,31 @@ static void say_moved(const struct image *img, const char *log,
 		      const struct recover_opts *o)
 {
 	char msg[CONFIG_PATH_MAX * 2 + 320];
+	char why[CONFIG_PATH_MAX + 64];
 
 	if (!log[0] || !o->moved)
 		return;
+	if (img->hdr.format == FORMAT_PROMETHEUS)
+		snprintf(why, sizeof(why),
+			 "textfile %s is not one root may rewrite", log);
+	else
+		snprintf(why, sizeof(why),
+			 "log %s is not a sockmeter log root may append to",
+			 log);
 	if (err)
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: the final records of %s[%" PRId64 "], "
 			 "which ended without writing them, could not be "
-			 "recovered into %s (%s; its log %s is not a "
-			 "sockmeter log root may append to): its state file "
+			 "recovered into %s (%s; its %s): its state file "
 			 "waits for `sockmeter recover`",
 			 img->hdr.prog, img->hdr.pid, fallback, strerror(err),
-			 log);
+			 why);
 	else
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: recovered the final records of "
 			 "%s[%" PRId64 "], which ended without writing them, "
-			 "into %s: its log %s is not a sockmeter log root may "
-			 "append to",
-			 img->hdr.prog, img->hdr.pid, fallback, log);
+			 "into %s: its %s",
+			 img->hdr.prog, img->hdr.pid, fallback, why);
 	o->moved(msg);
 }
 
@@ -592,78 +605,125 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 /* The prefix every textfile of ours starts with (core/prom.c). */
 #define PROM_HEAD "# HELP sockmeter_"
 
-/*
- * Root's rewrite of the Prometheus textfile path (a header's), as the
- * process rewrote it (NAME.tmp written, then renamed over NAME): only
- * under a name that ends in ".prom" (what a textfile collector reads, and
- * no other program takes for code or settings), and only over nothing or
- * over a regular file of one name, not a link, that is a textfile of ours
- * (it starts with PROM_HEAD); all of it relative to the directory opened
- * once, the new file made where nothing is (O_EXCL, no link followed:
- * a stale NAME.tmp of the dead process's is removed first).  0; 1 when
- * what is there, or the name, is not one (the records go beside the state
- * file); or a negative errno when it could not be written (a full disk:
- * the state file waits).
- */
-static int root_replace_prom(const char *path, const struct sbuf *out)
+/* An error of a textfile's write that a later recovery may not meet (a
+ * full disk): the state file waits.  Any other: the records go beside the
+ * state file. */
+static int prom_err(int err)
 {
-	char dir[sizeof(((struct state_header *)0)->log_path)], tmp[300];
-	char head[sizeof(PROM_HEAD) - 1];
+	return err == ENOSPC || err == EDQUOT || err == EIO || err == ENOMEM
+		       ? -err
+		       : 1;
+}
+
+/* Whether the regular file fd (in dfd, as name) is root's own textfile
+ * of process pid, of one name: its head PROM_HEAD, its first sample's
+ * labels ending in pid="PID" (a prog label escapes its quotes, so no
+ * program name can end them so). */
+static bool prom_of(long fd, int64_t pid)
+{
+	char head[1024], want[40];
+	struct stat sb;
+	long n;
+
+	if (fstat((int)fd, &sb) != 0 || sb.st_nlink != 1 ||
+	    sb.st_uid != geteuid())
+		return false;
+	n = SM_SYSCALL(SYS_pread64, fd, head, sizeof(head) - 1, 0);
+	if (n < (long)strlen(PROM_HEAD))
+		return false;
+	head[n] = '\0';
+	snprintf(want, sizeof(want), ",pid=\"%" PRId64 "\"}", pid);
+	return strncmp(head, PROM_HEAD, strlen(PROM_HEAD)) == 0 &&
+	       strstr(head, want) != NULL;
+}
+
+/*
+ * Root's rewrite of the Prometheus textfile of img (its header's path),
+ * as the process rewrote it (NAME.tmp written, then renamed over NAME),
+ * where nobody but root has a say: a name that ends in ".prom" (what a
+ * textfile collector reads); a directory (reached as the process reached
+ * it, links in the path followed) that is root's and closed to others,
+ * looked at through the fd everything else is done through, so that no
+ * one can move another in its place meanwhile; over nothing (a rename
+ * that replaces nothing) or over root's own textfile of this very process
+ * (its pid label the header's pid, which must be the state file name's:
+ * not another process's final numbers, nor a restarted daemon's live
+ * ones under a fixed name); a stale NAME.tmp removed only when it is a
+ * regular file of root's.  A header's path may be a dropped-root
+ * worker's choice: what root writes is a textfile, every line of which
+ * starts with "# " or "sockmeter_", inside a directory only root
+ * controls.  0; 1 when any of this does not hold, or the write failed
+ * for good (the records go beside the state file); or a negative errno
+ * when a later recovery may succeed (a full disk: the state file waits).
+ */
+static int root_replace_prom(const struct image *img, const struct sbuf *out)
+{
+	const char *path = img->hdr.log_path;
+	char dir[sizeof(img->hdr.log_path)], tmp[300];
 	const char *slash = strrchr(path, '/'), *base;
 	size_t len = strlen(path), done = 0;
+	bool there;
 	long dfd, fd, n;
 	struct stat sb;
-	int r = 0, i;
+	int r = 0;
 
-	if (!slash || len < 5 || strcmp(path + len - 5, ".prom") != 0 ||
-	    (size_t)(slash - path) >= sizeof(dir))
+	if (!slash || len < 6 || strcmp(path + len - 5, ".prom") != 0 ||
+	    slash[1] == '.' || img->name_pid < 0 ||
+	    img->name_pid != img->hdr.pid)
 		return 1;
 	base = slash + 1;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", base) >= sizeof(tmp))
 		return 1;
 	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash == path ? 1 : slash - path] = '\0';
-	if (slash == path)
-		dir[0] = '/';
-	dfd = sys_open(dir, O_PATH | O_DIRECTORY);
+	dir[slash - path] = '\0';
+	dfd = sys_open(slash == path ? "/" : dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return 1;
+	if (fstat((int)dfd, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
+		SM_SYSCALL(SYS_close, dfd);
+		return 1;
+	}
 	fd = open_regular_at((int)dfd, base, O_RDONLY);
-	if (fd >= 0) {
-		bool ours = fstat((int)fd, &sb) == 0 && sb.st_nlink == 1 &&
-			    SM_SYSCALL(SYS_pread64, fd, head, sizeof(head),
-				       0) == (long)sizeof(head) &&
-			    memcmp(head, PROM_HEAD, sizeof(head)) == 0;
-
-		SM_SYSCALL(SYS_close, fd);
-		if (!ours)
+	there = fd >= 0;
+	if (there) {
+		if (!prom_of(fd, img->hdr.pid))
 			r = 1;
+		SM_SYSCALL(SYS_close, fd);
 	} else if (fstatat((int)dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 ||
 		   errno != ENOENT) {
 		r = 1; /* a link, a device, a FIFO...: not ours */
 	}
-	for (i = 0; r == 0 && i < 2; i++) {
+	/* A stale NAME.tmp (the process killed while writing it): root's
+	 * regular file, removed; anything else there is not ours. */
+	if (r == 0 && fstatat((int)dfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1 ||
+		    sb.st_uid != geteuid() ||
+		    SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0) != 0)
+			r = 1;
+	}
+	fd = -1;
+	if (r == 0) {
 		fd = SM_SYSCALL(SYS_openat, dfd, tmp,
 				O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 					O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				0644);
-		if (fd >= 0 || errno != EEXIST || i)
-			break;
-		SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0);
+		if (fd < 0)
+			r = prom_err(errno);
 	}
-	if (r == 0 && fd < 0)
-		r = -errno;
 	while (r == 0 && done < out->len) {
 		n = SM_SYSCALL(SYS_write, fd, out->p + done, out->len - done);
 		if (n <= 0)
-			r = n < 0 ? -errno : -EIO;
+			r = n < 0 ? prom_err(errno) : -EIO;
 		else
 			done += (size_t)n;
 	}
-	if (r <= 0 && fd >= 0) {
+	if (fd >= 0) {
 		SM_SYSCALL(SYS_close, fd);
-		if (r == 0 && SM_SYSCALL(SYS_renameat, dfd, tmp, dfd, base) != 0)
-			r = -errno;
+		/* Over nothing, nothing is replaced: RENAME_NOREPLACE. */
+		if (r == 0 && SM_SYSCALL(SYS_renameat2, dfd, tmp, dfd, base,
+					 there ? 0u : (unsigned)RENAME_NOREPLACE) != 0)
+			r = prom_err(errno);
 		if (r)
 			SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0);
 	}
@@ -696,10 +756,12 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * names, as for a log: not marked, not a default directory
 	 * refused). */
 	if (prom && !marked && !refused) {
-		int r = root_replace_prom(img->hdr.log_path, out);
+		int r = root_replace_prom(img, out);
 
-		if (r <= 0)
+		if (r <= 0) {
+			img->textfile = r == 0;
 			return r;
+		}
 	}
 	/* None yet, from a header root trusts (not marked: see
 	 * distrust_exposed): made, never over anything.  A log that cannot
@@ -721,8 +783,9 @@ static int root_append(struct image *img, const char *fallback, int format,
 			    "sockmeter %s: its records go to %s",
 			    img->hdr.prog, img->hdr.pid, img->hdr.log_path,
 			    prom ? "textfile root may rewrite (a name that "
-				   "ends in .prom, nothing there or a "
-				   "textfile of ours)"
+				   "ends in .prom, in a directory of root's "
+				   "closed to others, over nothing or this "
+				   "process's own textfile)"
 				 : "log root may append to",
 			    fallback);
 		if (strcmp(img->hdr.log_path, fallback) != 0 && o->moved)
@@ -832,13 +895,15 @@ static int write_records(struct image *img, const char *fallback,
 	 * state file (root_append); a user's recovery leaves the file for
 	 * one once the directory is the user's.  One not there: the file
 	 * waits (as when the open found none), but for root's Prometheus
-	 * text, which goes beside the state file anyway.  Not a header
-	 * root already pointed at that file (distrust_exposed). */
+	 * text, which then goes beside the state file (a squatter could
+	 * make the directory, or a link in its place, at any moment after
+	 * this look).  Not a header root already pointed at that file
+	 * (distrust_exposed). */
 	dir = to_stderr || strcmp(img->hdr.log_path, fallback) == 0
 		      ? 1
 		      : default_dir_state(cfg.log_path, img->hdr.log_path,
 					  img->hdr.uid);
-	refused = dir == -EPERM;
+	refused = dir < 0; /* for root: -EPERM, or -ENOENT and a textfile */
 	if (dir < 0 && (geteuid() != 0 || (dir == -ENOENT &&
 					   cfg.format != FORMAT_PROMETHEUS)))
 		return dir;
@@ -919,11 +984,13 @@ static int write_records(struct image *img, const char *fallback,
 			meter_destroy(&m);
 			return NO_MEMORY;
 		}
-		if (root && out.len)
+		if (root && out.len) {
 			r = root_append(img, fallback, cfg.format, &out, o,
 					refused);
-		else
+		} else {
 			meter_flush(&m, &out);
+			img->textfile = cfg.format == FORMAT_PROMETHEUS;
+		}
 		sbuf_free(&out);
 	}
 	if (!root)
@@ -1763,6 +1830,9 @@ static void recover_one(const char *dir, const char *name,
 			 len, path);
 	}
 	distrust_exposed(&img, claim, path, fallback, o);
+	img.name_pid = state_name_view(name) == state_pid_view(NULL)
+			       ? (int64_t)strtol(name, NULL, 10)
+			       : -1;
 	/* Killed while writing its final record, or it wrote it and could
 	 * not tell (its writer, a child, was killed after the write): the
 	 * record may be in the log already. */
@@ -1790,11 +1860,10 @@ static void recover_one(const char *dir, const char *name,
 		st->recovered++;
 		if (r == 0)
 			say(o,
-			    "sockmeter recover: %s[%" PRId64 "]: final %s to %s",
+			    "sockmeter recover: %s[%" PRId64 "]: final %s %s",
 			    img.hdr.prog, img.hdr.pid,
-			    img.hdr.format == FORMAT_PROMETHEUS
-				    ? "numbers written (a textfile)"
-				    : "records appended",
+			    img.textfile ? "numbers written to its textfile"
+					 : "records appended to",
 			    img.hdr.log_path);
 		else
 			say(o,
@@ -1809,11 +1878,12 @@ static void recover_one(const char *dir, const char *name,
 		 * with it), for a recover run by hand. */
 		st->unwritten++;
 		say(o,
-		    "sockmeter recover: %s[%" PRId64 "]: cannot append its "
+		    "sockmeter recover: %s[%" PRId64 "]: cannot %s its "
 		    "final records to %s: %s; its state file is kept as %s "
 		    "for a sockmeter recover run once the log can be written",
-		    img.hdr.prog, img.hdr.pid, img.hdr.log_path, strerror(-r),
-		    orig);
+		    img.hdr.prog, img.hdr.pid,
+		    img.hdr.format == FORMAT_PROMETHEUS ? "write" : "append",
+		    img.hdr.log_path, strerror(-r), orig);
 		munmap(img.p, img.size);
 		return;
 	} else {

@@ -49,7 +49,8 @@ static void quiet(void *ctx, const char *msg)
 {
 	(void)ctx;
 	if (strncmp(msg, "sockmeter recover: ", 19) != 0 ||
-	    !strstr(msg, "final records appended"))
+	    (!strstr(msg, "final records appended") &&
+	     !strstr(msg, "final numbers written")))
 		fprintf(stderr, "%s\n", msg);
 }
 
