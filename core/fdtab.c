@@ -394,7 +394,6 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 {
 	int tracked = fd_kind_tracked(old);
 
-	seq_begin(s);
 	if (tracked) {
 		/* Which slot the counts come from, before any leaves it
 		 * (fdtab_retire_into).  Release: every store before is
@@ -406,16 +405,22 @@ static int retire_owned(struct fdtab *t, struct fd_slot *s, int fd,
 			out->gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 			__atomic_store_n(bound, 1, __ATOMIC_RELEASE);
 		}
+		/* The connection is on its way out of the slot: a kill from
+		 * here leaves it to the bound entry's rescue, or (out on a
+		 * stack) what is left of it, and what data calls add, to the
+		 * strays: no slot says a kind it no longer holds whole
+		 * (fdtab_unbusy).  And so a busy slot that holds a kind with
+		 * an odd sequence is one whose address is being written. */
+		STORE(&s->kind, KIND_BUSY_FLAG | KIND_UNKNOWN);
+	}
+	seq_begin(s);
+	if (tracked) {
 		copy_identity(t, s, fd, out, old);
 		/* A claimed place says already whether its close was seen
 		 * (and a kill here must not change it); ours, not yet. */
 		if (!bound)
 			out->unseen = false;
 		take_counters(&s->c, &out->c, bound);
-		/* The connection has left the slot: what a data call adds
-		 * from here on is no connection's (a stray) until the next
-		 * is opened, should a kill stop us now (fdtab_unbusy). */
-		STORE(&s->kind, KIND_BUSY_FLAG | KIND_UNKNOWN);
 	}
 	forget_identity(s);
 	seq_end(s);
@@ -639,6 +644,10 @@ uint32_t fdtab_unbusy(struct fdtab *t)
 		struct fd_slot *s = &t->slots[fd];
 		enum fd_kind held = fd_kind_held(s->kind);
 
+		/* A give-up's mark is for the ticker of a live process
+		 * (fdtab_reap, which retires the slot as a close at its
+		 * own time): a dead one's slot is what it holds, open. */
+		s->recheck = 0;
 		if (!fd_kind_busy(s->kind))
 			continue;
 		/* An address the kill caught half-written: unknown. */
@@ -673,6 +682,7 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	struct fd_slot *s = fdtab_slot(t, out->fd);
 	uint64_t *src, *dst = (uint64_t *)&out->c;
 	size_t i, moved = bound ? bound - 1 : 0;
+	bool held = false;
 
 	if (!s || s->gen != out->gen)
 		return 0;
@@ -686,7 +696,8 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	if (!bound) {
 		if (!fd_kind_busy(s->kind))
 			return 0;
-		if (fd_kind_tracked(fd_kind_held(s->kind)))
+		held = fd_kind_tracked(fd_kind_held(s->kind));
+		if (held)
 			out->kind = fd_kind_held(s->kind);
 	}
 	if (!fd_kind_tracked(out->kind))
@@ -697,11 +708,11 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound)
 	 * the sum.  The word being moved, and those after it, are in one of
 	 * the two, or in both alike (take_counters): the larger. */
 	copy_identity(t, s, out->fd, out, out->kind);
-	/* An address another call may have been writing when the kill
-	 * came (an odd sequence): unknown, not half of one.  Bound, the
-	 * close owned the slot, and its retire writes the identity only
-	 * after the generation grows: whole. */
-	if (!bound && (s->seq & 1)) {
+	/* An address another call was writing when the kill came (a slot
+	 * that holds a kind, at an odd sequence: retire_owned): unknown,
+	 * not half of one.  Else the identity is whole: a retire writes it
+	 * only after the generation grows. */
+	if (held && (s->seq & 1)) {
 		out->local.len = 0;
 		out->peer.len = 0;
 	}

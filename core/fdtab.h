@@ -386,7 +386,10 @@ int fdtab_rescue(struct fdtab *t, struct fd_snapshot *out, uint32_t bound);
  * unknown when one may be half-written (an odd sequence); one that held
  * no connection (the call had moved it out already, or not yet made the
  * new one its) is made unknown, so that what it counts is swept into the
- * closed totals (fdtab_sweep, as a stray).  Returns how many were busy.
+ * closed totals (fdtab_sweep, as a stray).  Every slot's give-up mark
+ * (recheck) is cleared: a reap is a live ticker's (a close at its time),
+ * and a dead process's slot is what it holds.  Returns how many were
+ * busy.
  * Context: recovery only.
  */
 uint32_t fdtab_unbusy(struct fdtab *t);

@@ -777,11 +777,11 @@ def _read_state(fd, path):
                 continue
             sl = named.get(c["fd"])
             kind = c["kind"]
-            if not bound_pass and sl is not None and sl[0] & 0x80 and \
-                    tracked(sl[0] & 0x7f):
+            busy = sl is not None and sl[0] >= 0 and sl[0] & 0x80
+            if not bound_pass and busy and tracked(sl[0] & 0x7f):
                 kind = sl[0] & 0x7f
             joins = tracked(kind) and sl is not None and \
-                sl[1] == c["gen"] and (bound_pass or sl[0] & 0x80)
+                sl[1] == c["gen"] and (bound_pass or busy)
             if not joins and not bound_pass:
                 continue
             w = c["w"]

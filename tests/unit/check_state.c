@@ -1095,8 +1095,11 @@ END_TEST
  * in no record, in neither fds_open nor fds_closed.  A close that read
  * the slot busy (waiting for that call) and claimed its place: one close
  * record, under the held kind.  An open killed after it retired the old
- * connection and took the slot for the new one: the new one open.
- * Recovery and the tools' reader alike.
+ * connection and took the slot for the new one: the new one open.  A
+ * slot also marked by a call that gave up on it (a signal handler's, on
+ * the thread holding it): open as well (a reviewer's: recovery reaped it
+ * as a close stamped with the recovery's own time, and the tools' reader
+ * counted it open).  Recovery and the tools' reader alike.
  */
 START_TEST(test_a_kill_while_an_address_is_noted_keeps_the_connection)
 {
@@ -1107,8 +1110,8 @@ START_TEST(test_a_kill_while_an_address_is_noted_keeps_the_connection)
 
 	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/kn.%%p.log", dir);
 	snprintf(sd, sizeof(sd), "%s/st", dir);
-	for (how = 0; how < 4; how++) {
-		enum { NOTING, WRITING, CLOSE_WAITING, OPENING };
+	for (how = 0; how < 5; how++) {
+		enum { NOTING, WRITING, CLOSE_WAITING, OPENING, GIVEN_UP };
 		unsigned closes = how == CLOSE_WAITING ? 1 : 0;
 		unsigned open = how == CLOSE_WAITING ? 1 : 2;
 		/* OPENING: the old connection's 1234 went to the stack (an
@@ -1144,6 +1147,10 @@ START_TEST(test_a_kill_while_an_address_is_noted_keeps_the_connection)
 			switch (how) {
 			case NOTING: /* owned, nothing written yet */
 				s->kind = KIND_BUSY_FLAG | KIND_TCP;
+				break;
+			case GIVEN_UP: /* and a handler's close gave up */
+				s->kind = KIND_BUSY_FLAG | KIND_TCP;
+				s->recheck = 1;
 				break;
 			case WRITING: /* an address half-written */
 				s->kind = KIND_BUSY_FLAG | KIND_TCP;
