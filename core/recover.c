@@ -45,6 +45,9 @@ struct image {
 	/* Its final numbers went to its Prometheus textfile, rewritten
 	 * whole (not appended to a log): the messages' words. */
 	bool textfile;
+	/* The log path is the one kept at the mark (kept_log_path), named
+	 * while the process was still root: not a header's word. */
+	bool kept;
 };
 
 static void no_report(void *ctx, const char *msg);
@@ -450,13 +453,20 @@ static void distrust_exposed(struct image *img, const char *claim,
 	/* Failing closed: a file that cannot be looked at is not
 	 * trusted.  Any recoverer's: a user holding CAP_SETUID marks its
 	 * files as root does. */
-	if (stat(claim, &sb) != 0)
+	if (stat(claim, &sb) != 0) {
 		sb.st_mode = 0;
-	else if (sb.st_mode & S_IWUSR)
+	} else if (sb.st_mode & S_IWUSR) {
+		/* Not marked: the header's path is the one the process
+		 * kept while it was root (state_keep_log_path), or only a
+		 * header's word (root makes nothing there: root_append). */
+		img->kept = kept_log_path(claim, &sb, kept, sizeof(kept)) &&
+			    strncmp(kept, img->hdr.log_path, sizeof(kept)) == 0;
 		return;
+	}
 	img->hdr.uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
 	if (sb.st_mode && kept_log_path(claim, &sb, kept, sizeof(kept))) {
 		memcpy(img->hdr.log_path, kept, sizeof(kept));
+		img->kept = true;
 		return;
 	}
 	say(o,
@@ -605,20 +615,22 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 /* The prefix every textfile of ours starts with (core/prom.c). */
 #define PROM_HEAD "# HELP sockmeter_"
 
-/* An error of a textfile's write that a later recovery may not meet (a
- * full disk): the state file waits.  Any other: the records go beside the
- * state file. */
+/* An error of a textfile's write that a later recovery may not meet
+ * (a full disk, no fd or memory left, a file system read-only for now):
+ * the state file waits.  Any other: the records go beside the state
+ * file. */
 static int prom_err(int err)
 {
-	return err == ENOSPC || err == EDQUOT || err == EIO || err == ENOMEM
+	return err == ENOSPC || err == EDQUOT || err == EIO || err == ENOMEM ||
+			       err == EMFILE || err == ENFILE || err == EROFS
 		       ? -err
 		       : 1;
 }
 
-/* Whether the regular file fd (in dfd, as name) is root's own textfile
- * of process pid, of one name: its head PROM_HEAD, its first sample's
- * labels ending in pid="PID" (a prog label escapes its quotes, so no
- * program name can end them so). */
+/* Whether the regular file fd is root's own textfile of process pid, of
+ * one name: its head PROM_HEAD, its samples' labels ending in pid="PID"
+ * (a prog label escapes its quotes, so no program name can end them
+ * so). */
 static bool prom_of(long fd, int64_t pid)
 {
 	char head[1024], want[40];
@@ -639,24 +651,27 @@ static bool prom_of(long fd, int64_t pid)
 
 /*
  * Root's rewrite of the Prometheus textfile of img (its header's path),
- * as the process rewrote it (NAME.tmp written, then renamed over NAME),
- * where nobody but root has a say: a name that ends in ".prom" (what a
- * textfile collector reads); a directory (reached as the process reached
- * it, links in the path followed) that is root's and closed to others,
- * looked at through the fd everything else is done through, so that no
- * one can move another in its place meanwhile; over nothing (a rename
- * that replaces nothing) or over root's own textfile of this very process
- * (its pid label the header's pid, which must be the state file name's:
- * not another process's final numbers, nor a restarted daemon's live
- * ones under a fixed name); a stale NAME.tmp removed only when it is a
- * regular file of root's.  A header's path may be a dropped-root
- * worker's choice: what root writes is a textfile, every line of which
- * starts with "# " or "sockmeter_", inside a directory only root
- * controls.  0; 1 when any of this does not hold, or the write failed
- * for good (the records go beside the state file); or a negative errno
- * when a later recovery may succeed (a full disk: the state file waits).
+ * as the process rewrote it (a new file written, then renamed over NAME),
+ * where nobody but root has a say: an absolute path whose name ends in
+ * ".prom" (what a textfile collector reads; not a hidden one); a
+ * directory (reached as the process reached it, links in the path
+ * followed) that is root's and closed to others, looked at through the fd
+ * everything else is then done through, so that no one can move another
+ * in its place meanwhile; over root's own textfile of this very process
+ * (one regular file, its pid label the header's pid, which must be the
+ * state file name's: not another process's final numbers, nor a
+ * restarted daemon's live ones under a fixed name); over nothing only
+ * when may_make (see root_append: a directory root owns may be one whose
+ * every file a shell sources, and a header's program name is its
+ * process's to write).  The new file has a name of this recovery's own
+ * (NAME.PID.tmp, made where nothing is), so that it never meets the
+ * NAME.tmp of a live writer of the same name, and mode 0644 whatever the
+ * umask.  0; 1 when any of this does not hold, or the write failed for
+ * good (the records go beside the state file); or a negative errno when
+ * a later recovery may succeed (prom_err: the state file waits).
  */
-static int root_replace_prom(const struct image *img, const struct sbuf *out)
+static int root_replace_prom(const struct image *img, const struct sbuf *out,
+			     bool may_make)
 {
 	const char *path = img->hdr.log_path;
 	char dir[sizeof(img->hdr.log_path)], tmp[300];
@@ -667,18 +682,22 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out)
 	struct stat sb;
 	int r = 0;
 
-	if (!slash || len < 6 || strcmp(path + len - 5, ".prom") != 0 ||
-	    slash[1] == '.' || img->name_pid < 0 ||
-	    img->name_pid != img->hdr.pid)
+	if (path[0] != '/' || !slash || len < 6 ||
+	    strcmp(path + len - 5, ".prom") != 0 || slash[1] == '.' ||
+	    img->name_pid < 0 || img->name_pid != img->hdr.pid)
 		return 1;
 	base = slash + 1;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", base) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", base,
+			     (long)getpid()) >= sizeof(tmp))
 		return 1;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
 	dfd = sys_open(slash == path ? "/" : dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
-		return 1;
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ||
+				       errno == EACCES
+			       ? 1
+			       : prom_err(errno);
 	if (fstat((int)dfd, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
 	    sb.st_uid != geteuid() || (sb.st_mode & 022)) {
 		SM_SYSCALL(SYS_close, dfd);
@@ -690,17 +709,14 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out)
 		if (!prom_of(fd, img->hdr.pid))
 			r = 1;
 		SM_SYSCALL(SYS_close, fd);
-	} else if (fstatat((int)dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 ||
+	} else if (errno != ENOENT) {
+		/* A link, a device, a FIFO (ELOOP, EINVAL): not ours; no
+		 * fd or memory left: later. */
+		r = errno == ELOOP || errno == EINVAL ? 1 : prom_err(errno);
+	} else if (!may_make ||
+		   fstatat((int)dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 ||
 		   errno != ENOENT) {
-		r = 1; /* a link, a device, a FIFO...: not ours */
-	}
-	/* A stale NAME.tmp (the process killed while writing it): root's
-	 * regular file, removed; anything else there is not ours. */
-	if (r == 0 && fstatat((int)dfd, tmp, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1 ||
-		    sb.st_uid != geteuid() ||
-		    SM_SYSCALL(SYS_unlinkat, dfd, tmp, 0) != 0)
-			r = 1;
+		r = 1;
 	}
 	fd = -1;
 	if (r == 0) {
@@ -709,6 +725,8 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out)
 					O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
 				0644);
 		if (fd < 0)
+			r = prom_err(errno);
+		else if (fchmod((int)fd, 0644) != 0)
 			r = prom_err(errno);
 	}
 	while (r == 0 && done < out->len) {
@@ -738,8 +756,16 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out)
  * the header's for the messages.  0 or a negative errno. */
 static int root_append(struct image *img, const char *fallback, int format,
 		       const struct sbuf *out, const struct recover_opts *o,
-		       bool refused)
+		       bool refused, bool own_dir)
 {
+	/* Where root may make the file the path names: the default
+	 * directory, checked to be the process's own and closed to others
+	 * (default_dir_state), or the path kept at the mark.  Never
+	 * elsewhere on a header's word: a directory root owns may be one
+	 * whose every file a shell sources (/etc/bash_completion.d), and a
+	 * rewritten header's program name can be "$(...)" (a reviewer's
+	 * proof, with a textfile and with a log). */
+	bool may_make = own_dir || img->kept;
 	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
 	bool prom = format == FORMAT_PROMETHEUS;
 	long fd = prom || marked || refused
@@ -756,18 +782,20 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * names, as for a log: not marked, not a default directory
 	 * refused). */
 	if (prom && !marked && !refused) {
-		int r = root_replace_prom(img, out);
+		int r = root_replace_prom(img, out, may_make);
 
 		if (r <= 0) {
 			img->textfile = r == 0;
 			return r;
 		}
 	}
-	/* None yet, from a header root trusts (not marked: see
+	/* None yet, where root may make one (may_make; not marked: see
 	 * distrust_exposed): made, never over anything.  A log that cannot
 	 * be reached (its directory gone, a full disk...) is a failure, as
-	 * for any recovery: the state file is kept for a later one. */
-	if (fd == -2 - ENOENT && name_has_pid(img->hdr.log_path, img->hdr.pid)) {
+	 * for any recovery: the state file is kept for a later one.  None
+	 * yet anywhere else: beside the state file. */
+	if (fd == -2 - ENOENT && may_make &&
+	    name_has_pid(img->hdr.log_path, img->hdr.pid)) {
 		fd = sys_open(img->hdr.log_path,
 			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 				      O_NONBLOCK | O_NOCTTY);
@@ -986,7 +1014,7 @@ static int write_records(struct image *img, const char *fallback,
 		}
 		if (root && out.len) {
 			r = root_append(img, fallback, cfg.format, &out, o,
-					refused);
+					refused, dir == 0);
 		} else {
 			meter_flush(&m, &out);
 			img->textfile = cfg.format == FORMAT_PROMETHEUS;

@@ -1508,7 +1508,7 @@ void state_discard(struct state *st)
  * recovery of the marked file writes there (recover.c).  Nothing when the
  * file system has neither; "stderr" needs none (a recovery does not write
  * to a stderr that is gone). */
-static void keep_log_path(struct state *st)
+void state_keep_log_path(struct state *st)
 {
 	const char *log = st->hdr ? st->hdr->log_path : "";
 	size_t len = strnlen(log, sizeof(st->hdr->log_path));
@@ -1529,7 +1529,7 @@ int state_mark_exposed(struct state *st)
 	if (!LOAD(&st->durable) || st->exposed || !st->path[0])
 		return 0;
 	st->exposed = true;
-	keep_log_path(st);
+	state_keep_log_path(st);
 	r = raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0,
 			 0);
 	if (r == 0)

@@ -404,6 +404,18 @@ void state_discard(struct state *st);
  */
 int state_mark_exposed(struct state *st);
 
+/*
+ * state_keep_log_path - the log the header names now, kept in the file's
+ * extended attribute (STATE_XATTR_LOG, else STATE_XATTR_LOG_USER), out
+ * of reach of a process that drops root later, in whatever way: by the
+ * mark (above), and by a root process whenever its header names a log
+ * (preload/durable.c), so that root's recovery may make that log (or
+ * textfile) where nothing is yet, a thing it never does on a header's
+ * word alone (recover.c: root_append).  Nothing where the file system
+ * keeps neither.  Context: any thread, not a sandboxed one.
+ */
+void state_keep_log_path(struct state *st);
+
 /* The extended attributes that keep a marked file's log path. */
 #define STATE_XATTR_LOG "trusted.sockmeter.log"
 #define STATE_XATTR_LOG_USER "user.sockmeter.log"

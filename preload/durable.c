@@ -22,6 +22,16 @@
 #define sm_state (sm_core.state)
 #define chores_due (sm_core.chores_due)
 
+/* Root's log path, kept where a process that drops root later cannot
+ * change it (state_keep_log_path): its recovery by root may make that
+ * log where nothing is yet.  A file not made yet (a fork child's, at its
+ * first tracked fd) is kept when it is (file_made). */
+static void keep_if_root(void)
+{
+	if (geteuid() == 0 && sm_state.path[0])
+		state_keep_log_path(&sm_state);
+}
+
 /* The header names the log as the sink expanded it; a forked child sets
  * its sink up at its first write only, so its path is expanded here. */
 static void note_log_path(void)
@@ -48,6 +58,7 @@ static void note_log_path(void)
 	if (!sm_meter.sink_stale && !refused) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",
 			 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
+		keep_if_root();
 		return;
 	}
 	if (strcmp(tmpl, "stderr") == 0 ||
@@ -70,6 +81,7 @@ static void note_log_path(void)
 	memcpy(h->log_path + strlen(h->log_path), path,
 	       strnlen(path, sizeof(h->log_path) - 1 - strlen(h->log_path)));
 	h->log_path[sizeof(h->log_path) - 1] = '\0';
+	keep_if_root();
 }
 
 void sm_durable_log_moved(void)

@@ -5,18 +5,23 @@
 # its last interval's numbers).  A python3 program moves 300,000 bytes over
 # TCP, waits for an interval (the textfile says 300,000), moves 200,000
 # more and kills itself.  Root rewrites only a name that ends in ".prom",
-# in a directory of root's closed to others, over nothing or over root's
-# own textfile of this very process (a header's path may be a dropped-root
-# worker's choice; a reviewer's attacks): a textfile made before the
-# first interval (there was none yet), and one whose stale NAME.tmp the
-# kill left; the same under another ending, over a file that is not a
-# textfile, over another process's textfile (a restarted daemon's, under
-# a fixed name), over another user's, through a link, in a directory
-# others may write to, and with a directory in NAME.tmp's place each go
-# beside the state file, with a message, the file there untouched.
+# in a directory of root's closed to others, over root's own textfile of
+# this very process (a header's path may be a dropped-root worker's
+# choice; reviewers' attacks), beside a stale NAME.tmp the kill left; the
+# same under another ending, over a file that is not a textfile, over
+# another process's textfile (a restarted daemon's, under a fixed name),
+# over another user's, through a link, in a directory others may write
+# to each go beside the state file, with a message, the file there
+# untouched.  Where nothing is yet (killed before its first interval) root
+# makes the textfile, or a text log, only at the path the process kept
+# while it was root (an extended attribute of its state file), never at
+# one its header names alone (a process that dropped root unseen could
+# rewrite it, to a directory whose every file a shell sources, with a
+# program name "$(...)": a reviewer's proof).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (root's recovery)"
+umask 022 # the directories root's and closed to others, whoever runs it
 cat >"$T/killme.py" <<'PYEOF'
 import os, signal, socket, sys, time
 l = socket.socket()
@@ -35,12 +40,14 @@ move(200000)
 os.kill(os.getpid(), signal.SIGKILL)
 PYEOF
 
-# run NAME WAIT [INTERVAL] - the program under the preload, its textfile
-# $T/NAME (%p for the pid), state files in $T/state; prints the pid.
+# run NAME WAIT [INTERVAL [FORMAT]] - the program under the preload, its
+# textfile $T/NAME (%p for the pid), state files in $T/state; prints the
+# pid.
 run() {
 	rm -rf "$T/state"
 	mkdir -p "$T/state" "$T/prom"
-	env LD_PRELOAD="$LIB" SOCKMETER_FORMAT=prometheus SOCKMETER_INTERVAL="${3:-0.2}" \
+	chmod 755 "$T/prom"
+	env LD_PRELOAD="$LIB" SOCKMETER_FORMAT="${4:-prometheus}" SOCKMETER_INTERVAL="${3:-0.2}" \
 		SOCKMETER_STATE="$T/state" SOCKMETER_LOG="$T/$1" \
 		"$PY" "$T/killme.py" "$2" >/dev/null 2>"$T/prog.err" &
 	local pid=$!
@@ -76,22 +83,18 @@ if command -v promtool >/dev/null; then
 		fail "promtool rejects the recovered textfile: $(cat "$T/promtool.out")"
 fi
 
-# Killed before its first interval: made (and said).
-pid=$(run 'prom/b.%p.prom' 0 60)
-f=$T/prom/b.$pid.prom
-[ -e "$f" ] && fail "a textfile before the first interval (the test needs none)"
-recover
-expect_eq "made, bytes out" "$(bytes "$f" "$pid" out)" 500000
-grep -q "final numbers written to its textfile $f\$" "$T/recover.out" ||
-	fail "recover said: $(cat "$T/recover.out")"
-
-# A stale NAME.tmp of root's (killed while writing it): removed, replaced.
+# Beside a stale NAME.tmp (the kill came while the process wrote it):
+# replaced, said, the .tmp left alone (a live writer's, for all root
+# knows), the recovery's own new file gone.
 pid=$(run 'prom/g.%p.prom' 1)
 f=$T/prom/g.$pid.prom
 echo "half" >"$f.tmp"
 recover
-expect_eq "over a stale .tmp, bytes out" "$(bytes "$f" "$pid" out)" 500000
-[ -e "$f.tmp" ] && fail "the stale .tmp is still there"
+expect_eq "beside a stale .tmp, bytes out" "$(bytes "$f" "$pid" out)" 500000
+expect_eq "the stale .tmp" "$(cat "$f.tmp")" half
+grep -q "final numbers written to its textfile $f\$" "$T/recover.out" ||
+	fail "recover said: $(cat "$T/recover.out")"
+[ "$(ls "$T/prom" | grep -c '\.tmp$')" = 1 ] || fail "a .tmp of the recovery's left: $(ls "$T/prom")"
 
 # fallback CASE NAME [SETUP] - recovered beside the state file, said,
 # $T/NAME (the program's textfile, pid expanded) left as it was.
@@ -118,5 +121,56 @@ fallback "a link" 'prom/e.%p.prom' 'rm -f "$f"; ln -s "$T/target" "$f"'
 expect_eq "the link's target" "$(cat "$T/target")" "the link's target"
 mkdir -p -m 1777 "$T/open"
 fallback "a directory others may write to" 'open/i.%p.prom'
-fallback "a directory in NAME.tmp's place" 'prom/j.%p.prom' 'mkdir "$f.tmp"'
+
+# header_says PID PATH - the state file's header names PATH as its log
+# (offset 168, 640 bytes: docs/state.md), as a process that dropped root
+# without the library seeing it could rewrite it.
+header_says() {
+	"$PY" - "$(one_log "$T/state/$1-*.state")" "$2" <<'PYEOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(168)
+    f.write(sys.argv[2].encode().ljust(640, b"\0"))
+PYEOF
+}
+
+# nothing_there FORMAT NAME REWRITE - killed before its first record
+# (nothing there yet); REWRITE: the header names NAME only after a
+# rewrite (else NAME is the path the process kept).
+nothing_there() {
+	local pid f kept rec
+	pid=$(run "prom/kept.%p.$1" 0 60 "$2")
+	kept=$T/prom/kept.$pid.$1
+	f=$kept
+	[ -e "$f" ] && fail "$2: a file before the first record (the test needs none)"
+	if [ "$3" = kept ] && ! "$PY" -c 'import os, sys; os.getxattr(sys.argv[1], "trusted.sockmeter.log")' \
+		"$(one_log "$T/state/$pid-*.state")" 2>/dev/null; then
+		echo "the state directory's file system keeps no trusted.* attribute: the kept path is not tested" >&2
+		return 0
+	fi
+	if [ "$3" = rewrite ]; then
+		f=$T/prom/other.$pid.$1
+		header_says "$pid" "$f"
+	fi
+	recover
+	[ -e "$kept" ] && [ "$f" != "$kept" ] && fail "$2: root made the kept path for a header naming another"
+	if [ "$3" = rewrite ]; then
+		[ -e "$f" ] && fail "$2: root made $f where a rewritten header said"
+		grep -q "is not a sockmeter" "$T/recover.out" ||
+			fail "$2, rewritten: recover said: $(cat "$T/recover.out")"
+		rec=$(one_log "$T/state/$pid-*.recovered.log")
+	else
+		[ -e "$f" ] || fail "$2: root did not make the path the process kept: $(cat "$T/recover.out")"
+		rec=$f
+	fi
+	if [ "$2" = text ]; then
+		grep -q "exit end=killed .*pid=$pid " "$rec" || fail "$2: no killed record in $rec: $(cat "$rec")"
+	else
+		expect_eq "$2, $3: bytes out" "$(bytes "$rec" "$pid" out)" 500000
+	fi
+}
+nothing_there prom prometheus kept
+nothing_there log text kept
+nothing_there prom prometheus rewrite
+nothing_there log text rewrite
 exit 0
