@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -429,13 +430,16 @@ static void sum_closed(const struct state_closed *w, struct meter *m)
  * PID-START.recovered.log, the owner's, and the message says so.
  */
 static bool kept_log_path(const char *claim, const struct stat *sb,
-			  char *out, size_t cap)
+			  char *out, size_t cap, bool trusted_only)
 {
 	ssize_t n = getxattr(claim, STATE_XATTR_LOG, out, cap - 1);
 
 	/* user.*: set by the file's owner (or by what could write it: a
-	 * marked file is 0400), so only a file that is the recoverer's. */
-	if (n <= 0 && sb->st_uid == geteuid())
+	 * marked file is 0400), so only a file that is the recoverer's.
+	 * Never for a file not marked: its process may still hold its uid
+	 * (a root without capabilities, whose library could set no
+	 * trusted.*, can set user.* again: a reviewer's proof). */
+	if (n <= 0 && !trusted_only && sb->st_uid == geteuid())
 		n = getxattr(claim, STATE_XATTR_LOG_USER, out, cap - 1);
 	if (n <= 0)
 		return false;
@@ -459,12 +463,14 @@ static void distrust_exposed(struct image *img, const char *claim,
 		/* Not marked: the header's path is the one the process
 		 * kept while it was root (state_keep_log_path), or only a
 		 * header's word (root makes nothing there: root_append). */
-		img->kept = kept_log_path(claim, &sb, kept, sizeof(kept)) &&
+		img->kept = kept_log_path(claim, &sb, kept, sizeof(kept),
+					  true) &&
 			    strncmp(kept, img->hdr.log_path, sizeof(kept)) == 0;
 		return;
 	}
 	img->hdr.uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
-	if (sb.st_mode && kept_log_path(claim, &sb, kept, sizeof(kept))) {
+	if (sb.st_mode &&
+	    kept_log_path(claim, &sb, kept, sizeof(kept), false)) {
 		memcpy(img->hdr.log_path, kept, sizeof(kept));
 		img->kept = true;
 		return;
@@ -586,6 +592,60 @@ static void say_moved(const struct image *img, const char *log,
  * a second review's race).  Once a directory of uid's passed, nobody else
  * can put another in its place (the default's /tmp is sticky).  1 for a
  * log of another template: its directory is the user's choice. */
+/*
+ * The directory of path, opened (O_PATH) with no link followed anywhere on
+ * the way (openat2's RESOLVE_NO_SYMLINKS), for a file root makes there:
+ * a kept path's directories may be the dropped user's, who could swap
+ * one for a link to /etc/bash_completion.d (a reviewer's proof), where
+ * the live process, which kept its log open, never looked again.  Its
+ * base name into *base.  The fd, or -1 with errno (ELOOP: a link on the
+ * way; ENOSYS: before Linux 5.6: nothing is made).
+ */
+static long open_dir_unlinked(const char *path, const char **base)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)];
+	const char *slash = strrchr(path, '/');
+	struct open_how how;
+
+	if (path[0] != '/' || !slash || !slash[1] ||
+	    (size_t)(slash - path) >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	*base = slash + 1;
+	return SM_SYSCALL(SYS_openat2, AT_FDCWD, slash == path ? "/" : dir,
+			  &how, sizeof(how));
+}
+
+/*
+ * Whether path lies in the default directory of the recovering user
+ * itself (root's: /tmp/sockmeter-0), found to be that user's, closed to
+ * others and no link: decided from nothing the state file says (its
+ * config's template and its header's uid are its process's to rewrite: a
+ * reviewer's proof made root's recovery take /etc/bash_completion.d for a
+ * default directory so).
+ */
+static bool in_own_default_dir(const char *path)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+
+	if (sink_expand(CONFIG_DEFAULT_DIR, 0, "", 0,
+			procns_uid_outer((unsigned)geteuid()), dir,
+			sizeof(dir)) != 0 ||
+	    !slash || (size_t)(slash - path) != strlen(dir) ||
+	    strncmp(path, dir, strlen(dir)) != 0)
+		return false;
+	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
+}
+
 static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 {
 	char dir[sizeof(((struct state_header *)0)->log_path)];
@@ -717,6 +777,19 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
 		   fstatat((int)dfd, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 ||
 		   errno != ENOENT) {
 		r = 1;
+	} else {
+		/* Made only in the directory reached with no link on the
+		 * way (open_dir_unlinked): the very one looked at. */
+		const char *b;
+		long ufd = open_dir_unlinked(path, &b);
+		struct stat ub;
+
+		if (fstat((int)dfd, &sb) != 0 || ufd < 0 ||
+		    fstat((int)ufd, &ub) != 0 || ub.st_dev != sb.st_dev ||
+		    ub.st_ino != sb.st_ino)
+			r = 1;
+		if (ufd >= 0)
+			SM_SYSCALL(SYS_close, ufd);
 	}
 	fd = -1;
 	if (r == 0) {
@@ -756,7 +829,7 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
  * the header's for the messages.  0 or a negative errno. */
 static int root_append(struct image *img, const char *fallback, int format,
 		       const struct sbuf *out, const struct recover_opts *o,
-		       bool refused, bool own_dir)
+		       bool refused)
 {
 	/* Where root may make the file the path names: the default
 	 * directory, checked to be the process's own and closed to others
@@ -765,7 +838,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * whose every file a shell sources (/etc/bash_completion.d), and a
 	 * rewritten header's program name can be "$(...)" (a reviewer's
 	 * proof, with a textfile and with a log). */
-	bool may_make = own_dir || img->kept;
+	bool may_make = in_own_default_dir(img->hdr.log_path) || img->kept;
 	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
 	bool prom = format == FORMAT_PROMETHEUS;
 	long fd = prom || marked || refused
@@ -796,11 +869,26 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * yet anywhere else: beside the state file. */
 	if (fd == -2 - ENOENT && may_make &&
 	    name_has_pid(img->hdr.log_path, img->hdr.pid)) {
-		fd = sys_open(img->hdr.log_path,
-			      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				      O_NONBLOCK | O_NOCTTY);
-		if (fd < 0 && errno != EEXIST)
-			return -errno;
+		const char *base;
+		long dfd = open_dir_unlinked(img->hdr.log_path, &base);
+
+		if (dfd < 0 && errno == ENOENT)
+			return -ENOENT; /* its directory gone: later */
+		fd = -1;
+		if (dfd >= 0) {
+			fd = SM_SYSCALL(SYS_openat, dfd, base,
+					O_WRONLY | O_CREAT | O_EXCL |
+						O_NOFOLLOW | O_NONBLOCK |
+						O_NOCTTY | O_CLOEXEC,
+					0600);
+			if (fd < 0 && errno != EEXIST) {
+				int err = errno;
+
+				SM_SYSCALL(SYS_close, dfd);
+				return -err;
+			}
+			SM_SYSCALL(SYS_close, dfd);
+		}
 	}
 	if (fd < -1 && fd != -2 - ENOENT)
 		return (int)(-(-2 - fd));
@@ -1014,7 +1102,7 @@ static int write_records(struct image *img, const char *fallback,
 		}
 		if (root && out.len) {
 			r = root_append(img, fallback, cfg.format, &out, o,
-					refused, dir == 0);
+					refused);
 		} else {
 			meter_flush(&m, &out);
 			img->textfile = cfg.format == FORMAT_PROMETHEUS;

@@ -1508,10 +1508,13 @@ void state_discard(struct state *st)
  * recovery of the marked file writes there (recover.c).  Nothing when the
  * file system has neither; "stderr" needs none (a recovery does not write
  * to a stderr that is gone). */
-void state_keep_log_path(struct state *st)
+void state_keep_log_path(struct state *st, const char *log)
 {
-	const char *log = st->hdr ? st->hdr->log_path : "";
-	size_t len = strnlen(log, sizeof(st->hdr->log_path));
+	size_t len;
+
+	if (!log)
+		log = st->hdr ? st->hdr->log_path : "";
+	len = strnlen(log, sizeof(st->hdr->log_path));
 
 	if (len == 0 || len == sizeof(st->hdr->log_path) || log[0] != '/')
 		return;
@@ -1529,7 +1532,7 @@ int state_mark_exposed(struct state *st)
 	if (!LOAD(&st->durable) || st->exposed || !st->path[0])
 		return 0;
 	st->exposed = true;
-	state_keep_log_path(st);
+	state_keep_log_path(st, NULL);
 	r = raw_syscall6(SYS_fchmodat, AT_FDCWD, (long)st->path, 0400, 0, 0,
 			 0);
 	if (r == 0)

@@ -411,10 +411,12 @@ int state_mark_exposed(struct state *st);
  * mark (above), and by a root process whenever its header names a log
  * (preload/durable.c), so that root's recovery may make that log (or
  * textfile) where nothing is yet, a thing it never does on a header's
- * word alone (recover.c: root_append).  Nothing where the file system
- * keeps neither.  Context: any thread, not a sandboxed one.
+ * word alone (recover.c: root_append).  log: the path from the process's
+ * own memory (NULL: the header's, which anything that shares the mapping
+ * could be rewriting).  Nothing where the file system keeps neither.
+ * Context: any thread, not a sandboxed one.
  */
-void state_keep_log_path(struct state *st);
+void state_keep_log_path(struct state *st, const char *log);
 
 /* The extended attributes that keep a marked file's log path. */
 #define STATE_XATTR_LOG "trusted.sockmeter.log"

@@ -26,10 +26,10 @@
  * change it (state_keep_log_path): its recovery by root may make that
  * log where nothing is yet.  A file not made yet (a fork child's, at its
  * first tracked fd) is kept when it is (file_made). */
-static void keep_if_root(void)
+static void keep_if_root(const char *log)
 {
 	if (geteuid() == 0 && sm_state.path[0])
-		state_keep_log_path(&sm_state);
+		state_keep_log_path(&sm_state, log);
 }
 
 /* The header names the log as the sink expanded it; a forked child sets
@@ -39,6 +39,7 @@ static void note_log_path(void)
 	struct state_header *h = sm_state.hdr;
 	const char *tmpl = sm_meter.cfg.log_path;
 	char path[sizeof(h->log_path)], cwd[CONFIG_PATH_MAX];
+	char full[sizeof(h->log_path)];
 
 	if (!h)
 		return;
@@ -58,7 +59,8 @@ static void note_log_path(void)
 	if (!sm_meter.sink_stale && !refused) {
 		snprintf(h->log_path, sizeof(h->log_path), "%s",
 			 sm_meter.sink.to_stderr ? "stderr" : sm_meter.sink.path);
-		keep_if_root();
+		if (!sm_meter.sink.to_stderr)
+			keep_if_root(sm_meter.sink.path);
 		return;
 	}
 	if (strcmp(tmpl, "stderr") == 0 ||
@@ -73,15 +75,17 @@ static void note_log_path(void)
 	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)) ||
 	    strlen(cwd) + 1 + strlen(path) >= sizeof(h->log_path))
 		cwd[0] = '\0';
-	memset(h->log_path, 0, sizeof(h->log_path));
+	/* Made in our own memory, then copied: what is kept is ours. */
+	memset(full, 0, sizeof(full));
 	if (cwd[0]) {
-		memcpy(h->log_path, cwd, strlen(cwd));
-		h->log_path[strlen(cwd)] = '/';
+		memcpy(full, cwd, strlen(cwd));
+		full[strlen(cwd)] = '/';
 	}
-	memcpy(h->log_path + strlen(h->log_path), path,
-	       strnlen(path, sizeof(h->log_path) - 1 - strlen(h->log_path)));
-	h->log_path[sizeof(h->log_path) - 1] = '\0';
-	keep_if_root();
+	memcpy(full + strlen(full), path,
+	       strnlen(path, sizeof(full) - 1 - strlen(full)));
+	full[sizeof(full) - 1] = '\0';
+	memcpy(h->log_path, full, sizeof(h->log_path));
+	keep_if_root(full);
 }
 
 void sm_durable_log_moved(void)

@@ -17,7 +17,8 @@
 # while it was root (an extended attribute of its state file), never at
 # one its header names alone (a process that dropped root unseen could
 # rewrite it, to a directory whose every file a shell sources, with a
-# program name "$(...)": a reviewer's proof).
+# program name "$(...)": a reviewer's proof), and never through a link on
+# the way (one swapped in by the user a process became).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (root's recovery)"
@@ -173,4 +174,16 @@ nothing_there prom prometheus kept
 nothing_there log text kept
 nothing_there prom prometheus rewrite
 nothing_there log text rewrite
+
+# The kept path, a directory on it swapped for a link (by the user the
+# process became, who owned it): nothing made through the link (a
+# reviewer's proof, into a directory of root's).
+mkdir -p "$T/ud/sub"
+pid=$(run 'ud/sub/swap.%p.log' 0 60 text)
+mv "$T/ud/sub" "$T/ud/sub.old"
+ln -s "$T/prom" "$T/ud/sub"
+recover
+[ -e "$T/prom/swap.$pid.log" ] && fail "root made a file through a link swapped in on the kept path"
+rec=$(one_log "$T/state/$pid-*.recovered.log")
+grep -q "exit end=killed .*pid=$pid " "$rec" || fail "swapped: no killed record in $rec: $(cat "$rec")"
 exit 0
