@@ -7,6 +7,7 @@
  */
 #include "state.h"
 
+#include "meter.h"
 #include "procns.h"
 #include "progfd.h"
 #include "sink.h"
@@ -1160,6 +1161,21 @@ static void back(struct state *st, struct state_region *r, uint64_t index)
 	back_one(st, r, c);
 	if (last != c)
 		back_one(st, r, last);
+}
+
+void state_meter_mem(struct state *st, struct meter_mem *mem)
+{
+	memset(mem, 0, sizeof(*mem));
+	mem->slots = st->slots;
+	mem->queue = st->queue;
+	mem->ring = st->ring;
+	mem->ticker = st->ticker;
+	mem->back_slot = state_back_slot;
+	mem->back_slot_untracked = state_back_slot_untracked;
+	mem->back_ring = state_back_ring;
+	mem->ready_ring = state_ready_ring;
+	mem->kept_ring = state_kept_ring;
+	mem->back_ctx = st;
 }
 
 void state_back_slot(void *ctx, uint32_t fd)

@@ -293,6 +293,14 @@ void state_ready_ring(void *ctx, uint32_t index);
  */
 bool state_kept_ring(void *ctx, uint32_t index);
 
+struct meter_mem;
+/*
+ * state_meter_mem - mem wired to st's regions and its backing calls, for
+ * meter_init_at (a meter whose table and queue live in the state file).
+ * Context: start-up only.
+ */
+void state_meter_mem(struct state *st, struct meter_mem *mem);
+
 /*
  * state_prepare_fork - before a fork (in the forking process): what a
  * fork child left for its own first fork (its fresh regions marked

@@ -106,16 +106,7 @@ int sm_durable_init(const struct config *cfg, const char *prog, long pid,
 		return meter_init(&sm_meter, cfg, prog, pid, cap, now, report,
 				  ctx);
 	}
-	mem.slots = sm_state.slots;
-	mem.queue = sm_state.queue;
-	mem.ring = sm_state.ring;
-	mem.ticker = sm_state.ticker;
-	mem.back_slot = state_back_slot;
-	mem.back_slot_untracked = state_back_slot_untracked;
-	mem.back_ring = state_back_ring;
-	mem.ready_ring = state_ready_ring;
-	mem.kept_ring = state_kept_ring;
-	mem.back_ctx = &sm_state;
+	state_meter_mem(&sm_state, &mem);
 	r = meter_init_at(&sm_meter, cfg, prog, pid, cap, now, report, ctx,
 			  &mem);
 	if (r) {

@@ -51,6 +51,7 @@
 #include "../../core/meter.h"
 #include "../../core/recover.h"
 #include "../../core/state.h"
+#include "state_fixture.h"
 #include "unit_util.h"
 
 #include <check.h>
@@ -75,27 +76,11 @@
 #define STRIDE 24
 #define MAX_STEPS 20000
 
-static char dir[256];
-static struct config cfg;
-
-static void quiet(void *ctx, const char *msg)
-{
-	(void)ctx;
-	(void)msg;
-}
-
+/* The logs in DIR, not the default directory. */
 static void setup(void)
 {
-	uu_tmpdir(dir, sizeof(dir));
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st", dir);
+	state_setup();
 	snprintf(cfg.log_path, sizeof(cfg.log_path), "%s/k.%%p.log", dir);
-	cfg.format = FORMAT_JSON;
-}
-
-static void teardown(void)
-{
-	uu_rmtree(dir);
 }
 
 /* ---- the traced child ---------------------------------------------- */
@@ -111,31 +96,14 @@ static int mode;
 static int op_fd;
 
 /* Set up a meter in a state file, as the preload does (the child's:
- * a failure is its exit status, the tracer reports it). */
+ * a failure is its exit status, 90 for no state file and 91 for no
+ * meter; the tracer reports it). */
 static void open_meter(struct state *st, uint32_t cap)
 {
-	struct meter_mem mem = {0};
-	struct meter_time now = {1000, 1700000000000000000ull};
+	int r = state_open_meter(st, &m, cap);
 
-	if (state_open(st, &cfg, "unit", (long)getpid(), cap, now.real_ns,
-		       now.mono_ns, "x.log", quiet, NULL) != 0 ||
-	    !st->durable)
-		_exit(90);
-	mem.slots = st->slots;
-	mem.queue = st->queue;
-	mem.ring = st->ring;
-	mem.ticker = st->ticker;
-	mem.back_slot = state_back_slot;
-	mem.back_slot_untracked = state_back_slot_untracked;
-	mem.back_ring = state_back_ring;
-	mem.ready_ring = state_ready_ring;
-	mem.kept_ring = state_kept_ring;
-	mem.back_ctx = st;
-	if (meter_init_at(&m, &cfg, "unit", (long)getpid(), cap, now, quiet,
-			  NULL, &mem) != 0)
-		_exit(91);
-	snprintf(st->hdr->log_path, sizeof(st->hdr->log_path), "%s",
-		 m.sink.path);
+	if (r)
+		_exit(90 + r - 1);
 }
 
 /* The addresses the scenarios set. */
@@ -928,7 +896,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, state_teardown);
 	tcase_add_test(tc, test_a_kill_at_any_instruction_of_a_close);
 	tcase_add_test(tc, test_a_kill_at_any_instruction_of_a_reopen);
 	tcase_add_test(tc, test_a_kill_at_any_instruction_of_set_addrs);

@@ -9,6 +9,7 @@
 #include "../../core/quiet.h"
 #include "../../core/recover.h"
 #include "../../core/state.h"
+#include "state_fixture.h"
 #include "unit_util.h"
 
 #include <check.h>
@@ -34,27 +35,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[256];
-static struct config cfg;
-
-static void quiet(void *ctx, const char *msg)
-{
-	(void)ctx;
-	(void)msg;
-}
-
-static void setup(void)
-{
-	uu_tmpdir(dir, sizeof(dir));
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/st", dir);
-	cfg.format = FORMAT_JSON;
-}
-
-static void teardown(void)
-{
-	uu_rmtree(dir);
-}
 
 /* Files in DIR/st (-1 if it cannot be read); the last one's path into
  * out when out is given. */
@@ -157,30 +137,7 @@ static void exit_first_failed(int bad)
 /* Set up a meter in a state file, as the preload does. */
 static void open_meter(struct state *st, struct meter *m, uint32_t cap)
 {
-	struct meter_mem mem = {0};
-	struct meter_time now = {1000, 1700000000000000000ull};
-
-	ck_assert_int_eq(state_open(st, &cfg, "unit", (long)getpid(), cap,
-				    now.real_ns, now.mono_ns, "x.log", quiet,
-				    NULL),
-			 0);
-	ck_assert(st->durable);
-	mem.slots = st->slots;
-	mem.queue = st->queue;
-	mem.ring = st->ring;
-	mem.ticker = st->ticker;
-	mem.back_slot = state_back_slot;
-	mem.back_slot_untracked = state_back_slot_untracked;
-	mem.back_ring = state_back_ring;
-	mem.ready_ring = state_ready_ring;
-	mem.kept_ring = state_kept_ring;
-	mem.back_ctx = st;
-	ck_assert_int_eq(meter_init_at(m, &cfg, "unit", (long)getpid(), cap,
-				       now, quiet, NULL, &mem),
-			 0);
-	/* As the preload does: the header names the log the sink made. */
-	snprintf(st->hdr->log_path, sizeof(st->hdr->log_path), "%s",
-		 m->sink.path);
+	ck_assert_int_eq(state_open_meter(st, m, cap), 0);
 }
 
 START_TEST(test_a_reader_finds_the_counters_from_the_header_alone)
@@ -2389,7 +2346,7 @@ int main(void)
 	 * stretched tenfold on a loaded machine (a CI run). */
 	tcase_set_timeout(tc, 30);
 	tcase_add_unchecked_fixture(tc, uu_root_setup, uu_root_teardown);
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, state_setup, state_teardown);
 	tcase_add_test(tc,
 		       test_a_reader_finds_the_counters_from_the_header_alone);
 	tcase_add_test(tc, test_ticker_totals_change_only_at_commit);
@@ -2435,7 +2392,7 @@ int main(void)
 	 * 11 s here, more under make test-asan and test-tsan. */
 	tcase_set_timeout(full, 240);
 	tcase_add_unchecked_fixture(full, uu_root_setup, uu_root_teardown);
-	tcase_add_checked_fixture(full, setup, teardown);
+	tcase_add_checked_fixture(full, state_setup, state_teardown);
 	tcase_add_test(full,
 		       test_a_kill_inside_a_close_into_a_full_ring_loses_nothing);
 	suite_add_tcase(s, full);
