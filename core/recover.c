@@ -486,16 +486,59 @@ static void distrust_exposed(struct image *img, const char *claim,
 }
 
 /*
- * An existing log root may append a dead process's records to: a regular
- * file of one name, not a link, whose first line is a sockmeter record.
- * Root takes no header at its word (a process that dropped root in a way
- * the library did not see could have written it): it never appends to
- * another kind of file, never gives one away or rotates one a header
- * names (it makes one only where nothing is), and it writes through the
- * fd it checked, so that nothing put in the path's place meanwhile gets
- * the records.  Returns the fd, -1 when something else is there, or -2
- * - errno when it cannot be opened.
+ * The directory of path, opened (O_PATH) with no link followed anywhere on
+ * the way (openat2's RESOLVE_NO_SYMLINKS), for a file root makes there:
+ * a kept path's directories may be the dropped user's, who could swap
+ * one for a link to /etc/bash_completion.d (a reviewer's proof), where
+ * the live process, which kept its log open, never looked again.  Its
+ * base name into *base.  The fd, or -1 with errno (ELOOP: a link on the
+ * way; ENOSYS: before Linux 5.6: nothing is made).
  */
+static long open_dir_unlinked(const char *path, const char **base)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)];
+	const char *slash = strrchr(path, '/');
+	struct open_how how;
+
+	if (path[0] != '/' || !slash || !slash[1] ||
+	    (size_t)(slash - path) >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	*base = slash + 1;
+	return SM_SYSCALL(SYS_openat2, AT_FDCWD, slash == path ? "/" : dir,
+			  &how, sizeof(how));
+}
+
+/*
+ * Whether path lies in the default directory of the recovering user
+ * itself (root's: /tmp/sockmeter-0), found to be that user's, closed to
+ * others and no link: decided from nothing the state file says (its
+ * config's template and its header's uid are its process's to rewrite: a
+ * reviewer's proof made root's recovery take /etc/bash_completion.d for a
+ * default directory so).
+ */
+static bool in_own_default_dir(const char *path)
+{
+	char dir[sizeof(((struct state_header *)0)->log_path)];
+	const char *slash = strrchr(path, '/');
+	struct stat sb;
+
+	if (sink_expand(CONFIG_DEFAULT_DIR, 0, "", 0,
+			procns_uid_outer((unsigned)geteuid()), dir,
+			sizeof(dir)) != 0 ||
+	    !slash || (size_t)(slash - path) != strlen(dir) ||
+	    strncmp(path, dir, strlen(dir)) != 0)
+		return false;
+	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
+}
+
 /* Whether the last component of path is a log named after the process:
  * pid as a number of its own (the %p of a log template), and ".log" at
  * its end ("sshd.31434.log").  The ending keeps root from making, or
@@ -518,13 +561,48 @@ static bool name_has_pid(const char *path, int64_t pid)
 	return false;
 }
 
-static long open_sockmeter_log(const char *path, int64_t pid)
+/*
+ * An existing log root may append a dead process's records to: a regular
+ * file of one name, not a link, whose first line is a sockmeter record;
+ * or, where root could make the log (by_name: the path the process kept,
+ * or root's own default directory, reached with no link on the way), one
+ * named after the process even if empty or torn in its first line.
+ * Root takes no header at its word (a process that dropped root in a way
+ * the library did not see could have written it): it never appends to
+ * another kind of file, never gives one away or rotates one a header
+ * names (it makes one only where nothing is), and it writes through the
+ * fd it checked, so that nothing put in the path's place meanwhile gets
+ * the records.  Returns the fd, -1 when something else is there, or -2
+ * - errno when it cannot be opened.
+ */
+static long open_sockmeter_log(const char *path, int64_t pid, bool by_name)
 {
+	const char *base;
 	char buf[48];
 	struct stat sb;
-	long fd, n;
+	long fd = -1, dfd = -1, n;
+	int err;
 
-	fd = open_regular(path, O_RDWR | O_APPEND);
+	/* A name alone is believed only where root would make the file,
+	 * and only through a directory reached with no link on the way:
+	 * else an empty file of a pid's name (a header rewritten to point
+	 * at one, or a directory on a kept path swapped for a link to
+	 * /etc/bash_completion.d by the user the process became) would get
+	 * records whose program name is "$(...)".  A link on the way (a
+	 * kept /var/run/...): the file must show it is a log. */
+	if (by_name) {
+		dfd = open_dir_unlinked(path, &base);
+		if (dfd >= 0) {
+			fd = open_regular_at((int)dfd, base, O_RDWR | O_APPEND);
+			err = errno;
+			SM_SYSCALL(SYS_close, dfd);
+			errno = err;
+		} else {
+			by_name = false;
+		}
+	}
+	if (dfd < 0)
+		fd = open_regular(path, O_RDWR | O_APPEND);
 	if (fd < 0) /* a link, or not a file: not one */
 		return errno == ELOOP || errno == EINVAL ? -1 : -2 - errno;
 	if (fstat((int)fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
@@ -534,7 +612,7 @@ static long open_sockmeter_log(const char *path, int64_t pid)
 		/* Named after the process (%p): its own log, even empty
 		 * (opened before it wrote: kept open before a sandbox) or
 		 * torn in its first line (killed while writing it). */
-		if (name_has_pid(path, pid) ||
+		if ((by_name && name_has_pid(path, pid)) ||
 		    strncmp(buf, "{\"type\":\"", 9) == 0 ||
 		    (buf[0] >= '0' && buf[0] <= '9' &&
 		     strstr(buf, "Z sockmeter ")))
@@ -592,60 +670,6 @@ static void say_moved(const struct image *img, const char *log,
  * a second review's race).  Once a directory of uid's passed, nobody else
  * can put another in its place (the default's /tmp is sticky).  1 for a
  * log of another template: its directory is the user's choice. */
-/*
- * The directory of path, opened (O_PATH) with no link followed anywhere on
- * the way (openat2's RESOLVE_NO_SYMLINKS), for a file root makes there:
- * a kept path's directories may be the dropped user's, who could swap
- * one for a link to /etc/bash_completion.d (a reviewer's proof), where
- * the live process, which kept its log open, never looked again.  Its
- * base name into *base.  The fd, or -1 with errno (ELOOP: a link on the
- * way; ENOSYS: before Linux 5.6: nothing is made).
- */
-static long open_dir_unlinked(const char *path, const char **base)
-{
-	char dir[sizeof(((struct state_header *)0)->log_path)];
-	const char *slash = strrchr(path, '/');
-	struct open_how how;
-
-	if (path[0] != '/' || !slash || !slash[1] ||
-	    (size_t)(slash - path) >= sizeof(dir)) {
-		errno = EINVAL;
-		return -1;
-	}
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	*base = slash + 1;
-	return SM_SYSCALL(SYS_openat2, AT_FDCWD, slash == path ? "/" : dir,
-			  &how, sizeof(how));
-}
-
-/*
- * Whether path lies in the default directory of the recovering user
- * itself (root's: /tmp/sockmeter-0), found to be that user's, closed to
- * others and no link: decided from nothing the state file says (its
- * config's template and its header's uid are its process's to rewrite: a
- * reviewer's proof made root's recovery take /etc/bash_completion.d for a
- * default directory so).
- */
-static bool in_own_default_dir(const char *path)
-{
-	char dir[sizeof(((struct state_header *)0)->log_path)];
-	const char *slash = strrchr(path, '/');
-	struct stat sb;
-
-	if (sink_expand(CONFIG_DEFAULT_DIR, 0, "", 0,
-			procns_uid_outer((unsigned)geteuid()), dir,
-			sizeof(dir)) != 0 ||
-	    !slash || (size_t)(slash - path) != strlen(dir) ||
-	    strncmp(path, dir, strlen(dir)) != 0)
-		return false;
-	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
-}
-
 static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 {
 	char dir[sizeof(((struct state_header *)0)->log_path)];
@@ -843,7 +867,8 @@ static int root_append(struct image *img, const char *fallback, int format,
 	bool prom = format == FORMAT_PROMETHEUS;
 	long fd = prom || marked || refused
 			  ? -1
-			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid);
+			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid,
+					       may_make);
 	/* The automatic scans' word on records put elsewhere than the log
 	 * their process named (recover_opts's moved): said once they are
 	 * written, or once they could not be. */

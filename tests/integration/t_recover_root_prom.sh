@@ -135,9 +135,12 @@ with open(sys.argv[1], "r+b") as f:
 PYEOF
 }
 
-# nothing_there FORMAT NAME REWRITE - killed before its first record
-# (nothing there yet); REWRITE: the header names NAME only after a
-# rewrite (else NAME is the path the process kept).
+# nothing_there FORMAT NAME REWRITE [EMPTY] - killed before its first
+# record (nothing there yet); REWRITE: the header names NAME only after a
+# rewrite (else NAME is the path the process kept).  EMPTY: an empty file
+# of that name is there (a log opened before it was written, or a file of
+# root's that a rewritten header points at): appended to at the kept
+# path, left empty at a rewritten one (a name alone proves nothing).
 nothing_there() {
 	local pid f kept rec
 	pid=$(run "prom/kept.%p.$1" 0 60 "$2")
@@ -153,10 +156,15 @@ nothing_there() {
 		f=$T/prom/other.$pid.$1
 		header_says "$pid" "$f"
 	fi
+	[ -n "${4:-}" ] && : >"$f"
 	recover
 	[ -e "$kept" ] && [ "$f" != "$kept" ] && fail "$2: root made the kept path for a header naming another"
 	if [ "$3" = rewrite ]; then
-		[ -e "$f" ] && fail "$2: root made $f where a rewritten header said"
+		if [ -n "${4:-}" ]; then
+			[ -s "$f" ] && fail "$2: root appended to an empty $f a rewritten header named: $(cat "$f")"
+		else
+			[ -e "$f" ] && fail "$2: root made $f where a rewritten header said"
+		fi
 		grep -q "is not a sockmeter" "$T/recover.out" ||
 			fail "$2, rewritten: recover said: $(cat "$T/recover.out")"
 		rec=$(one_log "$T/state/$pid-*.recovered.log")
@@ -174,16 +182,42 @@ nothing_there prom prometheus kept
 nothing_there log text kept
 nothing_there prom prometheus rewrite
 nothing_there log text rewrite
+nothing_there log text kept empty
+nothing_there log text rewrite empty
 
 # The kept path, a directory on it swapped for a link (by the user the
 # process became, who owned it): nothing made through the link (a
 # reviewer's proof, into a directory of root's).
-mkdir -p "$T/ud/sub"
-pid=$(run 'ud/sub/swap.%p.log' 0 60 text)
-mv "$T/ud/sub" "$T/ud/sub.old"
-ln -s "$T/prom" "$T/ud/sub"
+# swapped EMPTY - EMPTY: an empty file of the name is there, through the
+# link (one of root's): not appended to either.
+swapped() {
+	rm -rf "$T/ud"
+	mkdir -p "$T/ud/sub"
+	pid=$(run 'ud/sub/swap.%p.log' 0 60 text)
+	mv "$T/ud/sub" "$T/ud/sub.old"
+	ln -s "$T/prom" "$T/ud/sub"
+	rm -f "$T/prom/swap.$pid.log"
+	[ "$1" = empty ] && : >"$T/prom/swap.$pid.log"
+	recover
+	if [ "$1" = empty ]; then
+		[ -s "$T/prom/swap.$pid.log" ] && fail "root appended through a link swapped in on the kept path"
+	else
+		[ -e "$T/prom/swap.$pid.log" ] && fail "root made a file through a link swapped in on the kept path"
+	fi
+	rec=$(one_log "$T/state/$pid-*.recovered.log")
+	grep -q "exit end=killed .*pid=$pid " "$rec" || fail "swapped: no killed record in $rec: $(cat "$rec")"
+}
+swapped nothing
+swapped empty
+
+# A log through a link on the way (a kept /var/run/...), written before
+# the kill: appended to, as it shows it is a log.
+mkdir -p "$T/real"
+ln -s "$T/real" "$T/via"
+pid=$(run 'via/l.%p.log' 1 0.2 text)
+f=$T/real/l.$pid.log
+grep -q "pid=$pid " "$f" || fail "through a link: no interval record before the kill (the test needs one): $(cat "$f")"
 recover
-[ -e "$T/prom/swap.$pid.log" ] && fail "root made a file through a link swapped in on the kept path"
-rec=$(one_log "$T/state/$pid-*.recovered.log")
-grep -q "exit end=killed .*pid=$pid " "$rec" || fail "swapped: no killed record in $rec: $(cat "$rec")"
+grep -q "exit end=killed .*pid=$pid " "$f" || fail "through a link: the log was not appended to: $(cat "$T/recover.out")"
+ls "$T/state" | grep -q 'recovered' && fail "through a link: records beside the state file too: $(ls "$T/state")"
 exit 0

@@ -58,6 +58,11 @@ static int state_open_meter(struct state *st, struct meter *m, uint32_t cap)
 		return 2;
 	snprintf(st->hdr->log_path, sizeof(st->hdr->log_path), "%s",
 		 m->sink.path);
+	/* And a root process keeps it (preload/durable.c: keep_if_root),
+	 * so that root's recovery believes a log there that is still
+	 * empty. */
+	if (geteuid() == 0)
+		state_keep_log_path(st, m->sink.path);
 	return 0;
 }
 
