@@ -13,8 +13,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -485,34 +485,103 @@ static void distrust_exposed(struct image *img, const char *claim,
 	img->hdr.uid = (uint32_t)procns_uid_outer((unsigned)geteuid());
 }
 
+/* Links a walk follows at most (the kernel's own bound). */
+#define WALK_LINKS_MAX 40
+
 /*
- * The directory of path, opened (O_PATH) with no link followed anywhere on
- * the way (openat2's RESOLVE_NO_SYMLINKS), for a file root makes there:
- * a kept path's directories may be the dropped user's, who could swap
- * one for a link to /etc/bash_completion.d (a reviewer's proof), where
- * the live process, which kept its log open, never looked again.  Its
- * base name into *base.  The fd, or -1 with errno (ELOOP: a link on the
- * way; ENOSYS: before Linux 5.6: nothing is made).
+ * The directory of path, opened (O_PATH), for a file root makes there or
+ * believes by its name: reached with no link on the way but one only
+ * root could have put there (a link of root's, in a directory of root's
+ * closed to others: /var/run -> /run, a symlinked /var/log), whose
+ * target is walked by the same rule, one component at a time.  A kept
+ * path's directories may be the dropped user's, who could swap one for a
+ * link to /etc/bash_completion.d (a reviewer's proof), where the live
+ * process, which kept its log open, never looked again; a link in a
+ * directory of theirs, or in a sticky /tmp, is not followed.  No openat2
+ * needed (before 2026-12-07 this was RESOLVE_NO_SYMLINKS, which refused
+ * every link, root's /var/run too, and Linux before 5.6).  Its base
+ * name into *base.  The fd, or -1 with errno (ELOOP: a link someone else
+ * could have put on the way, or too many links; ENOENT, ENOTDIR).
  */
-static long open_dir_unlinked(const char *path, const char **base)
+static long open_dir_trusted(const char *path, const char **base)
 {
-	char dir[sizeof(((struct state_header *)0)->log_path)];
+	char rest[PATH_MAX], target[PATH_MAX], name[NAME_MAX + 1];
 	const char *slash = strrchr(path, '/');
-	struct open_how how;
+	unsigned links = 0;
+	size_t at = 0, len, tail;
+	struct stat db, lb;
+	long cur, next, n;
+	int err;
 
 	if (path[0] != '/' || !slash || !slash[1] ||
-	    (size_t)(slash - path) >= sizeof(dir)) {
+	    (size_t)(slash - path) >= sizeof(rest)) {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	memset(&how, 0, sizeof(how));
-	how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	memcpy(rest, path, (size_t)(slash - path));
+	rest[slash - path] = '\0';
 	*base = slash + 1;
-	return SM_SYSCALL(SYS_openat2, AT_FDCWD, slash == path ? "/" : dir,
-			  &how, sizeof(how));
+	cur = sys_open("/", O_PATH | O_DIRECTORY);
+	while (cur >= 0) {
+		while (rest[at] == '/')
+			at++;
+		if (!rest[at])
+			return cur;
+		len = strcspn(rest + at, "/");
+		if (len > NAME_MAX) {
+			err = ENAMETOOLONG;
+			break;
+		}
+		memcpy(name, rest + at, len);
+		name[len] = '\0';
+		at += len;
+		if (strcmp(name, ".") == 0)
+			continue;
+		next = SM_SYSCALL(SYS_openat, cur, name,
+				  O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (next < 0 || fstat((int)next, &lb) != 0) {
+			err = errno;
+			if (next >= 0)
+				SM_SYSCALL(SYS_close, next);
+			break;
+		}
+		if (S_ISDIR(lb.st_mode)) {
+			SM_SYSCALL(SYS_close, cur);
+			cur = next;
+			continue;
+		}
+		/* A link: root's, in a directory of root's closed to others
+		 * (nobody else could have put it there), else refused. */
+		err = S_ISLNK(lb.st_mode) ? ELOOP : ENOTDIR;
+		n = -1;
+		if (S_ISLNK(lb.st_mode) && ++links <= WALK_LINKS_MAX &&
+		    lb.st_uid == geteuid() && fstat((int)cur, &db) == 0 &&
+		    db.st_uid == geteuid() && !(db.st_mode & 022)) {
+			n = SM_SYSCALL(SYS_readlinkat, next, "", target,
+				       sizeof(target));
+			err = n < 0 ? errno : ENAMETOOLONG;
+		}
+		SM_SYSCALL(SYS_close, next);
+		tail = strlen(rest + at);
+		if (n <= 0 || (size_t)n >= sizeof(target) ||
+		    (size_t)n + 1 + tail >= sizeof(rest))
+			break;
+		/* The rest of the way is now the target's, then what was
+		 * left: "TARGET/REST". */
+		memmove(rest + n + 1, rest + at, tail + 1);
+		memcpy(rest, target, (size_t)n);
+		rest[n] = '/';
+		at = 0;
+		if (target[0] == '/') {
+			SM_SYSCALL(SYS_close, cur);
+			cur = sys_open("/", O_PATH | O_DIRECTORY);
+		}
+	}
+	if (cur >= 0) {
+		SM_SYSCALL(SYS_close, cur);
+		errno = err;
+	}
+	return -1;
 }
 
 /*
@@ -591,7 +660,7 @@ static long open_sockmeter_log(const char *path, int64_t pid, bool by_name)
 	 * records whose program name is "$(...)".  A link on the way (a
 	 * kept /var/run/...): the file must show it is a log. */
 	if (by_name) {
-		dfd = open_dir_unlinked(path, &base);
+		dfd = open_dir_trusted(path, &base);
 		if (dfd >= 0) {
 			fd = open_regular_at((int)dfd, base, O_RDWR | O_APPEND);
 			err = errno;
@@ -803,9 +872,9 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
 		r = 1;
 	} else {
 		/* Made only in the directory reached with no link on the
-		 * way (open_dir_unlinked): the very one looked at. */
+		 * way (open_dir_trusted): the very one looked at. */
 		const char *b;
-		long ufd = open_dir_unlinked(path, &b);
+		long ufd = open_dir_trusted(path, &b);
 		struct stat ub;
 
 		if (fstat((int)dfd, &sb) != 0 || ufd < 0 ||
@@ -895,7 +964,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	if (fd == -2 - ENOENT && may_make &&
 	    name_has_pid(img->hdr.log_path, img->hdr.pid)) {
 		const char *base;
-		long dfd = open_dir_unlinked(img->hdr.log_path, &base);
+		long dfd = open_dir_trusted(img->hdr.log_path, &base);
 
 		if (dfd < 0 && errno == ENOENT)
 			return -ENOENT; /* its directory gone: later */

@@ -18,7 +18,10 @@
 # one its header names alone (a process that dropped root unseen could
 # rewrite it, to a directory whose every file a shell sources, with a
 # program name "$(...)": a reviewer's proof), and never through a link on
-# the way (one swapped in by the user a process became).
+# the way that someone else could have put there (one swapped in by the
+# user a process became), while root's own link (/var/run -> /run) is
+# followed.  An existing empty log is appended to only where root may
+# make one; a log through a link, once it holds a record.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (root's recovery)"
@@ -185,30 +188,50 @@ nothing_there log text rewrite
 nothing_there log text kept empty
 nothing_there log text rewrite empty
 
-# The kept path, a directory on it swapped for a link (by the user the
-# process became, who owned it): nothing made through the link (a
-# reviewer's proof, into a directory of root's).
-# swapped EMPTY - EMPTY: an empty file of the name is there, through the
-# link (one of root's): not appended to either.
+# The kept path, a directory on it swapped for a link by the user the
+# process became: nothing made, or appended to, through the link (a
+# reviewer's proof, into a directory of root's).  A link is followed only
+# where nobody but root could have put it: root's, in a directory of
+# root's closed to others.
+# swapped WHOSE EMPTY - WHOSE: "dir", the directory holding the link is
+# the user's (the link root's: the directory decides); "link", the link
+# is the user's in a directory of root's.  EMPTY: an empty file of the
+# name is there, through the link (one of root's): not appended to.
 swapped() {
 	rm -rf "$T/ud"
 	mkdir -p "$T/ud/sub"
 	pid=$(run 'ud/sub/swap.%p.log' 0 60 text)
 	mv "$T/ud/sub" "$T/ud/sub.old"
 	ln -s "$T/prom" "$T/ud/sub"
+	if [ "$1" = dir ]; then chown nobody "$T/ud"; else chown -h nobody "$T/ud/sub"; fi
 	rm -f "$T/prom/swap.$pid.log"
-	[ "$1" = empty ] && : >"$T/prom/swap.$pid.log"
+	[ "$2" = empty ] && : >"$T/prom/swap.$pid.log"
 	recover
-	if [ "$1" = empty ]; then
-		[ -s "$T/prom/swap.$pid.log" ] && fail "root appended through a link swapped in on the kept path"
+	if [ "$2" = empty ]; then
+		[ -s "$T/prom/swap.$pid.log" ] && fail "$1: root appended through a link swapped in on the kept path"
 	else
-		[ -e "$T/prom/swap.$pid.log" ] && fail "root made a file through a link swapped in on the kept path"
+		[ -e "$T/prom/swap.$pid.log" ] && fail "$1: root made a file through a link swapped in on the kept path"
 	fi
 	rec=$(one_log "$T/state/$pid-*.recovered.log")
 	grep -q "exit end=killed .*pid=$pid " "$rec" || fail "swapped: no killed record in $rec: $(cat "$rec")"
 }
-swapped nothing
-swapped empty
+swapped dir nothing
+swapped dir empty
+swapped link nothing
+
+# A kept path through root's own link (/var/run -> /run), in a directory
+# of root's closed to others, killed before its first record: the log is
+# made at the link's target (before 2026-12-07, beside the state file).
+ln -s "$T/prom" "$T/rl"
+pid=$(run 'rl/via.%p.log' 0 60 text)
+if "$PY" -c 'import os, sys; os.getxattr(sys.argv[1], "trusted.sockmeter.log")' \
+	"$(one_log "$T/state/$pid-*.state")" 2>/dev/null; then
+	recover
+	f=$T/prom/via.$pid.log
+	grep -q "exit end=killed .*pid=$pid " "$f" 2>/dev/null ||
+		fail "root's link: the kept log was not made: $(cat "$T/recover.out")"
+	ls "$T/state" | grep -q 'recovered' && fail "root's link: records beside the state file: $(ls "$T/state")"
+fi
 
 # A log through a link on the way (a kept /var/run/...), written before
 # the kill: appended to, as it shows it is a log.
