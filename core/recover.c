@@ -23,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -489,6 +490,27 @@ static void distrust_exposed(struct image *img, const char *claim,
 #define WALK_LINKS_MAX 40
 
 /*
+ * Whether a link in the directory dfd is one only root could have put
+ * there: the directory root's (the recoverer's) and closed to others, on
+ * a file system mounted without nosuid.  The mounts a user may make
+ * (FUSE through fusermount, udisks, fstab's "user") are all nosuid, and
+ * on them any owner can be claimed: a FUSE server (mounted allow_other
+ * on a directory of a kept path that is the user's) reports a link of
+ * root's in a directory of root's, to /etc/bash_completion.d, as it
+ * likes.  A link on a nosuid mount of root's own (a systemd /run, /tmp)
+ * is not followed either: the records go beside the state file.
+ */
+static bool link_dir_trusted(long dfd)
+{
+	struct stat sb;
+	struct statvfs sv;
+
+	return fstat((int)dfd, &sb) == 0 && sb.st_uid == geteuid() &&
+	       !(sb.st_mode & 022) && fstatvfs((int)dfd, &sv) == 0 &&
+	       !(sv.f_flag & ST_NOSUID);
+}
+
+/*
  * The directory of path, opened (O_PATH), for a file root makes there or
  * believes by its name: reached with no link on the way but one only
  * root could have put there (a link of root's, in a directory of root's
@@ -509,7 +531,7 @@ static long open_dir_trusted(const char *path, const char **base)
 	const char *slash = strrchr(path, '/');
 	unsigned links = 0;
 	size_t at = 0, len, tail;
-	struct stat db, lb;
+	struct stat lb;
 	long cur, next, n;
 	int err;
 
@@ -550,13 +572,12 @@ static long open_dir_trusted(const char *path, const char **base)
 			cur = next;
 			continue;
 		}
-		/* A link: root's, in a directory of root's closed to others
-		 * (nobody else could have put it there), else refused. */
+		/* A link: root's, where nobody else could have put it
+		 * (link_dir_trusted), else refused. */
 		err = S_ISLNK(lb.st_mode) ? ELOOP : ENOTDIR;
 		n = -1;
 		if (S_ISLNK(lb.st_mode) && ++links <= WALK_LINKS_MAX &&
-		    lb.st_uid == geteuid() && fstat((int)cur, &db) == 0 &&
-		    db.st_uid == geteuid() && !(db.st_mode & 022)) {
+		    lb.st_uid == geteuid() && link_dir_trusted(cur)) {
 			n = SM_SYSCALL(SYS_readlinkat, next, "", target,
 				       sizeof(target));
 			err = n < 0 ? errno : ENAMETOOLONG;
