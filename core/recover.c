@@ -23,6 +23,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -96,7 +97,14 @@ static long open_regular_at(int dfd, const char *path, int flags)
 		      O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0)
 		return -1;
-	if (fstat((int)pfd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+	if (fstat((int)pfd, &sb) != 0) {
+		int err = errno;
+
+		SM_SYSCALL(SYS_close, pfd);
+		errno = err;
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
 		SM_SYSCALL(SYS_close, pfd);
 		errno = S_ISLNK(sb.st_mode) ? ELOOP : EINVAL;
 		return -1;
@@ -488,42 +496,72 @@ static void distrust_exposed(struct image *img, const char *claim,
 
 /* Links a walk follows at most (the kernel's own bound). */
 #define WALK_LINKS_MAX 40
+/* File systems whose owners say nothing of who put a link there: FUSE
+ * (and fuseblk), whose server reports what it likes, and procfs, whose
+ * fd and cwd links are a process's own choice. */
+#define WALK_FUSE_MAGIC 0x65735546L
+#define WALK_PROC_MAGIC 0x9fa0L
+
+/* Whether the directory dfd is held by root (the recoverer): root's, and
+ * closed to others or sticky (/tmp), so that nobody else can rename or
+ * replace what is in it. */
+static bool dir_held(long dfd)
+{
+	struct stat sb;
+
+	return fstat((int)dfd, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+	       sb.st_uid == geteuid() &&
+	       (!(sb.st_mode & 022) || (sb.st_mode & S_ISVTX));
+}
 
 /*
  * Whether a link in the directory dfd is one only root could have put
- * there: the directory root's (the recoverer's) and closed to others, on
- * a file system mounted without nosuid.  The mounts a user may make
- * (FUSE through fusermount, udisks, fstab's "user") are all nosuid, and
- * on them any owner can be claimed: a FUSE server (mounted allow_other
- * on a directory of a kept path that is the user's) reports a link of
- * root's in a directory of root's, to /etc/bash_completion.d, as it
- * likes.  A link on a nosuid mount of root's own (a systemd /run, /tmp)
- * is not followed either: the records go beside the state file.
+ * there: the directory root's and closed to others (not a sticky /tmp,
+ * where anyone makes links), on a file system mounted without nosuid and
+ * neither FUSE nor procfs.  The mounts a user may make (FUSE through
+ * fusermount, udisks, fstab's "user") are all nosuid, and on them any
+ * owner can be claimed: a FUSE server mounted allow_other on a directory
+ * of a kept path that is the user's reports a link of root's in a
+ * directory of root's, to /etc/bash_completion.d, as it likes (a
+ * reviewer's proof).  A link on a nosuid mount of root's own (a systemd
+ * /run, /tmp) is not followed either: the records go beside the state
+ * file.
  */
 static bool link_dir_trusted(long dfd)
 {
 	struct stat sb;
-	struct statvfs sv;
+	struct statfs sf;
 
 	return fstat((int)dfd, &sb) == 0 && sb.st_uid == geteuid() &&
-	       !(sb.st_mode & 022) && fstatvfs((int)dfd, &sv) == 0 &&
-	       !(sv.f_flag & ST_NOSUID);
+	       !(sb.st_mode & 022) && fstatfs((int)dfd, &sf) == 0 &&
+	       !(sf.f_flags & ST_NOSUID) &&
+	       (long)sf.f_type != WALK_FUSE_MAGIC &&
+	       (long)sf.f_type != WALK_PROC_MAGIC;
+}
+
+/* An error of a walk or an open that a later recovery may not meet: the
+ * state file waits for it (a refused path puts the records beside it). */
+static bool passing_err(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR;
 }
 
 /*
  * The directory of path, opened (O_PATH), for a file root makes there or
  * believes by its name: reached with no link on the way but one only
- * root could have put there (a link of root's, in a directory of root's
- * closed to others: /var/run -> /run, a symlinked /var/log), whose
- * target is walked by the same rule, one component at a time.  A kept
- * path's directories may be the dropped user's, who could swap one for a
- * link to /etc/bash_completion.d (a reviewer's proof), where the live
- * process, which kept its log open, never looked again; a link in a
- * directory of theirs, or in a sticky /tmp, is not followed.  No openat2
- * needed (before 2026-12-07 this was RESOLVE_NO_SYMLINKS, which refused
- * every link, root's /var/run too, and Linux before 5.6).  Its base
- * name into *base.  The fd, or -1 with errno (ELOOP: a link someone else
- * could have put on the way, or too many links; ENOENT, ENOTDIR).
+ * root could have put there, whose target is walked by the same rule,
+ * one component at a time: a link of root's (link_dir_trusted), with
+ * every directory from "/" down to it held by root (dir_held:
+ * /var/run -> /run, a symlinked /var/log).  A kept path's directories may
+ * be the dropped user's, who could swap one for a link to
+ * /etc/bash_completion.d (a reviewer's proof), where the live process,
+ * which kept its log open, never looked again; a link in a directory of
+ * theirs, or anywhere below one, or in a sticky /tmp, is not followed.
+ * No openat2 needed (before 2026-12-07 this was RESOLVE_NO_SYMLINKS,
+ * which refused every link, root's /var/run too, and Linux before 5.6).
+ * Its base name into *base.  The fd, or -1 with errno (ELOOP: a link
+ * someone else could have put on the way, or too many links; ENOENT,
+ * ENOTDIR; passing_err's).
  */
 static long open_dir_trusted(const char *path, const char **base)
 {
@@ -533,6 +571,7 @@ static long open_dir_trusted(const char *path, const char **base)
 	size_t at = 0, len, tail;
 	struct stat lb;
 	long cur, next, n;
+	bool held;
 	int err;
 
 	if (path[0] != '/' || !slash || !slash[1] ||
@@ -544,6 +583,7 @@ static long open_dir_trusted(const char *path, const char **base)
 	rest[slash - path] = '\0';
 	*base = slash + 1;
 	cur = sys_open("/", O_PATH | O_DIRECTORY);
+	held = cur >= 0 && dir_held(cur);
 	while (cur >= 0) {
 		while (rest[at] == '/')
 			at++;
@@ -570,13 +610,14 @@ static long open_dir_trusted(const char *path, const char **base)
 		if (S_ISDIR(lb.st_mode)) {
 			SM_SYSCALL(SYS_close, cur);
 			cur = next;
+			held = held && dir_held(cur);
 			continue;
 		}
-		/* A link: root's, where nobody else could have put it
-		 * (link_dir_trusted), else refused. */
+		/* A link: root's, where nobody else could have put it,
+		 * else refused. */
 		err = S_ISLNK(lb.st_mode) ? ELOOP : ENOTDIR;
 		n = -1;
-		if (S_ISLNK(lb.st_mode) && ++links <= WALK_LINKS_MAX &&
+		if (S_ISLNK(lb.st_mode) && ++links <= WALK_LINKS_MAX && held &&
 		    lb.st_uid == geteuid() && link_dir_trusted(cur)) {
 			n = SM_SYSCALL(SYS_readlinkat, next, "", target,
 				       sizeof(target));
@@ -596,6 +637,7 @@ static long open_dir_trusted(const char *path, const char **base)
 		if (target[0] == '/') {
 			SM_SYSCALL(SYS_close, cur);
 			cur = sys_open("/", O_PATH | O_DIRECTORY);
+			held = cur >= 0 && dir_held(cur);
 		}
 	}
 	if (cur >= 0) {
@@ -687,6 +729,8 @@ static long open_sockmeter_log(const char *path, int64_t pid, bool by_name)
 			err = errno;
 			SM_SYSCALL(SYS_close, dfd);
 			errno = err;
+		} else if (passing_err(errno)) {
+			return -2 - errno; /* later */
 		} else {
 			by_name = false;
 		}
@@ -898,9 +942,11 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
 		long ufd = open_dir_trusted(path, &b);
 		struct stat ub;
 
-		if (fstat((int)dfd, &sb) != 0 || ufd < 0 ||
-		    fstat((int)ufd, &ub) != 0 || ub.st_dev != sb.st_dev ||
-		    ub.st_ino != sb.st_ino)
+		if (ufd < 0)
+			r = passing_err(errno) ? -errno : 1;
+		else if (fstat((int)dfd, &sb) != 0 ||
+			 fstat((int)ufd, &ub) != 0 || ub.st_dev != sb.st_dev ||
+			 ub.st_ino != sb.st_ino)
 			r = 1;
 		if (ufd >= 0)
 			SM_SYSCALL(SYS_close, ufd);
@@ -952,13 +998,18 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * whose every file a shell sources (/etc/bash_completion.d), and a
 	 * rewritten header's program name can be "$(...)" (a reviewer's
 	 * proof, with a textfile and with a log). */
-	bool may_make = in_own_default_dir(img->hdr.log_path) || img->kept;
+	/* The pid a name must hold: the state file name's (its process
+	 * cannot rewrite it: else a header's pid would have root make, or
+	 * append to, another process's log in its default directory, a
+	 * reviewer's proof); a kept path is the process's own word. */
+	int64_t pid = img->kept ? img->hdr.pid : img->name_pid;
+	bool may_make = img->kept ||
+			(pid >= 0 && in_own_default_dir(img->hdr.log_path));
 	bool marked = strcmp(img->hdr.log_path, fallback) == 0;
 	bool prom = format == FORMAT_PROMETHEUS;
 	long fd = prom || marked || refused
 			  ? -1
-			  : open_sockmeter_log(img->hdr.log_path, img->hdr.pid,
-					       may_make);
+			  : open_sockmeter_log(img->hdr.log_path, pid, may_make);
 	/* The automatic scans' word on records put elsewhere than the log
 	 * their process named (recover_opts's moved): said once they are
 	 * written, or once they could not be. */
@@ -983,12 +1034,13 @@ static int root_append(struct image *img, const char *fallback, int format,
 	 * for any recovery: the state file is kept for a later one.  None
 	 * yet anywhere else: beside the state file. */
 	if (fd == -2 - ENOENT && may_make &&
-	    name_has_pid(img->hdr.log_path, img->hdr.pid)) {
+	    name_has_pid(img->hdr.log_path, pid)) {
 		const char *base;
 		long dfd = open_dir_trusted(img->hdr.log_path, &base);
 
-		if (dfd < 0 && errno == ENOENT)
-			return -ENOENT; /* its directory gone: later */
+		/* Its directory gone, or no fd or memory left: later. */
+		if (dfd < 0 && (errno == ENOENT || passing_err(errno)))
+			return -errno;
 		fd = -1;
 		if (dfd >= 0) {
 			fd = SM_SYSCALL(SYS_openat, dfd, base,

@@ -193,6 +193,44 @@ nothing_there log text rewrite empty
 # reviewer's proof, into a directory of root's).  A link is followed only
 # where nobody but root could have put it: root's, in a directory of
 # root's closed to others.
+# In root's own default directory, a header rewritten to another pid
+# and a log of that pid's name: neither that process's empty log there
+# (CASE empty) nor a new file of its name (CASE new) gets the records: a
+# name must hold the state file name's pid (a reviewer's proof; before,
+# the header's pid was enough).
+other_pid() {
+	local other=$((4000000 + RANDOM)) dd=/tmp/sockmeter-0 f wrote
+	mkdir -p -m 700 "$dd"
+	rm -rf "$T/state"
+	mkdir -p "$T/state"
+	env LD_PRELOAD="$LIB" SOCKMETER_INTERVAL=60 SOCKMETER_STATE="$T/state" \
+		"$PY" "$T/killme.py" 0 >/dev/null 2>"$T/prog.err" &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	f=$dd/sshd.$other.log
+	rm -f "$f"
+	[ "$1" = empty ] && : >"$f"
+	"$PY" - "$(one_log "$T/state/$pid-*.state")" "$other" <<'PYEOF'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(24)
+    f.write(struct.pack("<q", int(sys.argv[2])))
+PYEOF
+	header_says "$pid" "$f"
+	recover
+	wrote=$(cat "$f" 2>/dev/null || echo "(none)")
+	rm -f "$f" "$dd/python3.$pid.log"
+	if [ "$1" = empty ]; then
+		[ -n "$wrote" ] && fail "root appended to another pid's empty log in its default directory: $wrote"
+	else
+		[ "$wrote" = "(none)" ] || fail "root made a log of another pid's name in its default directory: $wrote"
+	fi
+	rec=$(one_log "$T/state/$pid-*.recovered.log")
+	grep -q "exit end=killed .*pid=$other " "$rec" || fail "other pid, $1: no killed record in $rec: $(cat "$rec")"
+}
+other_pid empty
+other_pid new
+
 # swapped WHOSE EMPTY - WHOSE: "dir", the directory holding the link is
 # the user's (the link root's: the directory decides); "link", the link
 # is the user's in a directory of root's.  EMPTY: an empty file of the
@@ -246,6 +284,23 @@ else
 	echo "$T is on a nosuid mount: root's link is not followed there, the positive case is not tested" >&2
 fi
 
+# not_followed CASE PID - root's recovery of PID (via_link's) did not
+# follow the link: nothing made at its target, the records beside the
+# state file.
+not_followed() {
+	[ -n "$2" ] || return 0
+	[ -e "$T/prom/via.$2.log" ] && fail "$1: root followed the link"
+	rec=$(one_log "$T/state/$2-*.recovered.log")
+	grep -q "exit end=killed .*pid=$2 " "$rec" || fail "$1: no killed record in $rec: $(cat "$rec")"
+}
+
+# Root's link in a directory of root's that lies in one of the user's
+# (who may have moved it there, with whatever link it holds): not
+# followed.
+mkdir -p "$T/uc/r"
+chown nobody "$T/uc"
+not_followed "below a directory of the user's" "$(via_link uc/r/)"
+
 # On a nosuid mount (what a user can mount: FUSE, which reports any
 # owner it likes, udisks, fstab's "user"), a link that looks like root's
 # in a directory that looks like root's is not followed.
@@ -253,11 +308,7 @@ mkdir -p "$T/ns"
 if mount -t tmpfs -o nosuid,mode=0755,size=64k tmpfs "$T/ns" 2>/dev/null; then
 	pid=$(via_link ns/)
 	umount "$T/ns"
-	if [ -n "$pid" ]; then
-		[ -e "$T/prom/via.$pid.log" ] && fail "root followed a link on a nosuid mount"
-		rec=$(one_log "$T/state/$pid-*.recovered.log")
-		grep -q "exit end=killed .*pid=$pid " "$rec" || fail "nosuid: no killed record in $rec: $(cat "$rec")"
-	fi
+	not_followed "on a nosuid mount" "$pid"
 else
 	echo "no tmpfs can be mounted here: the nosuid case is not tested" >&2
 fi
