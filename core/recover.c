@@ -559,11 +559,13 @@ static bool passing_err(int err)
  * theirs, or anywhere below one, or in a sticky /tmp, is not followed.
  * No openat2 needed (before 2026-12-07 this was RESOLVE_NO_SYMLINKS,
  * which refused every link, root's /var/run too, and Linux before 5.6).
- * Its base name into *base.  The fd, or -1 with errno (ELOOP: a link
- * someone else could have put on the way, or too many links; ENOENT,
- * ENOTDIR; passing_err's).
+ * Its base name into *base; into *held_out (unless NULL), whether it and
+ * every directory on the way are held by root (dir_held).  The fd, or -1
+ * with errno (ELOOP: a link someone else could have put on the way, or
+ * too many links; ENOENT, ENOTDIR; passing_err's).
  */
-static long open_dir_trusted(const char *path, const char **base)
+static long open_dir_trusted(const char *path, const char **base,
+			     bool *held_out)
 {
 	char rest[PATH_MAX], target[PATH_MAX], name[NAME_MAX + 1];
 	const char *slash = strrchr(path, '/');
@@ -587,8 +589,11 @@ static long open_dir_trusted(const char *path, const char **base)
 	while (cur >= 0) {
 		while (rest[at] == '/')
 			at++;
-		if (!rest[at])
+		if (!rest[at]) {
+			if (held_out)
+				*held_out = held;
 			return cur;
+		}
 		len = strcspn(rest + at, "/");
 		if (len > NAME_MAX) {
 			err = ENAMETOOLONG;
@@ -723,7 +728,7 @@ static long open_sockmeter_log(const char *path, int64_t pid, bool by_name)
 	 * records whose program name is "$(...)".  A link on the way (a
 	 * kept /var/run/...): the file must show it is a log. */
 	if (by_name) {
-		dfd = open_dir_trusted(path, &base);
+		dfd = open_dir_trusted(path, &base, NULL);
 		if (dfd >= 0) {
 			fd = open_regular_at((int)dfd, base, O_RDWR | O_APPEND);
 			err = errno;
@@ -939,7 +944,7 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
 		/* Made only in the directory reached with no link on the
 		 * way (open_dir_trusted): the very one looked at. */
 		const char *b;
-		long ufd = open_dir_trusted(path, &b);
+		long ufd = open_dir_trusted(path, &b, NULL);
 		struct stat ub;
 
 		if (ufd < 0)
@@ -1036,7 +1041,7 @@ static int root_append(struct image *img, const char *fallback, int format,
 	if (fd == -2 - ENOENT && may_make &&
 	    name_has_pid(img->hdr.log_path, pid)) {
 		const char *base;
-		long dfd = open_dir_trusted(img->hdr.log_path, &base);
+		long dfd = open_dir_trusted(img->hdr.log_path, &base, NULL);
 
 		/* Its directory gone, or no fd or memory left: later. */
 		if (dfd < 0 && (errno == ENOENT || passing_err(errno)))
@@ -2183,6 +2188,43 @@ static void recover_one(const char *dir, const char *name,
 }
 
 /*
+ * Whether root may recover in dir (opened as fd): it, and every
+ * directory on the way to it, held by root (dir_held: root's, closed to
+ * others or sticky), with no link on the way but root's own
+ * (open_dir_trusted).  Everything in a recovery goes through paths under
+ * dir (the claim's rename, the image, the file beside the state file
+ * that a refused log's records go to): a directory on the way that a
+ * user owns (a user's /dev/shm/sockmeter-UID) could be swapped for a
+ * link at any moment, between the fallback's name being made and its
+ * open, to /etc/bash_completion.d (a reviewer's proof, with a root state
+ * file whose header a dropped process rewrote).  A user's files in a
+ * user's directory are left alone by root anyway (recover_one).
+ */
+static bool root_holds_dir(const char *dir, long fd)
+{
+	char path[CONFIG_PATH_MAX + 8], cwd[CONFIG_PATH_MAX];
+	struct stat a, b;
+	const char *base;
+	bool held = false;
+	long t;
+
+	if (dir[0] == '/')
+		cwd[0] = '\0';
+	else if (!getcwd(cwd, sizeof(cwd)))
+		return false;
+	if ((size_t)snprintf(path, sizeof(path), "%s%s%s/.", cwd,
+			     cwd[0] ? "/" : "", dir) >= sizeof(path))
+		return false;
+	t = open_dir_trusted(path, &base, &held);
+	if (t < 0)
+		return false;
+	held = held && fstat((int)t, &a) == 0 && fstat((int)fd, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	SM_SYSCALL(SYS_close, t);
+	return held;
+}
+
+/*
  * The directory is read with getdents64 into the stack, not opendir: the
  * automatic scan runs in the ticker, and opendir's malloc would give the
  * ticker an arena of its own, a region of written pages every fork of the
@@ -2209,6 +2251,17 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 
 		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
 		return -err;
+	}
+	if (geteuid() == 0 && !root_holds_dir(dir, fd)) {
+		say(o,
+		    "sockmeter recover: %s: a directory that someone other "
+		    "than root could change or swap (or reached through one, "
+		    "or through a link root did not make): root recovers "
+		    "only where nobody else can move its files; left alone "
+		    "(a user's state directory is that user's to recover)",
+		    dir);
+		SM_SYSCALL(SYS_close, fd);
+		return -EPERM;
 	}
 	while (o->retry_unwritten &&
 	       (n = SM_SYSCALL(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {

@@ -1,0 +1,74 @@
+# Root's recovery works only in a state directory that nobody but root can
+# change or swap: it, and every directory on the way to it, root's and
+# closed to others (or sticky), reached through no link but root's own.
+# Everything in a recovery goes through paths under the directory (the
+# claim's rename, the image, the file beside the state file that a
+# refused log's records go to), and a directory on the way that a user
+# owns (a user's /dev/shm/sockmeter-UID) could be swapped for a link to
+# /etc/bash_completion.d between two of those steps (a reviewer's proof:
+# root made a file there whose program name "$(...)" a root shell ran).
+# A python3 program under the preload, as root, with its state directory
+# in a directory of nobody's, moves 1,000 bytes and kills itself: root's
+# recovery of that state directory says why it leaves it alone and
+# writes nothing; once the directory on the way is root's again, the same
+# recovery writes the killed record, with the bytes.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (root's recovery)"
+umask 022
+cat >"$T/killme.py" <<'PYEOF'
+import os, signal, socket
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+c.sendall(b"x" * 1000)
+got = 0
+while got < 1000:
+    got += len(s.recv(65536))
+os.kill(os.getpid(), signal.SIGKILL)
+PYEOF
+mkdir -p "$T/u/st"
+chmod 700 "$T/u/st"
+chown nobody "$T/u"
+env LD_PRELOAD="$LIB" SOCKMETER_INTERVAL=60 SOCKMETER_STATE="$T/u/st" \
+	SOCKMETER_LOG="$T/x.%p.log" "$PY" "$T/killme.py" >/dev/null 2>"$T/prog.err" &
+pid=$!
+wait "$pid" 2>/dev/null
+sf=$(one_log "$T/u/st/$pid-*.state")
+
+# recover DIR - root's sockmeter recover of DIR, its messages in
+# $T/recover.out; its status.
+recover() {
+	"$SM_TOP/build/sockmeter-recover" "$1" >"$T/recover.out" 2>&1
+}
+
+recover "$T/u/st"
+grep -q "someone other than root could change or swap" "$T/recover.out" ||
+	fail "under a directory of nobody's, recover said: $(cat "$T/recover.out")"
+[ -e "$sf" ] || fail "under a directory of nobody's, the state file was taken: $(ls "$T/u/st")"
+[ -s "$T/x.$pid.log" ] && fail "under a directory of nobody's, records written: $(cat "$T/x.$pid.log")"
+ls "$T/u/st" | grep -q recovered && fail "under a directory of nobody's, records beside the state file: $(ls "$T/u/st")"
+
+# Through a link of nobody's, in a directory of nobody's, to a directory
+# root holds: left alone too.
+mkdir -p "$T/r"
+chmod 755 "$T/r"
+mv "$T/u/st" "$T/r/st"
+ln -s "$T/r/st" "$T/u/ln"
+chown -h nobody "$T/u/ln"
+recover "$T/u/ln"
+grep -q "someone other than root could change or swap" "$T/recover.out" ||
+	fail "through a link of nobody's, recover said: $(cat "$T/recover.out")"
+[ -e "$T/r/st/${sf##*/}" ] || fail "through a link of nobody's, the state file was taken"
+
+# Reached through directories of root's only (relative, as a user may
+# type it): recovered, with the bytes.
+(cd "$T/r" && "$SM_TOP/build/sockmeter-recover" st >"$T/recover.out" 2>&1) ||
+	fail "in root's directory: $(cat "$T/recover.out")"
+grep -q "exit end=killed .*pid=$pid " "$T/x.$pid.log" ||
+	fail "in root's directory: no killed record: $(cat "$T/recover.out")"
+expect_eq "recovered bytes out" "$(sed -n 's/^  totals: .* bytes_out=\([0-9]*\) .*/\1/p' "$T/x.$pid.log")" 1000
+[ -e "$T/r/st/${sf##*/}" ] && fail "in root's directory: the state file is still there"
+exit 0
