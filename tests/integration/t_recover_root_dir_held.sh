@@ -64,9 +64,14 @@ grep -q "someone other than root could change or swap" "$T/recover.out" ||
 [ -e "$T/r/st/${sf##*/}" ] || fail "through a link of nobody's, the state file was taken"
 
 # Reached through directories of root's only (relative, as a user may
-# type it): recovered, with the bytes.
-(cd "$T/r" && "$SM_TOP/build/sockmeter-recover" st >"$T/recover.out" 2>&1) ||
-	fail "in root's directory: $(cat "$T/recover.out")"
+# type it): recovered, with the bytes; a file of nobody's there is left
+# for nobody's recover, as ever.
+cp "$T/r/st/${sf##*/}" "$T/r/st/1-1.state"
+chown nobody "$T/r/st/1-1.state"
+(cd "$T/r" && "$SM_TOP/build/sockmeter-recover" st >"$T/recover.out" 2>&1)
+grep -q "1-1.state: owned by uid $(id -u nobody); left for that user's sockmeter recover" "$T/recover.out" ||
+	fail "in root's directory, nobody's file: $(cat "$T/recover.out")"
+[ -e "$T/r/st/1-1.state" ] || fail "in root's directory, nobody's file was taken"
 grep -q "exit end=killed .*pid=$pid " "$T/x.$pid.log" ||
 	fail "in root's directory: no killed record: $(cat "$T/recover.out")"
 expect_eq "recovered bytes out" "$(sed -n 's/^  totals: .* bytes_out=\([0-9]*\) .*/\1/p' "$T/x.$pid.log")" 1000

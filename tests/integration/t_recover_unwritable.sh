@@ -5,9 +5,10 @@
 # file removed); once the log can be written, the next recover run by
 # hand writes the exact exit record and removes the file.  (The log's
 # directory replaced by a file: a failure root meets too.)  And (as root)
-# another user's state file is left untouched by root's recover, which
-# says whose it is and exits 1, even once parked (not put back); that
-# user's recover writes it.  A process
+# another user's state directory is left untouched by root's recover,
+# which says it is one root does not hold (that user could swap it for a
+# link between two steps: docs/state.md) and exits 1, even once parked
+# (not put back); that user's recover writes it.  A process
 # that dropped root and was killed before its first record could have
 # rewritten its state file's header since (where its log is, whose it
 # is): root's recover creates nothing the header names (it used to create
@@ -97,8 +98,8 @@ nstate=$T/pub/st-$nuid
 before=$(ls "$nstate")
 "$launcher" recover "$nstate" >"$T/rec3" 2>&1 && st=0 || st=$?
 expect_eq "root's recover of nobody's file: status" "$st" 1
-grep -q "owned by uid $nuid; left for that user's sockmeter recover" "$T/rec3" ||
-	fail "root's recover did not say whose the file is: $(cat "$T/rec3")"
+grep -q "someone other than root could change or swap.*that user's to recover" "$T/rec3" ||
+	fail "root's recover did not say why it leaves the directory alone: $(cat "$T/rec3")"
 expect_eq "nobody's file untouched" "$(ls "$nstate")" "$before"
 # nobody's recover finds its log one it cannot append to (root's): the
 # file is parked.  Root's recover then leaves it parked: it would not
