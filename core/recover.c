@@ -496,22 +496,34 @@ static void distrust_exposed(struct image *img, const char *claim,
 
 /* Links a walk follows at most (the kernel's own bound). */
 #define WALK_LINKS_MAX 40
-/* File systems whose owners say nothing of who put a link there: FUSE
- * (and fuseblk), whose server reports what it likes, and procfs, whose
- * fd and cwd links are a process's own choice. */
-#define WALK_FUSE_MAGIC 0x65735546L
+/* File systems whose owners say nothing of who put a link or a file
+ * there: FUSE (and fuseblk, STATE_FUSE_MAGIC), whose server reports what
+ * it likes, and procfs, whose fd and cwd links are a process's own
+ * choice. */
 #define WALK_PROC_MAGIC 0x9fa0L
+
+static bool fs_says_owners(long fd)
+{
+	struct statfs sf;
+
+	return fstatfs((int)fd, &sf) == 0 &&
+	       (long)sf.f_type != STATE_FUSE_MAGIC &&
+	       (long)sf.f_type != WALK_PROC_MAGIC;
+}
 
 /* Whether the directory dfd is held by root (the recoverer): root's, and
  * closed to others or sticky (/tmp), so that nobody else can rename or
- * replace what is in it. */
+ * replace what is in it; not on FUSE or procfs (fs_says_owners: a user's
+ * FUSE mount on /dev/shm/sockmeter-0 claimed to be root's 0700, a
+ * reviewer's proof). */
 static bool dir_held(long dfd)
 {
 	struct stat sb;
 
 	return fstat((int)dfd, &sb) == 0 && S_ISDIR(sb.st_mode) &&
 	       sb.st_uid == geteuid() &&
-	       (!(sb.st_mode & 022) || (sb.st_mode & S_ISVTX));
+	       (!(sb.st_mode & 022) || (sb.st_mode & S_ISVTX)) &&
+	       fs_says_owners(dfd);
 }
 
 /*
@@ -534,9 +546,7 @@ static bool link_dir_trusted(long dfd)
 
 	return fstat((int)dfd, &sb) == 0 && sb.st_uid == geteuid() &&
 	       !(sb.st_mode & 022) && fstatfs((int)dfd, &sf) == 0 &&
-	       !(sf.f_flags & ST_NOSUID) &&
-	       (long)sf.f_type != WALK_FUSE_MAGIC &&
-	       (long)sf.f_type != WALK_PROC_MAGIC;
+	       !(sf.f_flags & ST_NOSUID) && fs_says_owners(dfd);
 }
 
 /* An error of a walk or an open that a later recovery may not meet: the
@@ -2251,6 +2261,16 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 
 		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
 		return -err;
+	}
+	/* Anyone's: on FUSE, a file's owner and contents are the server's
+	 * (state.c's check_dir refuses to make files there too). */
+	if (!fs_says_owners(fd)) {
+		say(o,
+		    "sockmeter recover: %s: on a FUSE file system, whose "
+		    "owners are its server's word; left alone",
+		    dir);
+		SM_SYSCALL(SYS_close, fd);
+		return -EPERM;
 	}
 	if (geteuid() == 0 && !root_holds_dir(dir, fd)) {
 		say(o,

@@ -24,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -463,6 +464,7 @@ bool state_dir_usable_by(const char *tmpl, unsigned uid)
 /* The directory must exist or be made here, be ours, closed to others. */
 static int check_dir(const char *dir, config_report_fn report, void *ctx)
 {
+	struct statfs sf;
 	struct stat st;
 
 	if (SM_SYSCALL(SYS_mkdirat, AT_FDCWD, dir, 0700) != 0 && errno != EEXIST) {
@@ -481,6 +483,14 @@ static int check_dir(const char *dir, config_report_fn report, void *ctx)
 	    (st.st_mode & 022)) {
 		say(report, ctx, dir,
 		    "not a directory owned by this user and closed to others",
+		    EPERM);
+		return -EPERM;
+	}
+	if (SM_SYSCALL(SYS_statfs, dir, &sf) == 0 &&
+	    (long)sf.f_type == STATE_FUSE_MAGIC) {
+		say(report, ctx, dir,
+		    "on a FUSE file system, whose owners are its server's "
+		    "word",
 		    EPERM);
 		return -EPERM;
 	}

@@ -426,6 +426,13 @@ int state_mark_exposed(struct state *st);
  */
 void state_keep_log_path(struct state *st, const char *log);
 
+/* FUSE's (and fuseblk's) f_type: a state directory on it is refused, by
+ * the library and by any recovery, since its owners and modes are its
+ * server's word (a user's FUSE mount on /dev/shm/sockmeter-UID claimed
+ * to be root's, and fed root's recovery a state file: a reviewer's
+ * proof). */
+#define STATE_FUSE_MAGIC 0x65735546L
+
 /* The extended attributes that keep a marked file's log path. */
 #define STATE_XATTR_LOG "trusted.sockmeter.log"
 #define STATE_XATTR_LOG_USER "user.sockmeter.log"
