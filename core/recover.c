@@ -712,7 +712,8 @@ static bool name_has_pid(const char *path, int64_t pid)
  * An existing log root may append a dead process's records to: a regular
  * file of one name, not a link, whose first line is a sockmeter record;
  * or, where root could make the log (by_name: the path the process kept,
- * or root's own default directory, reached with no link on the way), one
+ * or root's own default directory, reached through no link but root's
+ * own: open_dir_trusted), one
  * named after the process even if empty or torn in its first line.
  * Root takes no header at its word (a process that dropped root in a way
  * the library did not see could have written it): it never appends to
@@ -731,12 +732,13 @@ static long open_sockmeter_log(const char *path, int64_t pid, bool by_name)
 	int err;
 
 	/* A name alone is believed only where root would make the file,
-	 * and only through a directory reached with no link on the way:
-	 * else an empty file of a pid's name (a header rewritten to point
-	 * at one, or a directory on a kept path swapped for a link to
-	 * /etc/bash_completion.d by the user the process became) would get
-	 * records whose program name is "$(...)".  A link on the way (a
-	 * kept /var/run/...): the file must show it is a log. */
+	 * and only through a directory reached through no link but root's
+	 * own (open_dir_trusted): else an empty file of a pid's name (a
+	 * header rewritten to point at one, or a directory on a kept path
+	 * swapped for a link to /etc/bash_completion.d by the user the
+	 * process became) would get records whose program name is
+	 * "$(...)".  Any other link on the way: the file must show it is a
+	 * log. */
 	if (by_name) {
 		dfd = open_dir_trusted(path, &base, NULL);
 		if (dfd >= 0) {
@@ -951,8 +953,8 @@ static int root_replace_prom(const struct image *img, const struct sbuf *out,
 		   errno != ENOENT) {
 		r = 1;
 	} else {
-		/* Made only in the directory reached with no link on the
-		 * way (open_dir_trusted): the very one looked at. */
+		/* Made only in the directory reached through no link but
+		 * root's own (open_dir_trusted): the very one looked at. */
 		const char *b;
 		long ufd = open_dir_trusted(path, &b, NULL);
 		struct stat ub;
