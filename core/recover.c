@@ -2121,10 +2121,18 @@ static void recover_one(const char *dir, const char *name,
 	if (o->between)
 		o->between(o->between_ctx);
 	{
-		const char *dot = strrchr(path, '.');
-		int len = dot && strcmp(dot, ".state") == 0
-				  ? (int)(dot - path)
-				  : (int)strlen(path);
+		/* From the state file's own name, less ".state": a claim
+		 * taken over from a dead recoverer (NAME.state.rec-PID)
+		 * names the same file as the first recoverer did, so that
+		 * recovered_before finds what it wrote (before, a second
+		 * file, and the records written twice: a reviewer's
+		 * reading). */
+		size_t sl = strlen(STATE_SUFFIX);
+		int len = base_len >= sl &&
+				  strncmp(path + base_len - sl, STATE_SUFFIX,
+					  sl) == 0
+			  ? (int)(base_len - sl)
+			  : (int)base_len;
 
 		snprintf(fallback, sizeof(fallback), "%.*s.recovered.log",
 			 len, path);
@@ -2274,7 +2282,11 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 		SM_SYSCALL(SYS_close, fd);
 		return -EPERM;
 	}
-	if (geteuid() == 0 && !root_holds_dir(dir, fd)) {
+	/* Root of the initial user namespace only: a user namespace's
+	 * root is its user, whose recovery can write only where that user
+	 * can (and sees real root's directories as nobody's). */
+	if (geteuid() == 0 && procns_uid_outer(0) == 0 &&
+	    !root_holds_dir(dir, fd)) {
 		say(o,
 		    "sockmeter recover: %s: a directory that someone other "
 		    "than root could change or swap (or reached through one, "

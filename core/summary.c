@@ -422,7 +422,14 @@ static void json_str(struct sbuf *b, const char *str)
 				b->p[b->len] = '\0';
 			}
 			i = j;
-		} else if ((u = utf8_len(s + i, n - i)) > 0) {
+		} else if ((u = utf8_len(s + i, n - i)) == 2 && ch == 0xc2 &&
+			   s[i + 1] < 0xa0) {
+			/* A C1 control (U+0080-U+009F: CSI, OSC...), escaped
+			 * as text_clean replaces it: a record shown on a
+			 * terminal (sockmeter -s) acts on none. */
+			sbuf_addf(b, "\\u%04x", s[i + 1]);
+			i += u;
+		} else if (u > 0) {
 			sbuf_addf(b, "%.*s", (int)u, (const char *)s + i);
 			i += u;
 		} else {

@@ -34,10 +34,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* msg on stderr, one line, its control characters (C0, DEL and C1 as
+ * UTF-8) shown as '?': a message names a dead process's program and log
+ * path as its header says, which the process could have rewritten with
+ * a terminal's escape sequences (a reviewer's proof). */
+static void say_clean(const char *msg)
+{
+	const unsigned char *s = (const unsigned char *)msg;
+	char line[8192];
+	size_t o = 0;
+
+	for (; *s && o < sizeof(line) - 1; s++) {
+		if (*s == 0xc2 && s[1] >= 0x80 && s[1] < 0xa0) {
+			line[o++] = '?';
+			s++;
+		} else {
+			line[o++] = *s < 0x20 || *s == 0x7f ? '?' : (char)*s;
+		}
+	}
+	line[o] = '\0';
+	fprintf(stderr, "%s\n", line);
+}
+
 static void to_stderr(void *ctx, const char *msg)
 {
 	(void)ctx;
-	fprintf(stderr, "%s\n", msg);
+	say_clean(msg);
 }
 
 static const char *env(const char *name)
@@ -51,7 +73,7 @@ static void quiet(void *ctx, const char *msg)
 	if (strncmp(msg, "sockmeter recover: ", 19) != 0 ||
 	    (!strstr(msg, "final records appended") &&
 	     !strstr(msg, "final numbers written")))
-		fprintf(stderr, "%s\n", msg);
+		say_clean(msg);
 }
 
 static void silent(void *ctx, const char *msg)

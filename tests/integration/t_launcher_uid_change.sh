@@ -79,4 +79,29 @@ fi
 records "$T/kill.err" | grep '"type":"interval"' >"$T/kill.iv"
 check "$T/kill.iv" "any(r['totals']['bytes_out'] == 300 for r in IV)" \
 	"kill: the new user's records shown"
+
+# Files another user plants in the globs -s looks through (any uid, this
+# pid): a link of theirs to a root-only file, and a file of theirs of
+# terminal escapes under a path of a uid not theirs (the secret written
+# to since the launch, as a live log is); and the program's
+# own log holding a C0 and a C1 control.  Neither planted file is shown
+# nor named, the secret is not printed, and no escape reaches the
+# terminal (a reviewer's proof: root's -s printed both).
+umask 077
+echo "root-only secret $RANDOM" >"$T/secret"
+chmod 600 "$T/secret"
+cat >"$T/plant.sh" <<'EOF2'
+touch "$2"
+ln -s "$2" "$1/p99991.$$.log"
+chown -h nobody "$1/p99991.$$.log"
+printf '\033]0;PWN\007\033[2J\n' >"$1/p99992.$$.log"
+chown nobody "$1/p99992.$$.log"
+printf 'own \033[2J \302\233X\n' >>"$1/p0.$$.log"
+EOF2
+"$launcher" -s -i 60 -o "$T/pub/p%u.%p.log" -- sh "$T/plant.sh" "$T/pub" "$T/secret" \
+	>"$T/plant.out" 2>"$T/plant.err" || fail "plant: the launcher failed: $(cat "$T/plant.err")"
+grep -q "root-only secret" "$T/plant.err" && fail "plant: root's -s printed a file a link of nobody's named"
+LC_ALL=C grep -q $'\033\|\302\233' "$T/plant.err" && fail "plant: an escape reached the terminal: $(cat -v "$T/plant.err")"
+grep -q "p9999[12]" "$T/plant.err" && fail "plant: a planted file named: $(grep '^sockmeter:' "$T/plant.err")"
+grep -q "^own ?\[2J ?X" "$T/plant.err" || fail "plant: the program's own log not shown, cleaned: $(cat -v "$T/plant.err")"
 exit 0

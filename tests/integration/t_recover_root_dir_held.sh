@@ -76,4 +76,26 @@ grep -q "exit end=killed .*pid=$pid " "$T/x.$pid.log" ||
 	fail "in root's directory: no killed record: $(cat "$T/recover.out")"
 expect_eq "recovered bytes out" "$(sed -n 's/^  totals: .* bytes_out=\([0-9]*\) .*/\1/p' "$T/x.$pid.log")" 1000
 [ -e "$T/r/st/${sf##*/}" ] && fail "in root's directory: the state file is still there"
+
+# A recoverer killed after writing beside the state file (its log not a
+# sockmeter log), before removing its claim: the next recover takes the
+# claim over and finds the records already there, under the same name
+# (before, it looked for NAME.state.rec-PID.recovered.log and wrote them
+# again: a reviewer's reading).
+rm -f "$T/r/st/1-1.state"
+echo "not a log" >"$T/notlog"
+env LD_PRELOAD="$LIB" SOCKMETER_INTERVAL=60 SOCKMETER_STATE="$T/r/st" \
+	SOCKMETER_LOG="$T/notlog" "$PY" "$T/killme.py" >/dev/null 2>"$T/prog.err" &
+pid=$!
+wait "$pid" 2>/dev/null
+sf=$(one_log "$T/r/st/$pid-*.state")
+cp --preserve=all "$sf" "$T/saved.state"
+recover "$T/r/st" || fail "beside: $(cat "$T/recover.out")"
+dead=$(sh -c 'echo $$')
+mv "$T/saved.state" "$sf.rec-$dead"
+recover "$T/r/st" || fail "beside, the claim taken over: $(cat "$T/recover.out")"
+grep -q ': 0 recovered, 1 removed' "$T/recover.out" ||
+	fail "beside, the claim taken over: $(cat "$T/recover.out")"
+expect_eq "beside: files" "$(ls "$T/r/st")" "$(basename "${sf%.state}").recovered.log"
+expect_eq "beside: exit records" "$(grep -c 'sockmeter exit' "${sf%.state}.recovered.log")" 1
 exit 0

@@ -571,11 +571,13 @@ START_TEST(test_summary_json_escapes_quote_backslash_control_and_invalid_utf8)
 {
 	const char *s;
 
-	/* quote, backslash, ^A, DEL, a lone 0xff, a valid e-acute, a
+	/* quote, backslash, ^A, DEL, a lone 0xff, a valid e-acute, C1's
+	 * CSI and last (U+009B, U+009F), U+00A0 (not a control), a
 	 * truncated 2-byte sequence at the end */
-	rec.prog = "a\"b\\c\x01" "d\x7f" "e\xff" "f\xc3\xa9" "g\n\xc3";
+	rec.prog = "a\"b\\c\x01" "d\x7f" "e\xff" "f\xc3\xa9"
+		   "\xc2\x9b" "\xc2\x9f" "\xc2\xa0" "g\n\xc3";
 	s = format();
-	ck_assert_ptr_nonnull(strstr(s, "\"prog\":\"a\\\"b\\\\c\\u0001d\\u007fe\\ufffdf\xc3\xa9g\\u000a\\ufffd\","));
+	ck_assert_ptr_nonnull(strstr(s, "\"prog\":\"a\\\"b\\\\c\\u0001d\\u007fe\\ufffdf\xc3\xa9\\u009b\\u009f\xc2\xa0g\\u000a\\ufffd\","));
 	ck_assert_uint_eq(uu_count_lines(s), 1);
 	ck_assert(uu_utf8_valid((const unsigned char *)s, out.len));
 	ck_assert(python_parses(s));
