@@ -89,8 +89,21 @@ env LD_PRELOAD="$LIB" SOCKMETER_INTERVAL=60 SOCKMETER_STATE="$T/r/st" \
 pid=$!
 wait "$pid" 2>/dev/null
 sf=$(one_log "$T/r/st/$pid-*.state")
+# Its header's program name rewritten with terminal escapes (C0 and C1),
+# as a process that dropped root unseen could: recover's messages show
+# them as '?'.
+"$PY" - "$sf" <<'PYEOF'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(104)
+    f.write(b"e\x1b]0;PWN\x07\xc2\x9bX".ljust(64, b"\0"))
+PYEOF
 cp --preserve=all "$sf" "$T/saved.state"
 recover "$T/r/st" || fail "beside: $(cat "$T/recover.out")"
+LC_ALL=C grep -q $'\033\|\007\|\302\233' "$T/recover.out" &&
+	fail "recover's messages carry a header's escapes: $(cat -v "$T/recover.out")"
+grep -q 'e?\]0;PWN??X\[' "$T/recover.out" ||
+	fail "recover's messages: the program's name not shown cleaned: $(cat -v "$T/recover.out")"
 dead=$(sh -c 'echo $$')
 mv "$T/saved.state" "$sf.rec-$dead"
 recover "$T/r/st" || fail "beside, the claim taken over: $(cat "$T/recover.out")"
