@@ -139,6 +139,26 @@ make_file() {
 	[ "$(stat -c %s "$1")" = "$2" ] || fail "short file $1"
 }
 
+# killme_py FILE - writes a python3 program that moves 1,000 bytes over a
+# loopback TCP connection (one end sends, the other reads them all) and
+# kills itself with SIGKILL: a killed process whose one connection's bytes
+# are known, for root's recovery to write.
+killme_py() {
+	cat >"$1" <<'PYEOF'
+import os, signal, socket
+l = socket.socket()
+l.bind(("127.0.0.1", 0))
+l.listen(1)
+c = socket.create_connection(l.getsockname())
+s, _ = l.accept()
+c.sendall(b"x" * 1000)
+got = 0
+while got < 1000:
+    got += len(s.recv(65536))
+os.kill(os.getpid(), signal.SIGKILL)
+PYEOF
+}
+
 # recovered_killed WHAT LOGGLOB TOTAL SLACK - after a sender was killed
 # mid-transfer: `sockmeter recover` on $T/state, and the one log matching
 # LOGGLOB must hold an exit record marked killed whose bytes_out is at most

@@ -16,19 +16,7 @@
 
 [ "$(id -u)" = 0 ] || skip "needs root (root's recovery)"
 umask 022
-cat >"$T/killme.py" <<'PYEOF'
-import os, signal, socket
-l = socket.socket()
-l.bind(("127.0.0.1", 0))
-l.listen(1)
-c = socket.create_connection(l.getsockname())
-s, _ = l.accept()
-c.sendall(b"x" * 1000)
-got = 0
-while got < 1000:
-    got += len(s.recv(65536))
-os.kill(os.getpid(), signal.SIGKILL)
-PYEOF
+killme_py "$T/killme.py"
 mkdir -p "$T/u/st"
 chmod 700 "$T/u/st"
 chown nobody "$T/u"

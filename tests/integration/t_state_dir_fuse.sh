@@ -22,17 +22,7 @@ bindfs --force-user=root --force-group=root --perms=0700 "$T/under" "$T/fs" 2>"$
 trap 'fusermount -u "$T/fs" 2>/dev/null || umount "$T/fs" 2>/dev/null; sm_cleanup' EXIT
 [ "$(stat -c '%u %a' "$T/fs")" = "0 700" ] || fail "bindfs shows $(stat -c '%u %a' "$T/fs"), not root's 0700"
 
-cat >"$T/killme.py" <<'PYEOF'
-import os, signal, socket
-l = socket.socket()
-l.bind(("127.0.0.1", 0))
-l.listen(1)
-c = socket.create_connection(l.getsockname())
-s, _ = l.accept()
-c.sendall(b"x" * 1000)
-s.recv(65536)
-os.kill(os.getpid(), signal.SIGKILL)
-PYEOF
+killme_py "$T/killme.py"
 
 # run STATE - the program under the preload, killed; prints its pid.
 run() {
