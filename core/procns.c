@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 /* The initial user namespace's inode (the kernel's PROC_USER_INIT_INO). */
@@ -229,4 +230,116 @@ bool procns_uid_inner(unsigned outer, unsigned *uid)
 
 	*uid = r == 1 ? to : outer;
 	return r != 0;
+}
+
+/* ---- FUSE mounts, told without asking their servers ---------------- */
+
+/* /proc/self/mountinfo, read a piece at a time (a container's may be
+ * hundreds of KiB): the file system type of the line whose device
+ * (field 3, "major:minor") is j->dev; its fields are separated by
+ * blanks (a mount point's own blanks are escaped as \040), the type
+ * the field after the one that is "-". */
+struct fuse_job {
+	char dev[24];
+	int found; /* -1: no line of dev (or no /proc), 0: not FUSE, 1: FUSE */
+};
+
+static int fuse_job(void *arg)
+{
+	struct fuse_job *j = arg;
+	char buf[1024], field[32];
+	size_t fl = 0;
+	bool over = false, dev_is = false;
+	int f = 0, sep = -1;
+	long fd, n, i;
+
+	fd = SM_SYSCALL(SYS_openat, AT_FDCWD, "/proc/self/mountinfo",
+			O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (j->found < 0 &&
+	       (n = SM_SYSCALL(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n && j->found < 0; i++) {
+			char c = buf[i];
+
+			if (c != ' ' && c != '\n') {
+				if (fl < sizeof(field) - 1)
+					field[fl++] = c;
+				else
+					over = true;
+				continue;
+			}
+			field[fl] = '\0';
+			if (f == 2)
+				dev_is = !over && strcmp(field, j->dev) == 0;
+			else if (sep < 0 && f >= 6 && strcmp(field, "-") == 0)
+				sep = f;
+			else if (sep >= 0 && f == sep + 1 && dev_is)
+				j->found = strncmp(field, "fuse", 4) == 0;
+			fl = 0;
+			over = false;
+			f++;
+			if (c == '\n') {
+				f = 0;
+				sep = -1;
+				dev_is = false;
+			}
+		}
+	}
+	SM_SYSCALL(SYS_close, fd);
+	return 0;
+}
+
+int procns_fuse_mount(const char *dir)
+{
+	struct statx a, b;
+	char up[4200], *slash;
+	const char *base;
+	struct fuse_job j;
+	int saved = errno, flags = AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT;
+	size_t len = strlen(dir);
+
+	/* Its parent by name, not "dir/..": a walk through a FUSE mount's
+	 * root may ask its server for the permission to pass. */
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	if (len == 0 || len >= sizeof(up)) {
+		errno = saved;
+		return -1;
+	}
+	memcpy(up, dir, len);
+	up[len] = '\0';
+	slash = strrchr(up, '/');
+	base = slash ? slash + 1 : up;
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
+	    SM_SYSCALL(SYS_statx, AT_FDCWD, up, flags, 0, &a) != 0) {
+		errno = saved;
+		return -1;
+	}
+	if (!slash)
+		memcpy(up, ".", 2);
+	else if (slash == up)
+		up[1] = '\0';
+	else
+		*slash = '\0';
+	if (SM_SYSCALL(SYS_statx, AT_FDCWD, up, flags, 0, &b) != 0) {
+		errno = saved;
+		return -1;
+	}
+	/* Not a mount of its own: on its parent's file system. */
+	if (a.stx_dev_major == b.stx_dev_major &&
+	    a.stx_dev_minor == b.stx_dev_minor) {
+		errno = saved;
+		return 0;
+	}
+	if (sm_quiet()) {
+		errno = saved;
+		return -1;
+	}
+	snprintf(j.dev, sizeof(j.dev), "%u:%u", a.stx_dev_major,
+		 a.stx_dev_minor);
+	j.found = -1;
+	run_mine(fuse_job, &j);
+	errno = saved;
+	return j.found;
 }

@@ -28,6 +28,7 @@
 #include <linux/seccomp.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -432,6 +433,40 @@ START_TEST(test_only_a_fork_child_without_a_file_wants_one)
 		exit_first_failed(bad);
 	}
 	child_passed(pid, &m);
+}
+END_TEST
+
+/*
+ * A FUSE mount is told without a request to its server, which may never
+ * answer (procns_fuse_mount): from statx's cached answer and
+ * /proc/self/mountinfo's type for the device.  A mount of another type
+ * is none (procfs here, found in mountinfo: -1 if the line were not
+ * found; as root, a tmpfs made on the state directory, which the state
+ * then uses as before); a directory on its parent's file system needs no
+ * look; what cannot be told is -1.  A FUSE mount itself: t_fuse_silent.
+ */
+START_TEST(test_a_fuse_mount_is_told_without_asking_it)
+{
+	struct state st;
+	struct meter m;
+	char p[400];
+
+	ck_assert_int_eq(procns_fuse_mount("/"), 0);
+	ck_assert_int_eq(procns_fuse_mount("/proc"), 0);
+	ck_assert_int_eq(procns_fuse_mount("/proc//"), 0);
+	ck_assert_int_eq(procns_fuse_mount(dir), 0);
+	snprintf(p, sizeof(p), "%s/none", dir);
+	ck_assert_int_eq(procns_fuse_mount(p), -1);
+	ck_assert_int_eq(procns_fuse_mount("/proc/.."), -1);
+	ck_assert_int_eq(mkdir(cfg.state_dir, 0700), 0);
+	if (geteuid() != 0 ||
+	    mount("sm-unit", cfg.state_dir, "tmpfs", 0, "mode=0700") != 0)
+		return; /* (not root, or no mount here) */
+	ck_assert_int_eq(procns_fuse_mount(cfg.state_dir), 0);
+	ck_assert_int_eq(state_open_meter(&st, &m, 64), 0);
+	ck_assert_int_eq(count_files(), 1);
+	meter_destroy(&m);
+	ck_assert_int_eq(umount2(cfg.state_dir, MNT_DETACH), 0);
 }
 END_TEST
 
@@ -2387,6 +2422,7 @@ int main(void)
 	tcase_add_test(tc, test_a_quiet_thread_backs_nothing_ahead);
 	tcase_add_test(tc, test_prepare_backs_the_place_and_past_a_chunks_end);
 	tcase_add_test(tc, test_a_slot_across_two_chunks_is_in_the_file_whole);
+	tcase_add_test(tc, test_a_fuse_mount_is_told_without_asking_it);
 	suite_add_tcase(s, tc);
 	/* 24 kills, each recovery writing the ring's 8,192 records: about
 	 * 11 s here, more under make test-asan and test-tsan. */
