@@ -2256,7 +2256,11 @@ static bool root_holds_dir(const char *dir, long fd)
 int recover_dir(const char *dir, const struct recover_opts *o,
 		struct recover_stats *st)
 {
-	long fd = sys_open(dir, O_RDONLY | O_DIRECTORY);
+	/* Told before the open, which a FUSE server that does not answer
+	 * would hold for ever (procns_fuse_mount); the statfs after it
+	 * tells the rest. */
+	bool fuse = procns_fuse_mount(dir) == 1;
+	long fd = fuse ? -1 : sys_open(dir, O_RDONLY | O_DIRECTORY);
 	uint64_t view = state_pid_view(NULL);
 	unsigned seen = 0, looked_elsewhere = 0;
 	struct ns_seen ns = { 0 };
@@ -2266,7 +2270,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 
 	memset(st, 0, sizeof(*st));
 	rs.n = 0;
-	if (fd < 0) {
+	if (fd < 0 && !fuse) {
 		int err = errno;
 
 		say(o, "sockmeter recover: %s: %s", dir, strerror(err));
@@ -2274,12 +2278,11 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 	}
 	/* Anyone's: on FUSE, a file's owner and contents are the server's
 	 * (state.c's check_dir refuses to make files there too). */
-	if (!fs_says_owners(fd)) {
-		say(o,
-		    "sockmeter recover: %s: on a FUSE file system, whose "
-		    "owners are its server's word; left alone",
+	if (fuse || !fs_says_owners(fd)) {
+		say(o, "sockmeter recover: %s: " STATE_FUSE_SAYS "; left alone",
 		    dir);
-		SM_SYSCALL(SYS_close, fd);
+		if (fd >= 0)
+			SM_SYSCALL(SYS_close, fd);
 		return -EPERM;
 	}
 	/* Root of the initial user namespace only: a user namespace's

@@ -197,6 +197,14 @@ static int own_dir(struct sink *s, const char *dir)
 		say(s, "cannot create its directory", errno);
 		return -errno;
 	}
+	/* Before any stat: one of a FUSE mount whose server does not
+	 * answer never returns; on one, the owner is the server's word
+	 * (procns_fuse_mount: a user's, made on the directory first). */
+	if (procns_fuse_mount(dir) == 1) {
+		say(s, "its directory is on a FUSE file system, whose owners "
+		       "are its server's word", EPERM);
+		return -EPERM;
+	}
 	if (lstat(dir, &st) != 0) {
 		say(s, "cannot inspect its directory", errno);
 		return -errno;
