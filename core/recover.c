@@ -682,8 +682,9 @@ static bool in_own_default_dir(const char *path)
 	    !slash || (size_t)(slash - path) != strlen(dir) ||
 	    strncmp(path, dir, strlen(dir)) != 0)
 		return false;
-	return lstat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
-	       sb.st_uid == geteuid() && !(sb.st_mode & 022);
+	return procns_fuse_mount(dir) != 1 && lstat(dir, &sb) == 0 &&
+	       S_ISDIR(sb.st_mode) && sb.st_uid == geteuid() &&
+	       !(sb.st_mode & 022);
 }
 
 /* Whether the last component of path is a log named after the process:
@@ -836,6 +837,9 @@ static int default_dir_state(const char *tmpl, const char *path, uint32_t uid)
 	if (!slash || slash == dir)
 		return 1;
 	*slash = '\0';
+	/* (A FUSE mount there: refused before a stat it could hold.) */
+	if (procns_fuse_mount(dir) == 1)
+		return -EPERM;
 	if (lstat(dir, &sb) != 0)
 		return errno == ENOENT ? -ENOENT : -EPERM;
 	/* uid as the parent user namespace knows it (the header's), the
@@ -2456,8 +2460,10 @@ void recover_auto(const struct config *cfg, const uint32_t *stop,
 	/* Only a directory the library would make its files in (state.c's
 	 * check_dir): ours and closed to others.  In one others may write
 	 * to, what the scan finds and where its lock goes are theirs to
-	 * arrange. */
-	if (lstat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+	 * arrange.  Not a FUSE mount, told before a stat that a server
+	 * which does not answer would hold in this ticker for good. */
+	if (procns_fuse_mount(dir) == 1 || lstat(dir, &sb) != 0 ||
+	    !S_ISDIR(sb.st_mode) ||
 	    sb.st_uid != geteuid() || (sb.st_mode & 022))
 		return;
 	snprintf(lock, sizeof(lock), "%s/%s", dir, RECOVER_LOCK);

@@ -448,6 +448,10 @@ bool state_dir_usable_by(const char *tmpl, unsigned uid)
 		return false;
 	while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
 		dir[strlen(dir) - 1] = '\0';
+	/* Before the lstat, which a FUSE server made there by another user
+	 * could hold for good, in the program's own setuid call. */
+	if (procns_fuse_mount(dir) == 1)
+		return false;
 	if (lstat(dir, &st) == 0)
 		return S_ISDIR(st.st_mode) && st.st_uid == uid &&
 		       !(st.st_mode & 022) && path_open_to(dir, uid, false);

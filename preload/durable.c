@@ -250,6 +250,18 @@ void sm_durable_say_refused(void)
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
+	/* A FUSE mount (check_dir refused it): said without the stat below,
+	 * which a server that does not answer would hold in this ticker for
+	 * good (procns_fuse_mount; t_fuse_silent). */
+	if (procns_fuse_mount(dir) == 1) {
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: %s: the state directory %s is "
+			 STATE_FUSE_SAYS ": its numbers have no state file, "
+			 "and a kill loses them",
+			 sm_meter.prog, dir);
+		sm_warn(msg);
+		return;
+	}
 	/* Out of reach altogether (a child forked after a chroot, or in a
 	 * mount namespace without it): when the log is too, its warning
 	 * says that the records are lost (README, Limits); when the log is

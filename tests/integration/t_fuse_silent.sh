@@ -9,7 +9,9 @@
 # after mounting, and (1) a program whose state directory is the mount,
 # (2) one whose default log directory is (in a mount namespace of the
 # test's own), run to their end with the message; (3) root's `sockmeter
-# recover` of the mount returns at once and says why it leaves it alone.
+# recover` of the mount returns at once and says why it leaves it alone;
+# (4) a fork child that became nobody, whose state directory as nobody
+# is the mount, says so and writes its records.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (mounts a FUSE file system)"
@@ -61,37 +63,84 @@ rc=$?
 grep -q "$T/fs: on a FUSE file system, whose owners are its server's word; left alone" "$T/rec.out" ||
 	fail "root's recovery said (rc $rc): $(cat "$T/rec.out")"
 
-# (2) The default log directory, /tmp/sockmeter-0, made a stopped FUSE
-# mount where only this test sees it (a mount namespace of its own).
-command -v unshare >/dev/null || skip "no unshare: the log directory's case not run"
+# In a mount namespace of the test's own, where only it sees the mount:
+# in_ns MOUNTPOINT CMD... - a stopped FUSE mount (bindfs over a
+# directory of nobody's, shown as root's 0700) made on MOUNTPOINT, then
+# CMD under `timeout -s KILL 20`; its status (137: held, and killed).
+command -v unshare >/dev/null || skip "no unshare: the default directories' cases not run"
 mkdir -p "$T/under2"
 chown nobody "$T/under2"
 chmod 700 "$T/under2"
 cat >"$T/ns.sh" <<NS
-mkdir -p /tmp/sockmeter-0 && chmod 700 /tmp/sockmeter-0 || exit 3
-bindfs -f -o nonempty --force-user=root --force-group=root --perms=0700 "$T/under2" /tmp/sockmeter-0 2>/dev/null &
+mp=\$1
+shift
+mkdir -p "\$mp" && chmod 700 "\$mp" || exit 3
+bindfs -f -o nonempty --force-user=root --force-group=root --perms=0700 "$T/under2" "\$mp" 2>/dev/null &
 bp2=\$!
 for _ in \$(seq 50); do
-	grep -q " /tmp/sockmeter-0 .* fuse" /proc/self/mountinfo && break
+	grep -q " \$mp .* fuse" /proc/self/mountinfo && break
 	sleep 0.1
 done
-grep -q " /tmp/sockmeter-0 .* fuse" /proc/self/mountinfo || exit 4
+grep -q " \$mp .* fuse" /proc/self/mountinfo || exit 4
 kill -STOP \$bp2
 sleep 2
-timeout -s KILL 20 env LD_PRELOAD="$LIB" SOCKMETER_STATE="$T/state" "$PY" "$T/prog.py"
+timeout -s KILL 20 "\$@"
 rc=\$?
 kill -CONT \$bp2
-umount /tmp/sockmeter-0 2>/dev/null
+umount "\$mp" 2>/dev/null
 kill \$bp2 2>/dev/null
 exit \$rc
 NS
-unshare -m --propagation private bash "$T/ns.sh" >"$T/p2.out" 2>"$T/p2.err"
+in_ns() {
+	unshare -m --propagation private bash "$T/ns.sh" "$@"
+	local rc=$?
+	case $rc in
+	3 | 4) skip "the default directories' cases not run: no mount of its own could be made (rc $rc)" ;;
+	esac
+	return $rc
+}
+
+# (2) The default log directory, /tmp/sockmeter-0.
+in_ns /tmp/sockmeter-0 env LD_PRELOAD="$LIB" SOCKMETER_STATE="$T/state" "$PY" "$T/prog.py" \
+	>"$T/p2.out" 2>"$T/p2.err"
 rc=$?
-case $rc in
-3 | 4) skip "the log directory's case not run: no mount of its own could be made (rc $rc)" ;;
-esac
 [ $rc = 0 ] && [ "$(cat "$T/p2.out")" = ran ] ||
 	fail "a program whose default log directory is a stopped FUSE mount: rc $rc (137: held, killed); $(cat "$T/p2.err")"
 grep -q "log /tmp/sockmeter-0/python3[^ ]*: its directory is on a FUSE file system" "$T/p2.err" ||
 	fail "no word of the FUSE log directory: $(cat "$T/p2.err")"
+
+# (4) A root program's fork child that becomes nobody before its first
+# socket: the state directory it then makes its file in,
+# /dev/shm/sockmeter-65534, made a stopped FUSE mount by someone else
+# first.  The file is refused there, and its ticker says why
+# (sm_durable_say_refused): its stat of the directory held that ticker
+# for good before, and the child's records, its exit record too, were
+# never written.
+mkdir -p "$T/logs"
+chmod 1777 "$T/logs"
+cat >"$T/drop.py" <<'PY'
+import os, socket, time
+pid = os.fork()
+if pid == 0:
+    os.setgid(65534); os.setuid(65534)
+    a, b = socket.socketpair()
+    a.sendall(b"x" * 1000)
+    assert len(b.recv(4096)) == 1000
+    a.close(); b.close()
+    time.sleep(1.5)  # a tick of its ticker, which says what it has
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+assert status == 0, status
+print(pid)
+PY
+in_ns /dev/shm/sockmeter-65534 env LD_PRELOAD="$LIB" SOCKMETER_STATE=/dev/shm/sockmeter-%u SOCKMETER_FORMAT=json SOCKMETER_LOG="$T/logs/d.%p.log" "$PY" "$T/drop.py" \
+	>"$T/p4.out" 2>"$T/p4.err"
+rc=$?
+cpid=$(cat "$T/p4.out")
+[ $rc = 0 ] && [ -n "$cpid" ] ||
+	fail "a root program's child becoming nobody, whose state directory would be a stopped FUSE mount: rc $rc (137: held, killed); $(cat "$T/p4.err")"
+expect_eq "the child's bytes_out" "$(q "$T/logs/d.$cpid.log" "tot('bytes_out')")" 1000
+# Said by its ticker, which a stat of the mount held for good before.
+grep -q "the state directory /dev/shm/sockmeter-65534 is on a FUSE file system" "$T/p4.err" ||
+	fail "no word of the child's FUSE state directory: $(cat "$T/p4.err")"
 exit 0
