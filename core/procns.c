@@ -275,7 +275,9 @@ static int fuse_job(void *arg)
 			else if (sep < 0 && f >= 6 && strcmp(field, "-") == 0)
 				sep = f;
 			else if (sep >= 0 && f == sep + 1 && dev_is)
-				j->found = strncmp(field, "fuse", 4) == 0;
+				j->found = strcmp(field, "fuse") == 0 ||
+					   strcmp(field, "fuseblk") == 0 ||
+					   strncmp(field, "fuse.", 5) == 0;
 			fl = 0;
 			over = false;
 			f++;
@@ -293,12 +295,14 @@ static int fuse_job(void *arg)
 int procns_fuse_mount(const char *dir)
 {
 	struct statx a, b;
-	char up[4200], *slash;
+	char up[1024], *slash;
 	const char *base;
 	struct fuse_job j;
 	int saved = errno, flags = AT_STATX_DONT_SYNC | AT_NO_AUTOMOUNT;
 	size_t len = strlen(dir);
 
+	if (sm_quiet())
+		return -1;
 	/* Its parent by name, not "dir/..": a walk through a FUSE mount's
 	 * root may ask its server for the permission to pass. */
 	while (len > 1 && dir[len - 1] == '/')
@@ -311,8 +315,12 @@ int procns_fuse_mount(const char *dir)
 	up[len] = '\0';
 	slash = strrchr(up, '/');
 	base = slash ? slash + 1 : up;
+	/* dir itself not followed: a link there (a user's, into a stopped
+	 * server's mount) would be looked up in it; a link is no mount,
+	 * and the callers' lstat refuses it (a reviewer's proof). */
 	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
-	    SM_SYSCALL(SYS_statx, AT_FDCWD, up, flags, 0, &a) != 0) {
+	    SM_SYSCALL(SYS_statx, AT_FDCWD, up, flags | AT_SYMLINK_NOFOLLOW,
+		       0, &a) != 0) {
 		errno = saved;
 		return -1;
 	}
@@ -331,10 +339,6 @@ int procns_fuse_mount(const char *dir)
 	    a.stx_dev_minor == b.stx_dev_minor) {
 		errno = saved;
 		return 0;
-	}
-	if (sm_quiet()) {
-		errno = saved;
-		return -1;
 	}
 	snprintf(j.dev, sizeof(j.dev), "%u:%u", a.stx_dev_major,
 		 a.stx_dev_minor);

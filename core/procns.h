@@ -64,8 +64,9 @@ bool procns_uid_inner(unsigned outer, unsigned *uid);
 /*
  * procns_fuse_mount - whether the directory dir is a FUSE mount (fuse,
  * fuse.*, fuseblk) of its own, told without a request to its server: a
- * statx with AT_STATX_DONT_SYNC of it and of its parent (by name), and
- * where their devices differ, /proc/self/mountinfo's line of its device.
+ * statx with AT_STATX_DONT_SYNC of it (a link not followed: no mount)
+ * and of its parent (by name), and where their devices differ,
+ * /proc/self/mountinfo's line of its device.
  * A stat, lstat, statfs or open of a FUSE mount whose server does not
  * answer waits in the kernel until it does, and a user's FUSE mount
  * (allow_other) made on a directory the library would make first

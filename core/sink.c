@@ -338,9 +338,28 @@ static bool remake_own_dir(struct sink *s)
 	if (!slash || slash == dir)
 		return false;
 	*slash = '\0';
-	if (access(dir, F_OK) == 0 || errno != ENOENT)
+	if (procns_fuse_mount(dir) == 1 || access(dir, F_OK) == 0 ||
+	    errno != ENOENT)
 		return false;
 	return own_dir(s, dir) == 0;
+}
+
+/* Whether the default template's directory, checked when the log was
+ * first opened, is now a FUSE mount: removed since (a cleaner of /tmp)
+ * and made again, by a user, with a server that may never answer the
+ * open of each batch (procns_fuse_mount; a reviewer's case). */
+static bool own_dir_now_fuse(const struct sink *s)
+{
+	char dir[sizeof(s->path)], *slash;
+
+	if (!s->own_dir)
+		return false;
+	snprintf(dir, sizeof(dir), "%s", s->path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return false;
+	*slash = '\0';
+	return procns_fuse_mount(dir) == 1;
 }
 
 /* done (may be NULL): how many bytes were written, added to it. */
@@ -1182,6 +1201,8 @@ int sink_write(struct sink *s, const char *buf, size_t len)
 					    : -EBADF;
 	else if (sm_quiet())
 		r = -EPERM; /* no file may be opened: the state file keeps it */
+	else if (own_dir_now_fuse(s))
+		r = -EPERM; /* kept, as for any refused write */
 	else {
 		r = progfd_run(append_batch, &b);
 		/* (Not once part of it is in a file: written again.) */

@@ -246,7 +246,8 @@ void sm_durable_say_refused(void)
 	/* Advice only for a directory this user cannot use; a file not made
 	 * for another reason (no fd left, a full tmpfs) is said as it is
 	 * (below). */
-	if (!state_refused_take(&sm_state))
+	/* A sandboxed ticker makes no system call it need not (quiet.h). */
+	if (sm_quiet() || !state_refused_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
 		snprintf(dir, sizeof(dir), "%s", sm_meter.cfg.state_dir);
@@ -268,7 +269,9 @@ void sm_durable_say_refused(void)
 	 * in reach (stderr, the same path inside the new root), only a kill
 	 * loses the numbers, which is said below (a helper's nsd workers
 	 * lost theirs to a kill -9 without a word). */
-	err = stat(dir, &st) == 0 ? 0 : errno;
+	/* (Not followed: a link there, which check_dir refuses, could lead
+	 * into a mount whose server never answers.) */
+	err = lstat(dir, &st) == 0 ? 0 : errno;
 	if (err == ENOENT && !sink_root_was_changed()) {
 		/* Not made yet (a %u directory of the new user's): in reach
 		 * when its parent is, made by nobody when that is closed to
