@@ -66,17 +66,21 @@ bool procns_uid_inner(unsigned outer, unsigned *uid);
  * fuse.*, fuseblk) of its own, told without a request to its server: a
  * statx with AT_STATX_DONT_SYNC of it (a link not followed: no mount)
  * and of its parent (by name), and where their devices differ,
- * /proc/self/mountinfo's line of its device.
- * A stat, lstat, statfs or open of a FUSE mount whose server does not
- * answer waits in the kernel until it does, and a user's FUSE mount
- * (allow_other) made on a directory the library would make first
- * (/dev/shm/sockmeter-0, /tmp/sockmeter-0) held a root program's start
- * so.  1 when it is; 0
+ * /proc/self/mountinfo's line of its device.  A stat, lstat, statfs or
+ * open of a FUSE mount whose server does not answer waits in the kernel
+ * until it does, and a user's FUSE mount (allow_other) made on a
+ * directory the library would make first (/dev/shm/sockmeter-0,
+ * /tmp/sockmeter-0) held a root program's start so.  1 when it is; 0
  * when not, or when dir is on its parent's file system (whatever that
  * is: a user's own choice of a path below a mount); -1 when it cannot
  * tell (no statx, no /proc, a sandboxed thread).  Context: as
  * procns_threads; errno kept.
  */
 int procns_fuse_mount(const char *dir);
+
+/* What is said of a directory on one (the library's messages, and
+ * recover's "...; left alone"). */
+#define PROCNS_FUSE_SAYS                                                      \
+	"on a FUSE file system, whose owners are its server's word"
 
 #endif

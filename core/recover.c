@@ -2283,7 +2283,7 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 	/* Anyone's: on FUSE, a file's owner and contents are the server's
 	 * (state.c's check_dir refuses to make files there too). */
 	if (fuse || !fs_says_owners(fd)) {
-		say(o, "sockmeter recover: %s: " STATE_FUSE_SAYS "; left alone",
+		say(o, "sockmeter recover: %s: " PROCNS_FUSE_SAYS "; left alone",
 		    dir);
 		if (fd >= 0)
 			SM_SYSCALL(SYS_close, fd);

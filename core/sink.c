@@ -201,8 +201,7 @@ static int own_dir(struct sink *s, const char *dir)
 	 * answer never returns; on one, the owner is the server's word
 	 * (procns_fuse_mount: a user's, made on the directory first). */
 	if (procns_fuse_mount(dir) == 1) {
-		say(s, "its directory is on a FUSE file system, whose owners "
-		       "are its server's word", EPERM);
+		say(s, "its directory is " PROCNS_FUSE_SAYS, EPERM);
 		return -EPERM;
 	}
 	if (lstat(dir, &st) != 0) {
@@ -324,22 +323,31 @@ int sink_init(struct sink *s, const char *tmpl, long pid, const char *prog,
 	return 0;
 }
 
+/* The default template's directory (own_dir's) into dir (of the path's
+ * size); false when the log has none. */
+static bool own_dir_path(const struct sink *s, char *dir)
+{
+	char *slash;
+
+	if (!s->own_dir)
+		return false;
+	memcpy(dir, s->path, sizeof(s->path));
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
 /* The default template's directory is gone (a cleaner of /tmp, a user's
  * rm -r): made again, with the checks of the first time, so that the
  * records go on rather than being lost until a recovery. */
 static bool remake_own_dir(struct sink *s)
 {
-	char dir[sizeof(s->path)], *slash;
+	char dir[sizeof(s->path)];
 
-	if (!s->own_dir)
-		return false;
-	snprintf(dir, sizeof(dir), "%s", s->path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return false;
-	*slash = '\0';
-	if (procns_fuse_mount(dir) == 1 || access(dir, F_OK) == 0 ||
-	    errno != ENOENT)
+	if (!own_dir_path(s, dir) || procns_fuse_mount(dir) == 1 ||
+	    access(dir, F_OK) == 0 || errno != ENOENT)
 		return false;
 	return own_dir(s, dir) == 0;
 }
@@ -350,16 +358,9 @@ static bool remake_own_dir(struct sink *s)
  * open of each batch (procns_fuse_mount; a reviewer's case). */
 static bool own_dir_now_fuse(const struct sink *s)
 {
-	char dir[sizeof(s->path)], *slash;
+	char dir[sizeof(s->path)];
 
-	if (!s->own_dir)
-		return false;
-	snprintf(dir, sizeof(dir), "%s", s->path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return false;
-	*slash = '\0';
-	return procns_fuse_mount(dir) == 1;
+	return own_dir_path(s, dir) && procns_fuse_mount(dir) == 1;
 }
 
 /* done (may be NULL): how many bytes were written, added to it. */

@@ -480,7 +480,7 @@ static int check_dir(const char *dir, config_report_fn report, void *ctx)
 	/* Before any stat: one of a FUSE mount whose server does not
 	 * answer never returns (procns_fuse_mount). */
 	if (procns_fuse_mount(dir) == 1) {
-		say(report, ctx, dir, STATE_FUSE_SAYS, EPERM);
+		say(report, ctx, dir, PROCNS_FUSE_SAYS, EPERM);
 		return -EPERM;
 	}
 	if (lstat(dir, &st) != 0) {
@@ -498,7 +498,7 @@ static int check_dir(const char *dir, config_report_fn report, void *ctx)
 	}
 	if (SM_SYSCALL(SYS_statfs, dir, &sf) == 0 &&
 	    (long)sf.f_type == STATE_FUSE_MAGIC) {
-		say(report, ctx, dir, STATE_FUSE_SAYS, EPERM);
+		say(report, ctx, dir, PROCNS_FUSE_SAYS, EPERM);
 		return -EPERM;
 	}
 	/* Made under a umask without u+wx (tinyproxy's 0177): mode 0700.

@@ -432,9 +432,6 @@ void state_keep_log_path(struct state *st, const char *log);
  * to be root's, and fed root's recovery a state file: a reviewer's
  * proof). */
 #define STATE_FUSE_MAGIC 0x65735546L
-/* What is said of one (by the library, and recover's "...; left
- * alone"). */
-#define STATE_FUSE_SAYS "on a FUSE file system, whose owners are its server's word"
 
 /* The extended attributes that keep a marked file's log path. */
 #define STATE_XATTR_LOG "trusted.sockmeter.log"

@@ -245,8 +245,8 @@ void sm_durable_say_refused(void)
 
 	/* Advice only for a directory this user cannot use; a file not made
 	 * for another reason (no fd left, a full tmpfs) is said as it is
-	 * (below). */
-	/* A sandboxed ticker makes no system call it need not (quiet.h). */
+	 * (below).  A sandboxed ticker makes no system call it need not
+	 * (quiet.h). */
 	if (sm_quiet() || !state_refused_take(&sm_state))
 		return;
 	if (state_dir_expand(sm_meter.cfg.state_dir, dir, sizeof(dir)) != 0)
@@ -257,7 +257,7 @@ void sm_durable_say_refused(void)
 	if (procns_fuse_mount(dir) == 1) {
 		snprintf(msg, sizeof(msg),
 			 "sockmeter: %s: the state directory %s is "
-			 STATE_FUSE_SAYS ": its numbers have no state file, "
+			 PROCNS_FUSE_SAYS ": its numbers have no state file, "
 			 "and a kill loses them",
 			 sm_meter.prog, dir);
 		sm_warn(msg);
