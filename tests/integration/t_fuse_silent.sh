@@ -9,8 +9,9 @@
 # after mounting, and each program runs to its end with the message:
 #  (1) one whose state directory is the mount;
 #  (2) one whose default log directory, /tmp/sockmeter-0, is;
-#  (2b) the same reached through a link of nobody's at /tmp/sockmeter-0
-#       into the mount (refused as a link, never looked up in);
+#  (2b) a state directory that is a link of nobody's, in a sticky
+#       directory open to all as /dev/shm is, into the mount (refused as
+#       a link, never looked up in);
 #  (3) root's `sockmeter recover` of the mount returns at once and says
 #      why it leaves it alone;
 #  (4) a root program's fork child that becomes nobody, whose state
@@ -121,7 +122,9 @@ grep -q "log /tmp/sockmeter-0/python3[^ ]*: its directory is on a FUSE file syst
 	fail "no word of the FUSE log directory: $(cat "$T/p2.err")"
 umount -l /tmp/sockmeter-0
 
-# (2b) A link of nobody's there, into the mount: refused as a link.
+# (2b) A link of nobody's as the state directory, into the mount, in a
+# directory open to all (1777, as /dev/shm and /tmp are): refused as a
+# link.
 mkdir -p "$T/ln"
 mount -t tmpfs -o mode=1777 sm-ln "$T/ln"
 ln -s "$T/fs/sub" "$T/ln/sockmeter-0"
