@@ -2,6 +2,7 @@
  * closeq.c - the close queue (contract in closeq.h).
  */
 #include "closeq.h"
+#include "lockall.h"
 #include "rawsys.h"
 
 #include <errno.h>
@@ -44,6 +45,12 @@ static struct closeq_entry *map_ring(bool *wiped)
 	*wiped = madvise(p, RING_BYTES, MADV_WIPEONFORK) == 0;
 #endif
 	return p;
+}
+
+void closeq_lazy_ranges(const struct closeq *q, struct lockall_set *s)
+{
+	if (q->own)
+		lockall_add(s, q->ring, RING_BYTES);
 }
 
 int closeq_init(struct closeq *q)

@@ -158,6 +158,11 @@ struct closeq {
 	void *back_ctx;
 };
 
+struct lockall_set;
+/* closeq_lazy_ranges - the ring closeq_init mapped (a reservation, mostly
+ * untouched) to s, for mlockall to leave out (lockall.h).  Context: any. */
+void closeq_lazy_ranges(const struct closeq *q, struct lockall_set *s);
+
 /*
  * closeq_init - map an empty queue.  Returns 0, or -ENOMEM (q is then
  * empty and closeq_destroy may still be called).

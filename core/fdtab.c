@@ -3,6 +3,7 @@
  * The hot-path counting itself is inline in fdtab.h.
  */
 #include "fdtab.h"
+#include "lockall.h"
 #include "rawsys.h"
 
 #include <errno.h>
@@ -97,6 +98,16 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 	}
 	t->used = p == MAP_FAILED ? NULL : p;
 	return 0;
+}
+
+void fdtab_lazy_ranges(const struct fdtab *t, struct lockall_set *s)
+{
+	if (t->own_slots)
+		lockall_add(s, t->slots,
+			    (size_t)t->cap * sizeof(struct fd_slot));
+	lockall_add(s, t->unix_paths,
+		    (size_t)t->cap * sizeof(struct fd_unix_paths));
+	lockall_add(s, t->used, used_bytes(t->cap));
 }
 
 void fdtab_use_all(struct fdtab *t)

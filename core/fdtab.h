@@ -515,6 +515,11 @@ static inline uint32_t fdtab_next_used(const struct fdtab *t, uint32_t from,
 	for ((fd) = fdtab_next_used((t), (from), (end)); (fd) < (end);        \
 	     (fd) = fdtab_next_used((t), (fd) + 1, (end)))
 
+struct lockall_set;
+/* fdtab_lazy_ranges - t's reservations (the slots when its own, the side
+ * arrays) to s, for mlockall to leave out (lockall.h).  Context: any. */
+void fdtab_lazy_ranges(const struct fdtab *t, struct lockall_set *s);
+
 /*
  * fdtab_use_all - every number below cap is looked at by the walks (a
  * recovery reading a dead process's slots, which left no map of them).

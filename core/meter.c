@@ -9,6 +9,7 @@
 
 #include "classify.h"
 #include "enrich.h"
+#include "lockall.h"
 #include "quiet.h"
 
 #include <errno.h>
@@ -165,6 +166,17 @@ static void free_windows(struct meter *m)
 			if (m->fds[fd].win)
 				m->fds[fd].win = NULL;
 	ownmem_free(&m->wins);
+}
+
+void meter_lazy_ranges(const struct meter *m, struct lockall_set *s)
+{
+	if (!m->tab.cap)
+		return;
+	fdtab_lazy_ranges(&m->tab, s);
+	closeq_lazy_ranges(&m->q, s);
+	lockall_add(s, m->check.ids,
+		    (size_t)m->check.cap * sizeof(*m->check.ids));
+	lockall_add(s, m->fds, (size_t)m->tab.cap * sizeof(*m->fds));
 }
 
 void meter_destroy(struct meter *m)

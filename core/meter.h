@@ -243,6 +243,12 @@ int meter_init_at(struct meter *m, const struct config *cfg, const char *prog,
 		  config_report_fn report, void *ctx,
 		  const struct meter_mem *mem);
 
+struct lockall_set;
+/* meter_lazy_ranges - m's reservations sized by its fd capacity (its
+ * table's, its close ring when its own, the ticker's ids, the fd
+ * states) to s, for mlockall to leave out (lockall.h).  Context: any. */
+void meter_lazy_ranges(const struct meter *m, struct lockall_set *s);
+
 /* meter_destroy - release everything.  Context: tests only, never at
  * process exit. */
 void meter_destroy(struct meter *m);

@@ -7,6 +7,7 @@
  */
 #include "state.h"
 
+#include "lockall.h"
 #include "meter.h"
 #include "procns.h"
 #include "progfd.h"
@@ -870,6 +871,17 @@ static void wipe_on_fork(void *p, uint64_t len)
 {
 	raw_syscall6(SYS_madvise, (long)p, (long)len, MADV_WIPEONFORK, 0, 0,
 		     0);
+}
+
+void state_lazy_ranges(const struct state *st, struct lockall_set *s)
+{
+	struct state_layout l;
+
+	if (!st->head)
+		return;
+	state_layout_fill(&l, st->cap);
+	lockall_add(s, st->head, l.file_size);
+	lockall_add(s, st->file, st->size);
 }
 
 int state_open(struct state *st, const struct config *cfg, const char *prog,

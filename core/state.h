@@ -241,6 +241,12 @@ struct state {
 	char path[CONFIG_PATH_MAX + 96];
 };
 
+struct lockall_set;
+/* state_lazy_ranges - the reservation the process uses (head, ring,
+ * slots) and what is left of the file's mapping, to s, for mlockall to
+ * leave out (lockall.h).  Context: any. */
+void state_lazy_ranges(const struct state *st, struct lockall_set *s);
+
 /*
  * state_open - set up the state of a process about to meter: the file in
  * cfg->state_dir (when cfg->state_enabled), or private memory.  st->slots

@@ -456,6 +456,11 @@ void sm_durable_watch(uint64_t mono_ns)
 	sm_warn(msg);
 }
 
+void sm_durable_lazy_ranges(struct lockall_set *s)
+{
+	state_lazy_ranges(&sm_state, s);
+}
+
 void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
 		       void (*between)(void *ctx), void *ctx)
 {
@@ -468,6 +473,10 @@ void sm_durable_chores(uint64_t mono_ns, const uint32_t *stop,
 	if (mono_ns < chores_due)
 		return;
 	chores_due = mono_ns + RECOVER_AUTO_PERIOD_NS;
+	/* Each file's image would be locked whole, and count against the
+	 * program's RLIMIT_MEMLOCK: left to another process's recovery. */
+	if (sm_future_locked())
+		return;
 	/* (Of other processes: to syslog, not to this one's stderr.) */
 	recover_auto(&sm_meter.cfg, stop, between, ctx, sm_warn_syslog);
 }

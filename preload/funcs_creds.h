@@ -49,6 +49,13 @@
 	Y(prlimit)                                                             \
 	Y(prlimit64)
 
+/* mlockall and munlockall, made with the raw system call too
+ * (wrap_mlock.c: the program's memory locked, not the library's
+ * reserved tables). */
+#define SM_MLOCK_RAW_ONLY(Y)                                                   \
+	Y(mlockall)                                                            \
+	Y(munlockall)
+
 /*
  * sm_tasks_limiting - before a call that sets resource's limit to *lim
  * (struct rlimit or struct rlimit64, one on 64-bit ABIs; NULL: none set) for

@@ -518,6 +518,22 @@ void sm_durable_mark_exposed(void);
  * header names the new one.  Context: the caller holds the write lock. */
 void sm_durable_log_moved(void);
 
+/* sm_durable_lazy_ranges - the state's reservation and what is left of
+ * its file's mapping, to s (state_lazy_ranges).  Context: any thread. */
+struct lockall_set;
+void sm_durable_lazy_ranges(struct lockall_set *s);
+
+/* sm_mlockall, sm_munlockall - mlockall and munlockall without the
+ * library's reserved tables (wrap_mlock.c, core/lockall.h), for the
+ * exported ones and syscall().  sm_future_locked: whether this process
+ * asked for its future mappings to be locked (MCL_FUTURE through
+ * them): the ticker then maps nothing it could do without (no recovery
+ * of others' state files, each an image as big as the file, locked
+ * whole).  Context: any thread. */
+int sm_mlockall(int flags);
+int sm_munlockall(void);
+bool sm_future_locked(void);
+
 /* sm_durable_chores - a little after the ticker starts, then once a
  * minute: recover dead processes' state files (rate-limited across
  * processes), calling between(ctx) before each file.

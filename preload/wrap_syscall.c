@@ -64,6 +64,7 @@
 	X(SYS_setuid, w) X(SYS_setreuid, w) X(SYS_setresuid, w)                \
 	X(SYS_setrlimit, w) X(SYS_prlimit64, w)                                \
 	X(SYS_execve, w) X(SYS_execveat, w)                                    \
+	X(SYS_mlockall, w) X(SYS_munlockall, w)                                \
 	SYS_LIST_DUP2(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
@@ -296,6 +297,11 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	default:
 		break;
 	}
+	if (n == SYS_mlockall)
+		/* Without the library's tables, as mlockall(). */
+		return sm_mlockall((int)a1);
+	if (n == SYS_munlockall)
+		return sm_munlockall();
 	if (n == SYS_exit) {
 		/* A thread's end; its status is the process's if it is the
 		 * last (the ticker ends the process then). */
