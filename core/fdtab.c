@@ -51,6 +51,7 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 	if (p == MAP_FAILED)
 		return -errno;
 	raw_dontdump(p, (size_t)cap * sizeof(struct fd_slot));
+	raw_nohuge(p, (size_t)cap * sizeof(struct fd_slot));
 	r = fdtab_init_at(t, p, cap);
 	if (r) {
 		munmap(p, (size_t)cap * sizeof(struct fd_slot));
@@ -82,6 +83,7 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 		return -errno;
 	}
 	raw_dontdump(p, (size_t)cap * sizeof(struct fd_unix_paths));
+	raw_nohuge(p, (size_t)cap * sizeof(struct fd_unix_paths));
 	t->unix_paths = p;
 	t->cap = cap;
 	/* The map of used numbers: a fork child starts with none (see

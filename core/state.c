@@ -909,6 +909,7 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 		return -ENOMEM;
 	wipe_on_fork(base, l.file_size);
 	raw_dontdump(base, l.file_size);
+	raw_nohuge(base, l.file_size);
 	st->head = base;
 	point_head(st, base, &l);
 	st->ring = (struct closeq_entry *)(base + l.ring_off);
@@ -1456,6 +1457,13 @@ int state_after_fork(struct state *st, const struct config *cfg,
 	/* Out of the child's core dumps, as the parent's reservation (the
 	 * new mapping lost the mark). */
 	raw_dontdump(st->head, end);
+	/* Nor huge pages where it stays private memory, as in the parent
+	 * (raw_nohuge: the mark is lost too).  Not with a file to come,
+	 * which backs what is written: a system call less in most fork
+	 * children (THP "always": one 2 MiB page a child without it, none
+	 * with the file). */
+	if (!had_file || !cfg->state_enabled)
+		raw_nohuge(st->head, end);
 	/* The file, at the first tracked fd (make_file).  Tried again where
 	 * the parent had none: its directory may be usable by now. */
 	st->cfg = cfg;
