@@ -891,7 +891,8 @@ static void beyond_say(void)
  * affinity (taskset's choice for the whole program; a thread pinned by the
  * program itself passes its pin on, which keeps our thread on the CPUs the
  * program chose).  Failure changes nothing.  Not on a thread a seccomp
- * filter binds (quiet.h): the filter may forbid these calls.
+ * filter binds (quiet.h; PR_GET_SECCOMP for one the process started
+ * with): the filter may forbid these calls, with death.
  */
 static void ticker_not_realtime(void)
 {
@@ -904,7 +905,12 @@ static void ticker_not_realtime(void)
 	if (pol < 0)
 		return;
 	pol &= ~(long)SCHED_RESET_ON_FORK;
-	if (pol == SCHED_FIFO || pol == SCHED_RR)
+	/* Nor under a filter the process started with (systemd's
+	 * SystemCallFilter=~@resources kills for sched_setscheduler, in a
+	 * unit that may also set CPUSchedulingPolicy=fifo): the ticker
+	 * then keeps the policy it inherited. */
+	if ((pol == SCHED_FIFO || pol == SCHED_RR) &&
+	    raw_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) == 0)
 		raw_syscall6(SYS_sched_setscheduler, 0, SCHED_OTHER, (long)&sp,
 			     0, 0, 0);
 }

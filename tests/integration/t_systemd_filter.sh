@@ -19,8 +19,13 @@
 #     it ends by itself with status 0, curl's bytes in its log;
 #  2. the same with a log that cannot be written: status 0, the warning
 #     on its stderr;
-#  3. a fork child that sends on an inherited connection, the parent
-#     then recovering a killed process's state file: status 0.
+#  3. chronyd under its own Debian unit's filter (a list of calls that
+#     kill, @debug among them): it answers 10 NTP queries, 480 bytes each
+#     way in its log (it died of SIGSYS before its first answer);
+#  4. a fork child that sends on an inherited connection, the parent
+#     then recovering a killed process's state file: status 0;
+#  5. a real-time program (chrt -f) under ~@privileged @resources (a
+#     Debian unit's list), which kills for sched_setscheduler: status 0.
 . "$(dirname "$0")/lib.sh"
 
 command -v systemd-analyze >/dev/null || skip "needs systemd-analyze (systemd)"
@@ -62,6 +67,47 @@ echo '#include <sys/syscall.h>' | ${CC:-cc} -E -dM - |
 grep -qx pidfd_getfd "$T/names.txt" &&
 	skip "this systemd's @system-service allows pidfd_getfd: nothing to prove"
 filtered=("$PROGS/allowlaunch" "$T/allow.nrs")
+
+# all_but OUT SET... - in OUT, every call this ABI numbers but those of
+# the sets (and names) given, as systemd's SystemCallFilter=~SET...
+# makes a list of calls that kill (a call the ABI does not number is
+# never made); the names left out in OUT.names.
+all_but() {
+	local out=$1
+	shift
+	"$PY" - "$T/sets.txt" "$@" >"$out.names" <<'PYEOF'
+import sys
+sets, cur = {}, None
+for line in open(sys.argv[1]):
+    s = line.strip()
+    if line.startswith("@"):
+        cur = s
+        sets[cur] = []
+    elif s and not s.startswith("#") and cur:
+        sets[cur].append(s)
+def expand(name, seen):
+    if not name.startswith("@"):
+        return {name}
+    out = set()
+    for x in sets.get(name, []):
+        if x.startswith("@"):
+            if x not in seen:
+                seen.add(x)
+                out |= expand(x, seen)
+        else:
+            out.add(x)
+    return out
+deny = set()
+for g in sys.argv[2:]:
+    deny |= expand(g, set())
+for n in sorted(deny):
+    print(n)
+PYEOF
+	echo '#include <sys/syscall.h>' | ${CC:-cc} -E -dM - |
+		awk 'NR == FNR { no[$1] = 1; next }
+		     $2 ~ /^__NR_/ && $3 ~ /^[0-9]+$/ { n = substr($2, 6); if (!(n in no)) print $3 }' \
+			"$out.names" - >"$out"
+}
 
 cat >"$T/server.py" <<'PYEOF'
 import http.server, os, sys, time
@@ -137,7 +183,67 @@ expect_eq "the server's status with a warning to say" "$(cat "$T/warn.status")" 
 grep -q "^sockmeter: log $T/missing/x.[0-9]*.log: cannot write" "$T/warn.err" ||
 	fail "no warning on the server's stderr: $(cat "$T/warn.err")"
 
-# 3. A fork child, and a recovery of a killed process's file.
+# 3. chronyd under its own unit's filter (Debian's chrony.service:
+# SystemCallFilter=~@cpu-emulation @debug @module @mount @obsolete
+# @raw-io @reboot @swap, a list of calls that kill): it died of SIGSYS
+# before its first answer; now 10 NTP queries of 48 bytes, answered, in
+# its log.
+if command -v chronyd >/dev/null; then
+	deny=$(sed -n 's/^SystemCallFilter=~//p' /lib/systemd/system/chrony.service 2>/dev/null | head -n 1)
+	[ -n "$deny" ] || deny="@cpu-emulation @debug @module @mount @obsolete @raw-io @reboot @swap"
+	# shellcheck disable=SC2086
+	all_but "$T/chrony.nrs" $deny
+	grep -qx pidfd_getfd "$T/chrony.nrs.names" || fail "chrony's filter lets pidfd_getfd through here"
+	port=$(free_port)
+	mkdir "$T/chrony"
+	cat >"$T/chrony/chrony.conf" <<CONF
+port $port
+bindaddress 127.0.0.1
+allow 127.0.0.1
+cmdport 0
+local stratum 8
+pidfile $T/chrony/chronyd.pid
+driftfile $T/chrony/drift
+CONF
+	(SOCKMETER_INTERVAL=0.2 SOCKMETER_LOG="$T/chrony/c.%p.log" SOCKMETER_FORMAT=json \
+		"$PROGS/allowlaunch" "$T/chrony.nrs" env LD_PRELOAD="$LIB" \
+		chronyd -d -x -u root -f "$T/chrony/chrony.conf" >"$T/chrony/out" 2>&1
+	 echo $? >"$T/chrony/status") &
+	cpid=$!
+	cat >"$T/ntp.py" <<'PYEOF'
+import socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+got = 0
+deadline = time.time() + 10
+i = 0
+while i < 10 and time.time() < deadline:
+    pkt = bytearray(48)
+    pkt[0] = (4 << 3) | 3
+    struct.pack_into("!II", pkt, 40, int(time.time()) + 2208988800, i)
+    s.sendto(bytes(pkt), ("127.0.0.1", int(sys.argv[1])))
+    try:
+        d, _ = s.recvfrom(1024)
+    except socket.timeout:
+        continue
+    got += len(d)
+    i += 1
+    time.sleep(0.1)
+print(i, got)
+PYEOF
+	sleep 0.5
+	read -r answered got <<<"$("$PY" "$T/ntp.py" "$port")"
+	kill -TERM "$(cat "$T/chrony/chronyd.pid" 2>/dev/null)" 2>/dev/null
+	wait "$cpid"
+	expect_eq "chronyd's status under its unit's filter" "$(cat "$T/chrony/status")" 0
+	expect_eq "chronyd's answers (queries, bytes)" "$answered $got" "10 480"
+	log=$(one_log "$T/chrony/c.*.log")
+	check "$log" "T['bytes_in'] == 480 and T['bytes_out'] == 480" "chronyd's bytes"
+else
+	echo "no chronyd: its case not run" >&2
+fi
+
+# 4. A fork child, and a recovery of a killed process's file.
 mkdir -m 700 "$T/state"
 killme_py "$T/killme.py"
 SOCKMETER_STATE=$T/state SOCKMETER_LOG="$T/dead.%p.log" sm "$PY" "$T/killme.py" 2>/dev/null
@@ -168,4 +274,21 @@ expect_eq "the forking program's status" "$?" 0
 expect_eq "the forking program's output" "$(cat "$T/forks.out")" "child 0 got 500"
 [ -z "$(ls "$T/state"/*.state 2>/dev/null)" ] ||
 	fail "the killed process's state file was not recovered under the filter"
+
+# 5. A real-time program (chrt -f) under SystemCallFilter=~@privileged
+# @resources: the ticker's move to the ordinary policy (t_ticker_not_realtime)
+# was a sched_setscheduler, which @resources holds: SIGSYS at its start.
+# Under a filter the ticker keeps the policy it inherited.
+if command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null; then
+	all_but "$T/res.nrs" @privileged @resources
+	grep -qx sched_setscheduler "$T/res.nrs.names" ||
+		fail "@resources does not hold sched_setscheduler here"
+	SOCKMETER_LOG="$T/rt.%p.log" SOCKMETER_FORMAT=json chrt -f 10 \
+		"$PROGS/allowlaunch" "$T/res.nrs" env LD_PRELOAD="$LIB" \
+		"$PY" "$T/forks.py" >"$T/rt.out" 2>"$T/rt.err"
+	expect_eq "a real-time program's status under ~@privileged @resources" "$?" 0
+	expect_eq "its output" "$(cat "$T/rt.out")" "child 0 got 500"
+else
+	echo "SCHED_FIFO not allowed here: the real-time case not run" >&2
+fi
 exit 0
