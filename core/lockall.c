@@ -8,11 +8,13 @@
 #include "rawsys.h"
 
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The initial user namespace's inode (the kernel's PROC_USER_INIT_INO):
@@ -27,6 +29,13 @@
 #ifndef MLOCK_ONFAULT
 #define MLOCK_ONFAULT 1
 #endif
+
+void lockall_add_file(struct lockall_set *s, uint64_t dev, uint64_t ino)
+{
+	s->file_major = major((dev_t)dev);
+	s->file_minor = minor((dev_t)dev);
+	s->file_ino = ino;
+}
 
 void lockall_add(struct lockall_set *s, const void *p, size_t len)
 {
@@ -94,9 +103,7 @@ size_t lockall_subtract(uintptr_t start, uintptr_t end,
 
 void lockall_maps_init(struct lockall_maps *p)
 {
-	p->start = p->end = 0;
-	p->field = 0;
-	p->digits = p->bad = false;
+	p->len = 0;
 }
 
 static int hex_value(char c)
@@ -110,46 +117,161 @@ static int hex_value(char c)
 	return -1;
 }
 
-void lockall_maps_feed(struct lockall_maps *p, const char *buf, size_t n,
-		       void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+/* A number in base 16 or 10 at *q, up to a character that is not a
+ * digit; false when there is none or it overflows. */
+static bool number(const char **q, int base, uint64_t *v)
 {
+	const char *at = *q;
+	int d;
+
+	*v = 0;
+	for (; (d = base == 16 ? hex_value(*at)
+			       : (*at >= '0' && *at <= '9' ? *at - '0' : -1)) >= 0;
+	     at++) {
+		if (*v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+			return false;
+		*v = *v * (uint64_t)base + (uint64_t)d;
+	}
+	if (at == *q)
+		return false;
+	*q = at;
+	return true;
+}
+
+/* "start-end perms offset major:minor inode path": the range, and the
+ * file's identity where the line has one whole. */
+static bool parse_line(const char *l, struct lockall_vma *v)
+{
+	uint64_t a, b, maj, min, ino;
+	int f;
+
+	if (!number(&l, 16, &a) || *l++ != '-' || !number(&l, 16, &b) ||
+	    *l != ' ' || b <= a)
+		return false;
+	v->start = (uintptr_t)a;
+	v->end = (uintptr_t)b;
+	v->dev_major = v->dev_minor = 0;
+	v->inode = 0;
+	for (f = 0; f < 2; f++) { /* perms, offset */
+		while (*l == ' ')
+			l++;
+		while (*l && *l != ' ')
+			l++;
+	}
+	while (*l == ' ')
+		l++;
+	if (number(&l, 16, &maj) && *l++ == ':' && number(&l, 16, &min) &&
+	    *l++ == ' ' && number(&l, 10, &ino)) {
+		v->dev_major = (uint32_t)maj;
+		v->dev_minor = (uint32_t)min;
+		v->inode = ino;
+	}
+	return true;
+}
+
+void lockall_maps_feed(struct lockall_maps *p, const char *buf, size_t n,
+		       void (*fn)(const struct lockall_vma *, void *),
+		       void *arg)
+{
+	struct lockall_vma v;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		char c = buf[i];
-		int h;
-
-		if (c == '\n') {
-			/* A line cut right after its range is whole enough;
-			 * the kernel's half (x86-64's [vsyscall] gate) is no
-			 * mapping of the process's own. */
-			if (!p->bad && p->field >= 1 && p->digits &&
-			    p->end > p->start &&
-			    p->start <
-				((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1)))
-				fn(p->start, p->end, arg);
-			lockall_maps_init(p);
+		if (buf[i] != '\n') {
+			/* What comes before the path fits; the rest is
+			 * passed over. */
+			if (p->len < sizeof(p->line) - 1)
+				p->line[p->len++] = buf[i];
 			continue;
 		}
-		if (p->bad || p->field == 2)
-			continue;
-		h = hex_value(c);
-		if (h >= 0) {
-			uintptr_t *v = p->field == 0 ? &p->start : &p->end;
-
-			if (*v >> (sizeof(uintptr_t) * 8 - 4))
-				p->bad = true; /* no address is that long */
-			*v = *v << 4 | (uintptr_t)h;
-			p->digits = true;
-		} else if (p->field == 0 && c == '-' && p->digits) {
-			p->field = 1;
-			p->digits = false;
-		} else if (p->field == 1 && c == ' ' && p->digits) {
-			p->field = 2;
-		} else {
-			p->bad = true;
-		}
+		p->line[p->len] = '\0';
+		p->len = 0;
+		/* The kernel's half (x86-64's [vsyscall] gate) is no
+		 * mapping of the process's own. */
+		if (parse_line(p->line, &v) &&
+		    v.start < ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1)))
+			fn(&v, arg);
 	}
+}
+
+bool lockall_ours(const struct lockall_set *s, const struct lockall_vma *v)
+{
+	return s->file_ino != 0 && v->inode == s->file_ino &&
+	       v->dev_major == s->file_major && v->dev_minor == s->file_minor;
+}
+
+/* ---- the process's future, and the ticker's scratch --------------- */
+
+/* The flags of the last mlockall that locks future mappings (MCL_FUTURE,
+ * MCL_ONFAULT with it), 0 when none does. */
+static int future_flags;
+
+/* Who holds the scratch: 0 nobody, SCRATCH_TICKER (a file of the
+ * recovery scan: lockall_scratch_begin), SCRATCH_LOCKALL (lockall_apply).
+ * An int a fork child only reads where it is free, no mutex: every page
+ * a fork child writes is a copy made for it (docs/performance.md). */
+#define SCRATCH_TICKER 1
+#define SCRATCH_LOCKALL 2
+static int scratch;
+
+/* Take the scratch for who, waiting for the other (a millisecond at a
+ * time: a file of a recovery takes a few). */
+static void scratch_take(int who)
+{
+	int free_ = 0;
+	struct timespec ms = {0, 1000000};
+
+	while (!__atomic_compare_exchange_n(&scratch, &free_, who, false,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED)) {
+		free_ = 0;
+		SM_SYSCALL(SYS_nanosleep, &ms, NULL);
+	}
+}
+
+static void scratch_give(void)
+{
+	__atomic_store_n(&scratch, 0, __ATOMIC_RELEASE);
+}
+
+void lockall_note_future(int flags)
+{
+	__atomic_store_n(&future_flags,
+			 (flags & MCL_FUTURE) ? flags & (MCL_FUTURE | MCL_ONFAULT)
+					      : 0,
+			 __ATOMIC_RELEASE);
+}
+
+int lockall_future(void)
+{
+	return __atomic_load_n(&future_flags, __ATOMIC_ACQUIRE);
+}
+
+void lockall_forked(void)
+{
+	/* Read first: written only where set. */
+	if (__atomic_load_n(&future_flags, __ATOMIC_RELAXED))
+		__atomic_store_n(&future_flags, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&scratch, __ATOMIC_RELAXED))
+		__atomic_store_n(&scratch, 0, __ATOMIC_RELAXED);
+}
+
+bool lockall_scratch_begin(void)
+{
+	if (lockall_future())
+		return false;
+	scratch_take(SCRATCH_TICKER);
+	/* (An mlockall with MCL_FUTURE may have ended just before.) */
+	if (lockall_future()) {
+		scratch_give();
+		return false;
+	}
+	return true;
+}
+
+void lockall_scratch_end(void)
+{
+	scratch_give();
 }
 
 /* ---- the call ---------------------------------------------------- */
@@ -164,12 +286,14 @@ struct apply_job {
 	int result;
 };
 
-static void count_range(uintptr_t a, uintptr_t b, void *arg)
+static void count_range(const struct lockall_vma *v, void *arg)
 {
 	struct apply_job *j = arg;
 
-	j->total += b - a;
-	j->ours += lockall_subtract(a, b, j->s, NULL, NULL);
+	j->total += v->end - v->start;
+	j->ours += lockall_ours(j->s, v)
+			   ? v->end - v->start
+			   : lockall_subtract(v->start, v->end, j->s, NULL, NULL);
 }
 
 static void lock_piece(uintptr_t a, uintptr_t b, void *arg)
@@ -185,15 +309,17 @@ static void lock_piece(uintptr_t a, uintptr_t b, void *arg)
 		SM_SYSCALL(SYS_mlock, a, b - a);
 }
 
-static void lock_range(uintptr_t a, uintptr_t b, void *arg)
+static void lock_range(const struct lockall_vma *v, void *arg)
 {
 	const struct apply_job *j = arg;
 
-	lockall_subtract(a, b, j->s, lock_piece, arg);
+	if (!lockall_ours(j->s, v))
+		lockall_subtract(v->start, v->end, j->s, lock_piece, arg);
 }
 
 /* /proc/self/maps through fn; false when it cannot be read. */
-static bool read_maps(void (*fn)(uintptr_t, uintptr_t, void *), void *arg)
+static bool read_maps(void (*fn)(const struct lockall_vma *, void *),
+		      void *arg)
 {
 	struct lockall_maps p;
 	char buf[1024];
@@ -224,20 +350,24 @@ static int apply_job(void *arg)
 		j->result = -ENOMEM;
 		return 0;
 	}
-	/* The future part is the kernel's own; without it, every lock goes
-	 * first, as mlockall(MCL_CURRENT) replaces them all (and the
-	 * future flag) with its own. */
+	/* The future part is the kernel's own.  Without it, mlockall
+	 * (MCL_CURRENT) clears the future flag: a munlockall does, where
+	 * one is set (it unlocks everything, which the locks below make
+	 * again; mlock replaces a mapping's MLOCK_ONFAULT or not, as
+	 * mlockall does). */
+	r = 0;
 	if (j->flags & MCL_FUTURE)
 		r = SM_SYSCALL(SYS_mlockall,
 			       j->flags & (MCL_FUTURE | MCL_ONFAULT));
-	else
+	else if (lockall_future())
 		r = SM_SYSCALL(SYS_munlockall);
 	if (r != 0) {
 		j->result = -errno;
 		return 0;
 	}
-	read_maps(lock_range, j);
-	j->result = 0;
+	/* The maps read a second time: mlockall's EAGAIN (some of it could
+	 * not be locked) where they cannot be. */
+	j->result = read_maps(lock_range, j) ? 0 : -EAGAIN;
 	return 0;
 }
 
@@ -282,10 +412,14 @@ int lockall_apply(int flags, const struct lockall_set *s)
 	j.capable = cap == 1;
 	j.limit = lim.rlim_cur;
 	j.page = (size_t)page;
+	/* No recovery image of the ticker's mapped meanwhile (it would be
+	 * locked, and counted against the limit, whole). */
+	scratch_take(SCRATCH_LOCKALL);
 	if (progfd_detached())
 		apply_job(&j);
 	else
 		progfd_run(apply_job, &j);
+	scratch_give();
 	errno = saved;
 	return j.result;
 }

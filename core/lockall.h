@@ -37,15 +37,25 @@ struct lockall_range {
 
 #define LOCKALL_MAX 16
 
-/* The tables to leave out: filled by the modules' *_lazy_ranges. */
+/* The tables to leave out: filled by the modules' *_lazy_ranges; and
+ * the state file, every mapping of which is the library's (what is left
+ * of its first mapping once the head and chunks moved out: the holes
+ * moving leaves are the kernel's to give to the program's next
+ * mappings, so the range it had is no guide). */
 struct lockall_set {
 	struct lockall_range r[LOCKALL_MAX];
 	size_t n;
+	uint32_t file_major, file_minor;
+	uint64_t file_ino; /* 0: none */
 };
 
 /* lockall_add - [p, p + len) to s (nothing for a NULL p or a zero len;
  * dropped when s is full).  Context: any. */
 void lockall_add(struct lockall_set *s, const void *p, size_t len);
+
+/* lockall_add_file - every mapping of the file dev/ino (a stat's) to s.
+ * Context: any. */
+void lockall_add_file(struct lockall_set *s, uint64_t dev, uint64_t ino);
 
 /* lockall_normalize - s's ranges rounded out to whole pages of page
  * bytes, sorted, overlaps and neighbours merged.  Context: any. */
@@ -62,20 +72,29 @@ size_t lockall_subtract(uintptr_t start, uintptr_t end,
 			void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
 
 /*
- * lockall_maps_feed - a streaming reader of /proc/PID/maps text: feed
- * it bytes as they are read; fn(start, end, arg) for each line's range,
- * lines of the kernel's half (x86-64's [vsyscall]) left out.  A line
- * that does not start with "hex-hex" is passed over.  Context: any.
+ * lockall_maps_feed - a streaming reader of /proc/PID/maps text: feed it
+ * bytes as they are read; fn(vma, arg) for each line (its range, and the
+ * device and inode of the file it maps, 0 for none), lines of the
+ * kernel's half (x86-64's [vsyscall]) left out.  A line that does not
+ * start with "hex-hex " is passed over.  lockall_ours: whether vma maps
+ * s's file.  Context: any.
  */
-struct lockall_maps {
+struct lockall_vma {
 	uintptr_t start, end;
-	int field; /* 0: start, 1: end, 2: the rest of the line */
-	bool digits, bad;
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+};
+
+struct lockall_maps {
+	char line[128]; /* a line up to its path */
+	size_t len;
 };
 
 void lockall_maps_init(struct lockall_maps *p);
 void lockall_maps_feed(struct lockall_maps *p, const char *buf, size_t n,
-		       void (*fn)(uintptr_t, uintptr_t, void *), void *arg);
+		       void (*fn)(const struct lockall_vma *, void *),
+		       void *arg);
+bool lockall_ours(const struct lockall_set *s, const struct lockall_vma *v);
 
 /* What lockall_apply returns when it cannot do the call itself: the
  * caller makes the kernel's mlockall. */
@@ -92,5 +111,31 @@ void lockall_maps_feed(struct lockall_maps *p, const char *buf, size_t n,
  * thread in a vfork (progfd_run's).
  */
 int lockall_apply(int flags, const struct lockall_set *s);
+
+/*
+ * lockall_note_future - the process asked for its future mappings to be
+ * locked (flags with MCL_FUTURE: kept) or not (else: forgotten); what
+ * lockall_future returns (the flags, 0 for none).  The preload's
+ * mlockall and munlockall say it; lockall_apply reads it.  Context: any.
+ */
+void lockall_note_future(int flags);
+int lockall_future(void);
+
+/* lockall_forked - in a fork child, whose future mappings are not locked
+ * (the kernel does not pass MCL_FUTURE on): none noted, the scratch lock
+ * free.  Context: a fork child. */
+void lockall_forked(void);
+
+/*
+ * lockall_scratch_begin, lockall_scratch_end - around each file of the
+ * ticker's recovery scan, which maps an image as big as the file (150 MB
+ * at 262,144 fds) and buffers: an mlockall made meanwhile waits for them
+ * to be gone, rather than locking them whole (and counting them against
+ * RLIMIT_MEMLOCK: ENOMEM where the program fits).  begin is false, and
+ * takes nothing, once the future mappings are locked: the scan stops
+ * there (the image would be locked at its mapping).  Context: the ticker.
+ */
+bool lockall_scratch_begin(void);
+void lockall_scratch_end(void);
 
 #endif

@@ -5,6 +5,7 @@
  * wrappers of the process it runs in.
  */
 #include "recover.h"
+#include "lockall.h"
 
 #include "meter.h"
 #include "procns.h"
@@ -2352,7 +2353,10 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				    ns_gone(&ns, view, state_name_view(e->name))) {
 					if (o->between)
 						o->between(o->between_ctx);
+					if (!lockall_scratch_begin())
+						goto done;
 					recover_one(dir, e->name, o, st, true, &rs);
+					lockall_scratch_end();
 					continue;
 				}
 				if (state_name_view(e->name) ==
@@ -2392,7 +2396,12 @@ int recover_dir(const char *dir, const struct recover_opts *o,
 				goto done;
 			if (o->between)
 				o->between(o->between_ctx);
+			/* Not while an mlockall runs; none once the future
+			 * mappings are locked (lockall.h). */
+			if (!lockall_scratch_begin())
+				goto done;
 			recover_one(dir, e->name, o, st, false, &rs);
+			lockall_scratch_end();
 		}
 	}
 done:

@@ -881,7 +881,8 @@ void state_lazy_ranges(const struct state *st, struct lockall_set *s)
 		return;
 	state_layout_fill(&l, st->cap);
 	lockall_add(s, st->head, l.file_size);
-	lockall_add(s, st->file, st->size);
+	if (st->file_ino)
+		lockall_add_file(s, st->file_dev, st->file_ino);
 }
 
 int state_open(struct state *st, const struct config *cfg, const char *prog,
@@ -1011,6 +1012,11 @@ static bool make_file(struct state *st)
 					  st->start_real_ns, st->start_mono_ns,
 					  NULL, false, NULL, &st->refused_err);
 			STORE(&st->durable, ok);
+			/* No file: what a fork child writes stays private
+			 * memory, which state_after_fork left unmarked for a
+			 * file to come (raw_nohuge). */
+			if (!ok && st->wipe_end)
+				raw_nohuge(st->head, st->wipe_end);
 			if (!ok && st->parent_durable && st->cfg &&
 			    st->cfg->state_enabled)
 				STORE(&st->refused, 1u);

@@ -10,6 +10,7 @@
 #include "warn.h"
 #include "wrap_stdio.h"
 #include "../core/procns.h"
+#include "../core/lockall.h"
 #include "../core/progfd.h"
 #include "../core/quiet.h"
 #include "../core/rawsys.h"
@@ -1489,6 +1490,7 @@ static void fork_child(void)
 		return;
 	in_fork = false;
 	sm_signals_after_fork();
+	lockall_forked(); /* MCL_FUTURE is not passed on */
 	/* Zeroes already where tk is wiped; else assigned, not
 	 * pthread_mutex_init'ed (a fork child's every page touched is a
 	 * fault, libc's text included).  The parent's ticker may have been
@@ -2039,7 +2041,13 @@ __attribute__((constructor)) static void sm_init(int argc, char **argv)
 	/* The constructor runs on the main thread. */
 	main_thread = pthread_self();
 out:
+	sm_mlock_started();
 	errno = saved;
+}
+
+bool sm_started(void)
+{
+	return initialized != 0;
 }
 
 

@@ -534,6 +534,12 @@ int sm_mlockall(int flags);
 int sm_munlockall(void);
 bool sm_future_locked(void);
 
+/* sm_started - the constructor has begun (or is done); sm_mlock_started:
+ * its end, where an mlockall made before it is finished (wrap_mlock.c).
+ * Context: the constructor. */
+bool sm_started(void);
+void sm_mlock_started(void);
+
 /* sm_durable_chores - a little after the ticker starts, then once a
  * minute: recover dead processes' state files (rate-limited across
  * processes), calling between(ctx) before each file.

@@ -15,22 +15,31 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-/* The process (by pid: a fork child's future mappings are not locked, as
- * the kernel does not pass MCL_FUTURE on) whose future mappings are
- * locked by its mlockall(MCL_FUTURE), 0 when none. */
-static long future_pid;
-
 bool sm_future_locked(void)
 {
-	long p = __atomic_load_n(&future_pid, __ATOMIC_ACQUIRE);
-
-	return p != 0 && p == raw_getpid();
+	return lockall_future() != 0;
 }
 
-static void note_future(int flags)
+/* An mlockall with MCL_FUTURE made before the library's start-up (a
+ * library's constructor that runs before ours): its future part, kept
+ * for the end of the start-up, so that the tables are not mapped locked
+ * (a reviewer's: 387 MB locked, against 2.5 MB without the preload). */
+static int pending_future;
+
+void sm_mlock_started(void)
 {
-	__atomic_store_n(&future_pid, (flags & MCL_FUTURE) ? raw_getpid() : 0,
-			 __ATOMIC_RELEASE);
+	int flags = pending_future;
+
+	if (flags) {
+		pending_future = 0;
+		sm_mlockall(flags);
+	}
+}
+
+static bool flags_valid(int flags)
+{
+	return flags && !(flags & ~(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)) &&
+	       flags != MCL_ONFAULT;
 }
 
 int sm_mlockall(int flags)
@@ -38,8 +47,27 @@ int sm_mlockall(int flags)
 	struct lockall_set s = {.n = 0};
 	int r;
 
+	/* A fork child's state file, made at its first tracked fd, would
+	 * be mapped locked and faulted in whole once the future mappings
+	 * are (a daemon that forks, locks, then opens its sockets:
+	 * openvpn --mlock --daemon locked 166 MB against 13 without the
+	 * preload, a reviewer's run): made now, before. */
+	if (!sm_started() && flags_valid(flags) && (flags & MCL_FUTURE)) {
+		int now = flags & ~MCL_FUTURE;
+
+		r = now & MCL_CURRENT ? (int)raw_syscall_libc(SYS_mlockall, now,
+							      0, 0, 0, 0, 0)
+				      : 0;
+		if (r == 0)
+			pending_future = flags;
+		return r;
+	}
+	if ((flags & MCL_FUTURE) && flags_valid(flags) &&
+	    sm_durable_file_wanted())
+		sm_durable_make_file();
 	/* The tables there are now (none in a process the library leaves
-	 * alone: then the kernel's call, as before). */
+	 * alone, or before its start-up: then the kernel's call, as
+	 * before; start-up makes it again for an MCL_FUTURE one). */
 	if (sm_meter.tab.cap) {
 		sm_durable_lazy_ranges(&s);
 		meter_lazy_ranges(&sm_meter, &s);
@@ -53,7 +81,7 @@ int sm_mlockall(int flags)
 		r = -1;
 	}
 	if (r == 0)
-		note_future(flags);
+		lockall_note_future(flags);
 	return r;
 }
 
@@ -62,7 +90,7 @@ int sm_munlockall(void)
 	int r = (int)raw_syscall_libc(SYS_munlockall, 0, 0, 0, 0, 0, 0);
 
 	if (r == 0)
-		note_future(0);
+		lockall_note_future(0);
 	return r;
 }
 

@@ -1,20 +1,34 @@
 /*
- * lockall - mlockall(FLAGS), as a small daemon that locks its memory at
- * start does, then 100,000 bytes over a unix socketpair; the process's
- * locked and whole memory after.
+ * lockall - mlockall(FLAGS), as a daemon that locks its memory does, then
+ * 100,000 bytes over a unix socketpair; the process's locked and whole
+ * memory after.
  *
- *   lockall FLAGS
+ *   lockall FLAGS [fork | holes | repeat N]
  *
  * Prints "r=R errno=E lck=KIB size=KIB moved=N": mlockall's result and
  * errno (0 when it succeeded), VmLck and VmSize from /proc/self/status,
  * the bytes the socketpair moved.
+ *  fork: the process forks first and the child does all that, before any
+ *    socket of its own (openvpn --mlock --daemon's order); the child
+ *    prints, the parent waits for it.
+ *  holes: the traffic first (the library's state file backs its pages,
+ *    its first mapping left with holes), then 16 small mappings of the
+ *    program's (8 of 16 KiB, 8 of 4 KiB: the size of those holes), then
+ *    the call; also prints "unlocked=N": how many of
+ *    the 16 are not locked after it (/proc/self/smaps).
+ *  repeat N: the call N times, 2 ms apart; prints "peak=KIB hwm=KIB
+ *    fails=F": the largest VmLck seen after a call, the largest resident
+ *    size ever (VmHWM: a mapping locked and faulted in for a moment
+ *    counts there), the calls that failed.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long status_kib(const char *key)
@@ -33,20 +47,14 @@ static long status_kib(const char *key)
 	return v;
 }
 
-int main(int argc, char **argv)
+static long traffic(void)
 {
 	static char buf[10000];
-	int sv[2], i, r, err;
+	int sv[2], i;
 	long moved = 0;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: lockall FLAGS\n");
-		return 2;
-	}
-	r = mlockall(atoi(argv[1]));
-	err = r == 0 ? 0 : errno;
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-		return 1;
+		return -1;
 	memset(buf, 'l', sizeof(buf));
 	for (i = 0; i < 10; i++) {
 		ssize_t w = write(sv[0], buf, sizeof(buf));
@@ -56,14 +64,112 @@ int main(int argc, char **argv)
 			ssize_t n = read(sv[1], buf, sizeof(buf));
 
 			if (n <= 0)
-				return 1;
+				return -1;
 			got += n;
 		}
 		moved += got;
 	}
 	close(sv[0]);
 	close(sv[1]);
-	printf("r=%d errno=%d lck=%ld size=%ld moved=%ld\n", r, err,
+	return moved;
+}
+
+/* How many of the n areas at a[] lie in a mapping smaps says is not
+ * locked (its "Locked:" smaller than its size). */
+static int unlocked(char **a, int n)
+{
+	char line[512];
+	unsigned long lo = 0, hi = 0, size = 0;
+	int bad = 0, i;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long x, y;
+		long kib;
+
+		if (sscanf(line, "%lx-%lx ", &x, &y) == 2 && strchr(line, '-') &&
+		    line[0] != ' ') {
+			lo = x;
+			hi = y;
+			size = (y - x) / 1024;
+		} else if (sscanf(line, "Locked: %ld kB", &kib) == 1) {
+			for (i = 0; i < n; i++)
+				if ((unsigned long)(uintptr_t)a[i] >= lo &&
+				    (unsigned long)(uintptr_t)a[i] < hi &&
+				    (unsigned long)kib < size)
+					bad++;
+		}
+	}
+	fclose(f);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 2 ? argv[2] : "";
+	char *areas[16];
+	int flags, r, err, i, fails = 0, holes = -1;
+	long moved = 0, peak = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: lockall FLAGS [fork | holes | repeat N]\n");
+		return 2;
+	}
+	flags = atoi(argv[1]);
+	if (strcmp(mode, "fork") == 0) {
+		pid_t p = fork();
+		int st;
+
+		if (p < 0)
+			return 1;
+		if (p > 0) {
+			fflush(stdout);
+			if (waitpid(p, &st, 0) != p || !WIFEXITED(st))
+				return 1;
+			return WEXITSTATUS(st);
+		}
+	}
+	if (strcmp(mode, "holes") == 0) {
+		moved = traffic();
+		for (i = 0; i < 16; i++) {
+			areas[i] = mmap(NULL, i < 8 ? 16384 : 4096,
+					PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (areas[i] == MAP_FAILED)
+				return 1;
+			areas[i][0] = 1;
+		}
+	}
+	if (strcmp(mode, "repeat") == 0) {
+		int n = argc > 3 ? atoi(argv[3]) : 1;
+
+		moved = traffic();
+		for (i = 0; i < n; i++) {
+			long l;
+
+			if (mlockall(flags) != 0)
+				fails++;
+			l = status_kib("VmLck");
+			if (l > peak)
+				peak = l;
+			usleep(2000);
+		}
+		printf("peak=%ld hwm=%ld fails=%d moved=%ld\n", peak,
+		       status_kib("VmHWM"), fails, moved);
+		return 0;
+	}
+	r = mlockall(flags);
+	err = r == 0 ? 0 : errno;
+	if (strcmp(mode, "holes") == 0)
+		holes = unlocked(areas, 16);
+	else
+		moved = traffic();
+	printf("r=%d errno=%d lck=%ld size=%ld moved=%ld", r, err,
 	       status_kib("VmLck"), status_kib("VmSize"), moved);
+	if (holes >= 0)
+		printf(" unlocked=%d", holes);
+	printf("\n");
 	return 0;
 }

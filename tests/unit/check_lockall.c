@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -118,17 +119,20 @@ struct sum {
 	uint64_t bytes;
 	int lines;
 	uintptr_t first, last;
+	uint64_t inodes, devs;
 };
 
-static void add_range(uintptr_t a, uintptr_t b, void *arg)
+static void add_range(const struct lockall_vma *v, void *arg)
 {
 	struct sum *s = arg;
 
 	if (!s->lines)
-		s->first = a;
-	s->last = b;
-	s->bytes += b - a;
+		s->first = v->start;
+	s->last = v->end;
+	s->bytes += v->end - v->start;
 	s->lines++;
+	s->inodes += v->inode;
+	s->devs += v->dev_major * 1000 + v->dev_minor;
 }
 
 static const char maps_text[] =
@@ -146,7 +150,7 @@ START_TEST(test_maps_are_read_in_any_pieces)
 
 	for (step = 1; step <= len; step = step < 8 ? step + 1 : step * 3) {
 		struct lockall_maps p;
-		struct sum s = {0, 0, 0, 0};
+		struct sum s = {0, 0, 0, 0, 0, 0};
 		size_t at;
 
 		lockall_maps_init(&p);
@@ -158,6 +162,10 @@ START_TEST(test_maps_are_read_in_any_pieces)
 		ck_assert_uint_eq(s.first, 0x400000);
 		ck_assert_uint_eq(s.last, 0x7ffc3000);
 		ck_assert_uint_eq(s.bytes, 0x52000 + 0x1000 + 0x2000);
+		/* The file's identity: dbus-daemon's 08:02 173521 (hex
+		 * device numbers), none for the others. */
+		ck_assert_uint_eq(s.inodes, 173521);
+		ck_assert_uint_eq(s.devs, 8 * 1000 + 2);
 	}
 }
 END_TEST
@@ -185,7 +193,7 @@ static long status_kib(const char *key)
 static uint64_t maps_bytes(void)
 {
 	struct lockall_maps p;
-	struct sum s = {0, 0, 0, 0};
+	struct sum s = {0, 0, 0, 0, 0, 0};
 	char buf[100];
 	ssize_t n;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -206,6 +214,59 @@ START_TEST(test_the_real_maps_add_up_to_the_address_space)
 
 	ck_assert_int_gt(size, 0);
 	ck_assert_uint_eq(bytes / 1024, (uint64_t)size);
+}
+END_TEST
+
+struct ours {
+	const struct lockall_set *s;
+	int ours, lines;
+	uintptr_t at;
+};
+
+static void find_ours(const struct lockall_vma *v, void *arg)
+{
+	struct ours *o = arg;
+
+	o->lines++;
+	if (lockall_ours(o->s, v)) {
+		o->ours++;
+		o->at = v->start;
+	}
+}
+
+/* Every mapping of the state file is the library's, wherever it is: what
+ * is left of its first mapping has holes the program's mappings fill. */
+START_TEST(test_a_files_mappings_are_told_by_its_identity)
+{
+	struct lockall_set s = {.n = 0};
+	struct ours o = {&s, 0, 0, 0};
+	struct lockall_maps p;
+	struct stat sb;
+	char path[] = "/tmp/check_lockall.XXXXXX", buf[100];
+	ssize_t n;
+	int fd = mkstemp(path), mfd;
+	char *m;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(fd, 3 * PAGE), 0);
+	m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	/* A hole in the middle, as a chunk moved out leaves. */
+	ck_assert_int_eq(munmap(m + PAGE, PAGE), 0);
+	ck_assert_int_eq(fstat(fd, &sb), 0);
+	lockall_add_file(&s, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
+	mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(mfd, 0);
+	lockall_maps_init(&p);
+	while ((n = read(mfd, buf, sizeof(buf))) > 0)
+		lockall_maps_feed(&p, buf, (size_t)n, find_ours, &o);
+	close(mfd);
+	ck_assert_int_gt(o.lines, 5);
+	ck_assert_int_eq(o.ours, 2);
+	munmap(m, PAGE);
+	munmap(m + 2 * PAGE, PAGE);
+	close(fd);
 }
 END_TEST
 
@@ -275,6 +336,7 @@ START_TEST(test_a_table_in_the_set_is_neither_locked_nor_faulted_in)
 	lockall_add(&s, table, TABLE);
 	lockall_normalize(&s, PAGE);
 	ck_assert_int_eq(lockall_apply(MCL_CURRENT | MCL_FUTURE, &s), 0);
+	lockall_note_future(MCL_CURRENT | MCL_FUTURE); /* as the preload */
 	size = status_kib("VmSize:");
 	lck = status_kib("VmLck:");
 	ck_assert_int_le(lck, size - (long)(TABLE / 1024));
@@ -296,6 +358,7 @@ START_TEST(test_a_table_in_the_set_is_neither_locked_nor_faulted_in)
 	}
 	/* MCL_CURRENT alone replaces the future flag, as the kernel's. */
 	ck_assert_int_eq(lockall_apply(MCL_CURRENT, &s), 0);
+	lockall_note_future(MCL_CURRENT);
 	{
 		char *later = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -383,6 +446,7 @@ int main(void)
 	tcase_add_test(tc, test_a_mapping_less_the_tables_is_its_pieces);
 	tcase_add_test(tc, test_maps_are_read_in_any_pieces);
 	tcase_add_test(tc, test_the_real_maps_add_up_to_the_address_space);
+	tcase_add_test(tc, test_a_files_mappings_are_told_by_its_identity);
 	tcase_add_test(tc, test_bad_flags_are_the_kernels_einval);
 	tcase_add_test(
 	    tc, test_a_table_in_the_set_is_neither_locked_nor_faulted_in);
