@@ -204,15 +204,16 @@ bool lockall_ours(const struct lockall_set *s, const struct lockall_vma *v)
 
 /* The flags of the last mlockall that locks future mappings (MCL_FUTURE,
  * MCL_ONFAULT with it), 0 when none does. */
-static int future_flags;
+static int future_flags SM_FORK_DATA;
 
 /* Who holds the scratch: 0 nobody, SCRATCH_TICKER (a file of the
  * recovery scan: lockall_scratch_begin), SCRATCH_LOCKALL (lockall_apply).
- * An int a fork child only reads where it is free, no mutex: every page
- * a fork child writes is a copy made for it (docs/performance.md). */
+ * An int, no mutex, on the page of what the fork path touches (SM_FORK_DATA:
+ * every page of ours a fork child touches costs it, docs/performance.md),
+ * with future_flags. */
 #define SCRATCH_TICKER 1
 #define SCRATCH_LOCKALL 2
-static int scratch;
+static int scratch SM_FORK_DATA;
 
 /* Take the scratch for who, waiting for the other (a millisecond at a
  * time: a file of a recovery takes a few). */
@@ -247,6 +248,7 @@ int lockall_future(void)
 	return __atomic_load_n(&future_flags, __ATOMIC_ACQUIRE);
 }
 
+SM_FORK_PATH
 void lockall_forked(void)
 {
 	/* Read first: written only where set. */
