@@ -37,15 +37,6 @@ void lockall_add_file(struct lockall_set *s, uint64_t dev, uint64_t ino)
 	s->file_ino = ino;
 }
 
-void lockall_add(struct lockall_set *s, const void *p, size_t len)
-{
-	if (!p || !len || s->n >= LOCKALL_MAX)
-		return;
-	s->r[s->n].start = (uintptr_t)p;
-	s->r[s->n].end = (uintptr_t)p + len;
-	s->n++;
-}
-
 void lockall_normalize(struct lockall_set *s, size_t page)
 {
 	size_t i, j, out = 0;
@@ -206,26 +197,34 @@ bool lockall_ours(const struct lockall_set *s, const struct lockall_vma *v)
  * MCL_ONFAULT with it), 0 when none does. */
 static int future_flags SM_FORK_DATA;
 
-/* Who holds the scratch: 0 nobody, SCRATCH_TICKER (a file of the
- * recovery scan: lockall_scratch_begin), SCRATCH_LOCKALL (lockall_apply).
- * An int, no mutex, on the page of what the fork path touches (SM_FORK_DATA:
- * every page of ours a fork child touches costs it, docs/performance.md),
- * with future_flags. */
-#define SCRATCH_TICKER 1
-#define SCRATCH_LOCKALL 2
+/* Who holds the scratch: 0 nobody, else the holder's thread id (a file
+ * of the ticker's recovery scan: lockall_scratch_begin; lockall_apply).
+ * An int, no mutex, on the page of what the fork path touches
+ * (SM_FORK_DATA: every page of ours a fork child touches costs it,
+ * docs/performance.md), with future_flags.  A holder that is no thread
+ * of this process (a vfork child killed in its mlockall; the parent's
+ * ticker, in the child of a fork that ran no handler of ours: _Fork) has
+ * let go: its word is taken over (a reviewer's: a killed vfork child
+ * left it held, and the parent's next mlockall waited for good). */
 static int scratch SM_FORK_DATA;
 
-/* Take the scratch for who, waiting for the other (a millisecond at a
- * time: a file of a recovery takes a few). */
-static void scratch_take(int who)
+static void scratch_take(void)
 {
-	int free_ = 0;
+	int cur = 0, me = (int)SM_SYSCALL(SYS_gettid);
 	struct timespec ms = {0, 1000000};
 
-	while (!__atomic_compare_exchange_n(&scratch, &free_, who, false,
+	while (!__atomic_compare_exchange_n(&scratch, &cur, me, false,
 					    __ATOMIC_ACQUIRE,
 					    __ATOMIC_RELAXED)) {
-		free_ = 0;
+		if (SM_SYSCALL(SYS_tgkill, SM_SYSCALL(SYS_getpid), cur, 0) !=
+			    0 &&
+		    errno == ESRCH) {
+			/* (cur stays the expected value: taken over.) */
+			continue;
+		}
+		cur = 0;
+		/* A millisecond at a time: a file of a recovery takes a
+		 * few. */
 		SM_SYSCALL(SYS_nanosleep, &ms, NULL);
 	}
 }
@@ -262,7 +261,7 @@ bool lockall_scratch_begin(void)
 {
 	if (lockall_future())
 		return false;
-	scratch_take(SCRATCH_TICKER);
+	scratch_take();
 	/* (An mlockall with MCL_FUTURE may have ended just before.) */
 	if (lockall_future()) {
 		scratch_give();
@@ -390,9 +389,55 @@ static int ipc_lock_capable(void)
 	       (d[0].effective >> CAP_IPC_LOCK & 1u);
 }
 
+static void block_all(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	raw_sigmask(SIG_SETMASK, &all, old);
+}
+
+int lockall_kernel(int flags)
+{
+	sigset_t old;
+	long r;
+
+	/* Not on a thread a filter binds (quiet.h): nothing but the call. */
+	if (sm_quiet()) {
+		r = SM_SYSCALL(SYS_mlockall, flags);
+		if (r == 0)
+			lockall_note_future(flags);
+		return r == 0 ? 0 : -errno;
+	}
+	block_all(&old);
+	scratch_take();
+	r = SM_SYSCALL(SYS_mlockall, flags);
+	if (r == 0)
+		lockall_note_future(flags);
+	else
+		r = -errno;
+	scratch_give();
+	raw_sigmask(SIG_SETMASK, &old, NULL);
+	return (int)r;
+}
+
+int lockall_permitted(void)
+{
+	struct rlimit lim;
+	int cap = ipc_lock_capable(), saved = errno;
+
+	if (cap != 0 ||
+	    SM_SYSCALL(SYS_prlimit64, 0, RLIMIT_MEMLOCK, NULL, &lim) != 0) {
+		errno = saved;
+		return 0;
+	}
+	return lim.rlim_cur == 0 ? -EPERM : 0;
+}
+
 int lockall_apply(int flags, const struct lockall_set *s)
 {
 	struct apply_job j = {.flags = flags, .s = s, .result = LOCKALL_KERNEL};
+	sigset_t old;
 	struct rlimit lim;
 	long page = sysconf(_SC_PAGESIZE);
 	int saved = errno, cap;
@@ -415,13 +460,21 @@ int lockall_apply(int flags, const struct lockall_set *s)
 	j.limit = lim.rlim_cur;
 	j.page = (size_t)page;
 	/* No recovery image of the ticker's mapped meanwhile (it would be
-	 * locked, and counted against the limit, whole). */
-	scratch_take(SCRATCH_LOCKALL);
+	 * locked, and counted against the limit, whole).  Signals blocked
+	 * while the word is held: a handler's own mlockall on this thread
+	 * waited for it for good (a reviewer's). */
+	block_all(&old);
+	scratch_take();
 	if (progfd_detached())
 		apply_job(&j);
 	else
 		progfd_run(apply_job, &j);
+	/* Noted before the word is given: a scan that takes it next must
+	 * see that its image would be locked. */
+	if (j.result == 0)
+		lockall_note_future(flags);
 	scratch_give();
+	raw_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 	return j.result;
 }

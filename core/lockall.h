@@ -50,8 +50,18 @@ struct lockall_set {
 };
 
 /* lockall_add - [p, p + len) to s (nothing for a NULL p or a zero len;
- * dropped when s is full).  Context: any. */
-void lockall_add(struct lockall_set *s, const void *p, size_t len);
+ * dropped when s is full).  Inline: the modules that list their tables
+ * need nothing else of lockall.c (the fuzzing harnesses link a few of
+ * them alone).  Context: any. */
+static inline void lockall_add(struct lockall_set *s, const void *p,
+			       size_t len)
+{
+	if (!p || !len || s->n >= LOCKALL_MAX)
+		return;
+	s->r[s->n].start = (uintptr_t)p;
+	s->r[s->n].end = (uintptr_t)p + len;
+	s->n++;
+}
 
 /* lockall_add_file - every mapping of the file dev/ino (a stat's) to s.
  * Context: any. */
@@ -111,6 +121,16 @@ bool lockall_ours(const struct lockall_set *s, const struct lockall_vma *v);
  * thread in a vfork (progfd_run's).
  */
 int lockall_apply(int flags, const struct lockall_set *s);
+
+/*
+ * lockall_kernel - the kernel's own mlockall(flags), the future flag noted,
+ * while no recovery image is mapped (as lockall_apply): 0 or -errno.
+ * lockall_permitted - the kernel's can_do_mlock: -EPERM at a limit of 0
+ * without CAP_IPC_LOCK, else 0 (also when it cannot tell).
+ * Context: as lockall_apply.
+ */
+int lockall_kernel(int flags);
+int lockall_permitted(void);
 
 /*
  * lockall_note_future - the process asked for its future mappings to be

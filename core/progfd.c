@@ -252,69 +252,28 @@ void progfd_no_shared_child(void)
 	no_shared_child = true;
 }
 
-/* The probe's answer (getfd_allowed): 0 not asked, 1 yes, 2 no.  A fork
- * child keeps it (its filters are its parent's), and so do its later
- * tickers: a fork child's ticker does not make a child of its own to ask
- * again (every fork of a server in a container, which binds every process
- * with a filter, paid for one: 5 to 15 % of forks/s).  A filter the
- * program installs may forbid it: forgotten then (progfd_filter_added). */
-static int getfd_verdict;
-
-static int getfd_probe(void *arg)
-{
-	int *err = arg;
-
-	*err = SM_SYSCALL(SYS_pidfd_getfd, -1, 0, 0u) < 0 ? errno : 0;
-	return 0;
-}
-
 /*
- * Whether pidfd_getfd may be made here.  A seccomp filter the process
- * started under binds the library too, and systemd's
- * SystemCallFilter=@system-service leaves pidfd_getfd out (it is in the
- * @debug set) and kills the process that makes it: a metered service
- * under it died of SIGSYS at its ticker's first look at an fd (every
- * interval with a TCP connection open).  Where a filter binds this
- * thread (PR_GET_SECCOMP), the call is made first in a child of its own
- * with nothing to get (EBADF where it is let through); a child that
- * dies of it, fails otherwise or cannot be made says no, and the
- * program's fds are reached through /proc/PID/fd instead, as before
- * Linux 5.6.  One child at the ticker's start, only under a filter.
+ * Whether pidfd_getfd may be made here: not where a seccomp filter binds
+ * the process (PR_GET_SECCOMP).  A filter the process started under binds
+ * the library too, and systemd's SystemCallFilter=@system-service leaves
+ * pidfd_getfd out (it is in the @debug set) and kills the process that
+ * makes it: a metered service under it died of SIGSYS at its ticker's
+ * first look at an fd (every interval with a TCP connection open).  A
+ * filter cannot be asked what it allows, and a child of our own that
+ * tried the call first, whose death would have said no, was taken back
+ * (a reviewer's): a death by seccomp dumps core, the child's memory being
+ * the whole program's (324 MB for a service of 300), to a core pipe
+ * whatever RLIMIT_CORE says, with an audit record; and before Linux 5.16
+ * a core dump killed every process sharing the memory, the service too.
+ * So under any filter the program's fds are reached through /proc/PID/fd,
+ * as before Linux 5.6 (Docker's default filter refuses pidfd_getfd with
+ * EPERM anyway, which falls back the same way): what is lost there is
+ * what /proc cannot give, the kernel's view of an open connection in
+ * interval records and the addresses of a socket the ticker checks.
  */
 static bool getfd_allowed(void)
 {
-	struct run r = {getfd_probe, NULL, -EAGAIN, false, false,
-			false, false, 0};
-	sigset_t all, old;
-	void *stack;
-	int err = -1, pid, v = __atomic_load_n(&getfd_verdict, __ATOMIC_ACQUIRE);
-	bool yes;
-
-	if (SM_SYSCALL(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 0)
-		return true;
-	if (v)
-		return v == 1;
-	if (!CHILD_OK)
-		return false;
-	r.arg = &err;
-	stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (stack == MAP_FAILED)
-		return false;
-	sigfillset(&all);
-	raw_sigmask(SIG_SETMASK, &all, &old);
-	pid = run_child(&r, stack, true);
-	raw_sigmask(SIG_SETMASK, &old, NULL);
-	munmap(stack, CHILD_STACK);
-	yes = pid > 0 && r.result == 0 && err == EBADF;
-	if (pid > 0)
-		__atomic_store_n(&getfd_verdict, yes ? 1 : 2, __ATOMIC_RELEASE);
-	return yes;
-}
-
-void progfd_filter_added(void)
-{
-	__atomic_store_n(&getfd_verdict, 0, __ATOMIC_RELEASE);
+	return SM_SYSCALL(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0) == 0;
 }
 
 static int run(int (*fn)(void *), void *arg, bool copy)

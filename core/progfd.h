@@ -47,11 +47,6 @@ int progfd_detach(void);
  * Context: any thread. */
 bool progfd_detached(void);
 
-/* progfd_filter_added - the program installed a seccomp filter: whether
- * pidfd_getfd may be made is asked again at the next ticker's start (a
- * child's death says no: progfd.c getfd_allowed).  Context: any thread. */
-void progfd_filter_added(void);
-
 /*
  * progfd_run - call fn(arg) where the fds it opens cannot be seen by the
  * program: directly on a detached thread, else in a child sharing our

@@ -3201,8 +3201,6 @@ void sm_confine_end(enum sm_confine how, int before, bool done)
 		sink_root_changed();
 	if (before < 0 || how == SM_CONFINE_ROOT)
 		return;
-	if (done)
-		progfd_filter_added();
 	if (!done) {
 		/* A probe (libseccomp asks the kernel with invalid calls) or
 		 * a refusal: nothing is filtered. */

@@ -52,14 +52,20 @@ int sm_mlockall(int flags)
 	 * are (a daemon that forks, locks, then opens its sockets:
 	 * openvpn --mlock --daemon locked 166 MB against 13 without the
 	 * preload, a reviewer's run): made now, before. */
-	if (!sm_started() && flags_valid(flags) && (flags & MCL_FUTURE)) {
-		int now = flags & ~MCL_FUTURE;
+	if (!sm_started() && flags_valid(flags)) {
+		int now = flags & ~MCL_FUTURE, err = lockall_permitted();
 
+		/* What the kernel would refuse now is refused now. */
+		if (err) {
+			errno = -err;
+			return -1;
+		}
 		r = now & MCL_CURRENT ? (int)raw_syscall_libc(SYS_mlockall, now,
 							      0, 0, 0, 0, 0)
 				      : 0;
+		/* (One without MCL_FUTURE clears it, as the kernel's.) */
 		if (r == 0)
-			pending_future = flags;
+			pending_future = flags & MCL_FUTURE ? flags : 0;
 		return r;
 	}
 	if ((flags & MCL_FUTURE) && flags_valid(flags) &&
@@ -73,15 +79,15 @@ int sm_mlockall(int flags)
 		meter_lazy_ranges(&sm_meter, &s);
 	}
 	lockall_normalize(&s, (size_t)sysconf(_SC_PAGESIZE));
+	/* (Either notes the future flag before it lets a recovery scan
+	 * go on.) */
 	r = lockall_apply(flags, &s);
 	if (r == LOCKALL_KERNEL)
-		r = (int)raw_syscall_libc(SYS_mlockall, flags, 0, 0, 0, 0, 0);
-	else if (r < 0) {
+		r = lockall_kernel(flags);
+	if (r < 0) {
 		errno = -r;
 		r = -1;
 	}
-	if (r == 0)
-		lockall_note_future(flags);
 	return r;
 }
 
@@ -89,8 +95,11 @@ int sm_munlockall(void)
 {
 	int r = (int)raw_syscall_libc(SYS_munlockall, 0, 0, 0, 0, 0, 0);
 
-	if (r == 0)
+	if (r == 0) {
 		lockall_note_future(0);
+		/* One made before the start-up is undone with it. */
+		pending_future = 0;
+	}
 	return r;
 }
 

@@ -285,4 +285,55 @@ echo "repeated calls: peak $(value repeat peak) KiB locked, $(value repeat.plain
 	fail "mlockall during recoveries: $(value repeat hwm) KiB resident at most, $(value repeat.plain hwm) without the preload"
 expect_eq "calls that failed" "$(value repeat fails)" 0
 expect_eq "dead processes' files left (recovered between the calls)" "$(ls "$T/state4" | wc -l)" 0
+# 5. What a second review found (each measured with the library before
+# its fixes):
+#  a. a signal handler's mlockall on a thread inside its own waited for
+#     good (the scratch word its thread held): killed by the timeout;
+#  b. a vfork child killed in its mlockall left the word held, and the
+#     parent's next call waited for good: killed by its alarm;
+#  c. a constructor's mlockall(MCL_CURRENT | MCL_FUTURE) then munlockall,
+#     before the library's start-up: the future part was made at its
+#     end all the same (everything after locked); and an EPERM made there
+#     was 0.
+run4 handler sm "$PROGS/lockall" 1 handler
+expect_eq "a handler's mlockall on a thread in its own: calls that failed" \
+	"$(value handler fails)" 0
+[ "$(value handler handled)" -gt 0 ] || fail "the handler never ran: $(cat "$T/handler.out")"
+run4 vforkkill sm "$PROGS/lockall" 1 vforkkill 60
+expect_eq "the parent's mlockall after killed vfork children" "$(value vforkkill r)" 0
+if [ -f "$T/early.c" ] && ${CC:-cc} -shared -fPIC -o "$T/early2.so" -x c - 2>"$T/early2.cc" <<'CEOF'
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+__attribute__((constructor)) static void early(void)
+{
+	int r = mlockall(atoi(getenv("EARLY_FLAGS")));
+
+	fprintf(stderr, "early r=%d errno=%d\n", r, r ? errno : 0);
+	if (getenv("EARLY_UNLOCK"))
+		munlockall();
+}
+CEOF
+then
+	for c in "unlock 3 1" "eperm 2 "; do
+		set -- $c
+		for run in plain sm; do
+			if [ $run = sm ]; then pre="$LIB $T/early2.so"; else pre="$T/early2.so"; fi
+			(if [ "$1" = eperm ]; then
+				 ulimit -l 0 || exit 3
+				 drop=(setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock)
+			 else
+				 drop=()
+			 fi
+			 EARLY_FLAGS=$2 EARLY_UNLOCK=${3:-} LD_PRELOAD="$pre" \
+				 SOCKMETER_LOG="$T/e5.%p.log" timeout 30 \
+				 "${drop[@]}" "$PROGS/lockall" 1 none) >"$T/e5.$1.$run.out" 2>&1
+		done
+		expect_eq "a constructor's mlockall ($1): what it and the program see" \
+			"$(grep -v '^sockmeter' "$T/e5.$1.sm.out")" \
+			"$(grep -v '^sockmeter' "$T/e5.$1.plain.out" | sed "s/ size=[0-9]*/ size=$(value e5.$1.sm size)/")"
+	done
+fi
+
 exit 0

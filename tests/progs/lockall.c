@@ -3,7 +3,7 @@
  * 100,000 bytes over a unix socketpair; the process's locked and whole
  * memory after.
  *
- *   lockall FLAGS [fork | holes | repeat N]
+ *   lockall FLAGS [fork | holes | none | handler | vforkkill N | repeat N]
  *
  * Prints "r=R errno=E lck=KIB size=KIB moved=N": mlockall's result and
  * errno (0 when it succeeded), VmLck and VmSize from /proc/self/status,
@@ -16,18 +16,26 @@
  *    program's (8 of 16 KiB, 8 of 4 KiB: the size of those holes), then
  *    the call; also prints "unlocked=N": how many of
  *    the 16 are not locked after it (/proc/self/smaps).
+ *  none: no call at all (what a library's constructor locked shows).
+ *  handler: a SIGALRM handler makes the call too, every 0.7 ms, while
+ *    the main thread makes it 300 times; prints "handled=N".
+ *  vforkkill N: N vfork children, each killed by a timer at a random
+ *    moment of its call; then the call in the parent, under a 20 s alarm;
+ *    prints "killed=K r=R".
  *  repeat N: the call N times, 2 ms apart; prints "peak=KIB hwm=KIB
  *    fails=F": the largest VmLck seen after a call, the largest resident
  *    size ever (VmHWM: a mapping locked and faulted in for a moment
  *    counts there), the calls that failed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -106,6 +114,46 @@ static int unlocked(char **a, int n)
 	return bad;
 }
 
+/* vforkkill: a function of its own, its variables out of vfork's way. */
+static int vfork_kill(int flags, int n)
+{
+	volatile int i, killed = 0;
+	long moved = traffic();
+	int r;
+
+	srand((unsigned)getpid());
+	for (i = 0; i < n; i++) {
+		int us = 20 + rand() % 3000, st;
+		pid_t p = vfork();
+
+		if (p == 0) {
+			struct itimerval it = {{0, 0}, {0, us}};
+
+			setitimer(ITIMER_REAL, &it, NULL);
+			mlockall(flags);
+			_exit(0);
+		}
+		if (p < 0 || waitpid(p, &st, 0) != p)
+			return 1;
+		if (WIFSIGNALED(st))
+			killed++;
+	}
+	alarm(20);
+	r = mlockall(flags);
+	printf("killed=%d r=%d moved=%ld\n", (int)killed, r, moved);
+	return 0;
+}
+
+static volatile sig_atomic_t handled;
+static int handler_flags;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	mlockall(handler_flags);
+	handled++;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "";
@@ -114,7 +162,8 @@ int main(int argc, char **argv)
 	long moved = 0, peak = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: lockall FLAGS [fork | holes | repeat N]\n");
+		fprintf(stderr, "usage: lockall FLAGS [fork | holes | none | "
+				"handler | vforkkill N | repeat N]\n");
 		return 2;
 	}
 	flags = atoi(argv[1]);
@@ -142,6 +191,27 @@ int main(int argc, char **argv)
 			areas[i][0] = 1;
 		}
 	}
+	if (strcmp(mode, "handler") == 0) {
+		struct sigaction sa;
+		struct itimerval it = {{0, 700}, {0, 700}}, off = {{0, 0}, {0, 0}};
+
+		moved = traffic();
+		handler_flags = flags;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_alarm;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (i = 0; i < 300; i++)
+			if (mlockall(flags) != 0)
+				fails++;
+		setitimer(ITIMER_REAL, &off, NULL);
+		printf("handled=%d fails=%d moved=%ld\n", (int)handled, fails,
+		       moved);
+		return 0;
+	}
+	if (strcmp(mode, "vforkkill") == 0)
+		return vfork_kill(flags, argc > 3 ? atoi(argv[3]) : 1);
 	if (strcmp(mode, "repeat") == 0) {
 		int n = argc > 3 ? atoi(argv[3]) : 1;
 
@@ -160,7 +230,7 @@ int main(int argc, char **argv)
 		       status_kib("VmHWM"), fails, moved);
 		return 0;
 	}
-	r = mlockall(flags);
+	r = strcmp(mode, "none") == 0 ? 0 : mlockall(flags);
 	err = r == 0 ? 0 : errno;
 	if (strcmp(mode, "holes") == 0)
 		holes = unlocked(areas, 16);
