@@ -47,11 +47,8 @@ int sm_mlockall(int flags)
 	struct lockall_set s = {.n = 0};
 	int r;
 
-	/* A fork child's state file, made at its first tracked fd, would
-	 * be mapped locked and faulted in whole once the future mappings
-	 * are (a daemon that forks, locks, then opens its sockets:
-	 * openvpn --mlock --daemon locked 166 MB against 13 without the
-	 * preload, a reviewer's run): made now, before. */
+	/* Before the start-up (pending_future): the current part now, the
+	 * future part at its end. */
 	if (!sm_started() && flags_valid(flags)) {
 		int now = flags & ~MCL_FUTURE, err = lockall_permitted();
 
@@ -68,6 +65,11 @@ int sm_mlockall(int flags)
 			pending_future = flags & MCL_FUTURE ? flags : 0;
 		return r;
 	}
+	/* A fork child's state file, made at its first tracked fd, would
+	 * be mapped locked and faulted in whole once the future mappings
+	 * are (a daemon that forks, locks, then opens its sockets:
+	 * openvpn --mlock --daemon locked 166 MB against 13 without the
+	 * preload, a reviewer's run): made now, before. */
 	if ((flags & MCL_FUTURE) && flags_valid(flags) &&
 	    sm_durable_file_wanted())
 		sm_durable_make_file();
