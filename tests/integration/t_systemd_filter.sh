@@ -37,48 +37,9 @@ need_prog allowlaunch
 
 systemd-analyze syscall-filter >"$T/sets.txt" 2>/dev/null ||
 	skip "systemd-analyze syscall-filter failed"
-# The set's calls, its nested sets expanded.
-"$PY" - "$T/sets.txt" >"$T/names.txt" <<'PYEOF'
-import sys
-sets, cur = {}, None
-for line in open(sys.argv[1]):
-    s = line.strip()
-    if line.startswith("@"):
-        cur = s
-        sets[cur] = []
-    elif s and not s.startswith("#") and cur:
-        sets[cur].append(s)
-def expand(name, seen):
-    out = set()
-    for x in sets.get(name, []):
-        if x.startswith("@"):
-            if x not in seen:
-                seen.add(x)
-                out |= expand(x, seen)
-        else:
-            out.add(x)
-    return out
-for n in sorted(expand("@system-service", set())):
-    print(n)
-PYEOF
-echo '#include <sys/syscall.h>' | ${CC:-cc} -E -dM - |
-	awk 'NR == FNR { want[$1] = 1; next }
-	     $2 ~ /^__NR_/ { n = substr($2, 6); if (n in want) print $3 }' \
-		"$T/names.txt" - >"$T/allow.nrs"
-[ "$(wc -l <"$T/allow.nrs")" -ge 200 ] ||
-	fail "only $(wc -l <"$T/allow.nrs") calls in @system-service here"
-grep -qx pidfd_getfd "$T/names.txt" &&
-	skip "this systemd's @system-service allows pidfd_getfd: nothing to prove"
-filtered=("$PROGS/allowlaunch" "$T/allow.nrs")
-
-# all_but OUT SET... - in OUT, every call this ABI numbers but those of
-# the sets (and names) given, as systemd's SystemCallFilter=~SET...
-# makes a list of calls that kill (a call the ABI does not number is
-# never made); the names left out in OUT.names.
-all_but() {
-	local out=$1
-	shift
-	"$PY" - "$T/sets.txt" "$@" >"$out.names" <<'PYEOF'
+# names SET... - the calls of the sets (and of the names) given, nested
+# sets expanded, one a line.
+cat >"$T/names.py" <<'PYEOF'
 import sys
 sets, cur = {}, None
 for line in open(sys.argv[1]):
@@ -93,23 +54,45 @@ def expand(name, seen):
         return {name}
     out = set()
     for x in sets.get(name, []):
-        if x.startswith("@"):
-            if x not in seen:
-                seen.add(x)
-                out |= expand(x, seen)
-        else:
-            out.add(x)
+        if x not in seen:
+            seen.add(x)
+            out |= expand(x, seen)
     return out
-deny = set()
+names = set()
 for g in sys.argv[2:]:
-    deny |= expand(g, set())
-for n in sorted(deny):
+    names |= expand(g, set())
+for n in sorted(names):
     print(n)
 PYEOF
+names() {
+	"$PY" "$T/names.py" "$T/sets.txt" "$@"
+}
+# numbers WHICH NAMES_FILE - this ABI's numbers of the calls named in the
+# file (WHICH = only) or of every call but those (WHICH = but: a call the
+# ABI does not number is never made).
+numbers() {
 	echo '#include <sys/syscall.h>' | ${CC:-cc} -E -dM - |
-		awk 'NR == FNR { no[$1] = 1; next }
-		     $2 ~ /^__NR_/ && $3 ~ /^[0-9]+$/ { n = substr($2, 6); if (!(n in no)) print $3 }' \
-			"$out.names" - >"$out"
+		awk -v which="$1" 'NR == FNR { named[$1] = 1; next }
+		     $2 ~ /^__NR_/ && $3 ~ /^[0-9]+$/ {
+			n = substr($2, 6)
+			if ((which == "only") == (n in named)) print $3 }' "$2" -
+}
+names @system-service >"$T/names.txt"
+numbers only "$T/names.txt" >"$T/allow.nrs"
+[ "$(wc -l <"$T/allow.nrs")" -ge 200 ] ||
+	fail "only $(wc -l <"$T/allow.nrs") calls in @system-service here"
+grep -qx pidfd_getfd "$T/names.txt" &&
+	skip "this systemd's @system-service allows pidfd_getfd: nothing to prove"
+filtered=("$PROGS/allowlaunch" "$T/allow.nrs")
+
+# all_but OUT SET... - in OUT, every call this ABI numbers but those of
+# the sets (and names) given, as systemd's SystemCallFilter=~SET...
+# makes a list of calls that kill; the names left out in OUT.names.
+all_but() {
+	local out=$1
+	shift
+	names "$@" >"$out.names"
+	numbers but "$out.names" >"$out"
 }
 
 cat >"$T/server.py" <<'PYEOF'
