@@ -40,8 +40,7 @@ static struct closeq_entry *map_ring(bool *wiped)
 	*wiped = false;
 	if (p == MAP_FAILED)
 		return NULL;
-	raw_dontdump(p, RING_BYTES);
-	raw_nohuge(p, RING_BYTES);
+	raw_table(p, RING_BYTES);
 #ifdef MADV_WIPEONFORK
 	*wiped = madvise(p, RING_BYTES, MADV_WIPEONFORK) == 0;
 #endif

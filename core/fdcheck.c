@@ -28,8 +28,7 @@ int fdcheck_init(struct fdcheck *c, uint32_t cap)
 	 * copy-on-write faults (docs/performance.md#churn). */
 	if (c->ids) {
 		madvise(p, (size_t)cap * sizeof(*c->ids), MADV_WIPEONFORK);
-		raw_dontdump(p, (size_t)cap * sizeof(*c->ids));
-		raw_nohuge(p, (size_t)cap * sizeof(*c->ids));
+		raw_table(p, (size_t)cap * sizeof(*c->ids));
 	}
 	c->on = false;
 	return c->ids ? 0 : -ENOMEM;

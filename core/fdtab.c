@@ -50,8 +50,7 @@ int fdtab_init(struct fdtab *t, uint32_t cap)
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
-	raw_dontdump(p, (size_t)cap * sizeof(struct fd_slot));
-	raw_nohuge(p, (size_t)cap * sizeof(struct fd_slot));
+	raw_table(p, (size_t)cap * sizeof(struct fd_slot));
 	r = fdtab_init_at(t, p, cap);
 	if (r) {
 		munmap(p, (size_t)cap * sizeof(struct fd_slot));
@@ -82,8 +81,7 @@ int fdtab_init_at(struct fdtab *t, struct fd_slot *slots, uint32_t cap)
 		t->slots = NULL;
 		return -errno;
 	}
-	raw_dontdump(p, (size_t)cap * sizeof(struct fd_unix_paths));
-	raw_nohuge(p, (size_t)cap * sizeof(struct fd_unix_paths));
+	raw_table(p, (size_t)cap * sizeof(struct fd_unix_paths));
 	t->unix_paths = p;
 	t->cap = cap;
 	/* The map of used numbers: a fork child starts with none (see

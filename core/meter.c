@@ -40,8 +40,7 @@ static void *map_lazy(size_t bytes)
 
 	if (p == MAP_FAILED)
 		return NULL;
-	raw_dontdump(p, bytes);
-	raw_nohuge(p, bytes);
+	raw_table(p, bytes);
 	return p;
 }
 
@@ -1511,8 +1510,7 @@ void meter_after_fork(struct meter *m, long pid, struct meter_time now,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
 		 0) == (void *)m->fds) {
 		remapped = true;
-		raw_dontdump(m->fds, fds_bytes); /* the new mapping's marks */
-		raw_nohuge(m->fds, fds_bytes);
+		raw_table(m->fds, fds_bytes); /* the new mapping's marks */
 	}
 	for (fd = 0; !remapped && fd < LOAD(&m->tab.high); fd++)
 		if (m->fds[fd].known || m->fds[fd].win) {

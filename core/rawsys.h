@@ -204,4 +204,12 @@ static inline void raw_nohuge(void *addr, size_t len)
 #endif
 }
 
+/* raw_table - both marks of a table sized by the fd limit: out of core
+ * dumps, no huge pages. */
+static inline void raw_table(void *addr, size_t len)
+{
+	raw_dontdump(addr, len);
+	raw_nohuge(addr, len);
+}
+
 #endif

@@ -909,8 +909,7 @@ int state_open(struct state *st, const struct config *cfg, const char *prog,
 	if (!base)
 		return -ENOMEM;
 	wipe_on_fork(base, l.file_size);
-	raw_dontdump(base, l.file_size);
-	raw_nohuge(base, l.file_size);
+	raw_table(base, l.file_size);
 	st->head = base;
 	point_head(st, base, &l);
 	st->ring = (struct closeq_entry *)(base + l.ring_off);
