@@ -80,17 +80,14 @@ head -c 1000000 /dev/urandom >"$T/www.bin"
 # $T/www.bin to one curl, from $T (preloaded unless "plain"); its output
 # in $T/NAME.out, curl's in $T/NAME.curl.
 serve() {
-	local name=$1 how=$2 flags=$3 unlock=$4 run=sm port i
+	local name=$1 how=$2 flags=$3 unlock=$4 run=sm port
 	[ "${5:-}" = plain ] && run=plain
 	rm -f "$T/$name.port"
 	(cd "$T" && SOCKMETER_LOG="$T/$name.%p.log" SOCKMETER_FORMAT=json \
 		$run "$pybin" "$T/lock.py" "$how" "$flags" "$T/$name.port" \
 		"$unlock" >"$T/$name.out" 2>"$T/$name.err") &
 	local srv=$!
-	for i in $(seq 100); do
-		[ -s "$T/$name.port" ] && break
-		sleep 0.1
-	done
+	wait_for 10 test -s "$T/$name.port" || true
 	port=$(cat "$T/$name.port" 2>/dev/null) ||
 		fail "$name: the server did not start: $(cat "$T/$name.err")"
 	curl -s -o "$T/$name.got" -w '%{size_request} %{size_header} %{size_download}\n' \

@@ -131,10 +131,7 @@ serve() {
 		"$T/$name.port" "$T/www" >"$T/$name.out" 2>"$T/$name.err"
 	 echo $? >"$T/$name.status") &
 	local srv=$!
-	for i in $(seq 100); do
-		[ -s "$T/$name.port" ] && break
-		sleep 0.1
-	done
+	wait_for 10 test -s "$T/$name.port" || true
 	port=$(cat "$T/$name.port" 2>/dev/null) ||
 		fail "$name: the server did not start: $(cat "$T/$name.err")"
 	for i in 1 2; do
