@@ -324,7 +324,9 @@ static bool plain_utf8(const char *s)
 	while (p < end) {
 		size_t u = utf8_seq(p, end);
 
-		if (!u || *p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+		/* (A C1 control, U+0080-U+009F, is escaped: summary.c.) */
+		if (!u || *p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\' ||
+		    (u == 2 && p[0] == 0xc2 && p[1] < 0xa0))
 			return false;
 		p += u;
 	}
