@@ -206,6 +206,31 @@ expect_eq "a QUIT to a launcher started with it ignored" \
 	"$(cat "$T/q.launcher.out")" "$(cat "$T/q.plain.out")"
 grep -q '^got QUIT$' "$T/q.plain.out" || fail "the truth: $(cat "$T/q.plain.out")"
 
+# The program's ignored signals are the ones it would have had without the
+# launcher, with -s and without, whatever was ignored when the launcher
+# started: until 2026-12-07 every program of -s had SIGQUIT ignored (the
+# launcher read its own SigIgn, where bash shows SIGQUIT ignored always).
+for pre in "" --ignore-signal=QUIT --ignore-signal=INT --ignore-signal=INT,QUIT,XFSZ; do
+	want=$(env $pre grep '^SigIgn' /proc/self/status)
+	for opt in -s ""; do
+		got=$(env $pre "$launcher" $opt -o "$T/ig.%p.log" -- grep '^SigIgn' /proc/self/status 2>"$T/ig.err")
+		expect_eq "ignored signals (${pre:-none ignored}, launcher ${opt:-without -s})" "$got" "$want"
+	done
+done
+
+# Under a file size limit of 0 with stderr on a file, the launcher's own
+# line about the log cannot be written: it is cut short (EFBIG), not a
+# SIGXFSZ that killed the launcher before the program ran (status 153);
+# the program has SIGXFSZ at its default action, as without the launcher.
+for opt in -s ""; do
+	: >"$T/fs.err"
+	got=$(prlimit --fsize=0 "$launcher" $opt -o "$T/fs.%p.log" -- grep '^SigIgn' /proc/self/status 2>"$T/fs.err")
+	rc=$?
+	expect_eq "launcher ${opt:-without -s} under --fsize=0: status" "$rc" 0
+	expect_eq "launcher ${opt:-without -s} under --fsize=0: the program's ignored signals" \
+		"$got" "$(grep '^SigIgn' /proc/self/status)"
+done
+
 # -s shows the numbers of a program killed by a signal: they are in its
 # state file, recovered into its log before it is shown (the launcher
 # said "no log ... nothing metered" before; a helper's crashed program had
