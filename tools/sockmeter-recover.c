@@ -166,6 +166,20 @@ int main(int argc, char **argv)
 	}
 	if (!arg) {
 		config_load(&cfg, env, to_stderr, NULL);
+		/* The library would use no directory: there is none to
+		 * default to (the default one, looked at all the same,
+		 * recovered files a user who turned the state off did not
+		 * expect). */
+		if (!cfg.state_enabled) {
+			if (o.report == to_stderr)
+				fprintf(stderr,
+					"sockmeter recover: the state is off "
+					"([state] enabled = false or "
+					"SOCKMETER_STATE=off): no state "
+					"directory to recover; name one: "
+					"sockmeter recover DIR\n");
+			return 0;
+		}
 		if (state_dir_expand(cfg.state_dir, dir, sizeof(dir)) != 0) {
 			fprintf(stderr,
 				"sockmeter recover: state dir too long\n");

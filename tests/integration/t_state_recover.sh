@@ -57,6 +57,17 @@ for p in "${pids[@]}"; do kill -KILL "$p"; done
 for p in "${pids[@]}"; do
 	while kill -0 "$p" 2>/dev/null; do sleep 0.02; done
 done
+# The state turned off ([state] enabled = false in the config, the ini's
+# dir naming this very directory): the library would use no directory, so
+# a recover without DIR has none and says so, status 0, and these dead
+# processes' files stay for the recovers below (before, it recovered the
+# directory all the same).
+printf '[state]\nenabled = false\ndir = %s\n' "$T/state" >"$T/off.ini"
+SOCKMETER_STATE= SOCKMETER_CONFIG=$T/off.ini "$launcher" recover 2>"$T/recoff" ||
+	fail "recover, state off: status $?"
+grep -q 'the state is off' "$T/recoff" || fail "recover, state off: $(cat "$T/recoff")"
+expect_eq "state files after a recover with the state off" \
+	"$(ls "$T/state" | grep -c '\.state$')" 6
 rp=()
 for i in 1 2 3 4; do
 	"$launcher" recover -q "$T/state" 2>"$T/rec$i" &
