@@ -26,6 +26,7 @@ bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
 
 	memset(&f->s.ti, 0, sizeof(f->s.ti));
 	f->have_unseen = false;
+	f->busy = false;
 	/* Every thread sandboxed (quiet.h): the kernel is not asked. */
 	if (f->s.kind != KIND_TCP || sm_quiet())
 		return false;
@@ -38,6 +39,12 @@ bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
 	progfd_put(f->s.fd, got);
 	if (!ok)
 		return false;
+	/* A call in the kernel during the read (set before its system call,
+	 * cleared after it, before its count): looked at between the read
+	 * and the counts below, so that one that ended in between is
+	 * counted in them, and one still going is seen here. */
+	f->busy = __atomic_load_n(&t->slots[f->s.fd].inflight_sp,
+				  __ATOMIC_RELAXED) != 0;
 	/* The same connection before and after the read: a close retires
 	 * the slot (new generation) before the real close, so an fd closed
 	 * and reused meanwhile cannot pass. */

@@ -847,7 +847,11 @@ static bool ask_kernel(const struct meter *m)
  * preempted there) looks unseen in one reading only, while bytes that
  * really bypassed the calls stay.  A direction shows unseen bytes when the
  * fd's previous reading showed some too; a first reading shows none yet.
- * (Two bits per direction in meter_fdstate's padding: no memory per fd.)
+ * A reading taken while a data call was in the kernel on the fd (busy)
+ * shows none and confirms nothing: a blocking send to a slow reader is in
+ * the kernel at nearly every reading, its bytes partly queued, and showed
+ * as tens of KB unseen a second, every second (a 64 KiB sendall: 32 to
+ * 39 KB).  (Bits in meter_fdstate's padding: no memory per fd.)
  */
 static void confirm_unseen(struct meter *m, struct summary *r,
 			   struct summary_fd *f)
@@ -858,9 +862,9 @@ static void confirm_unseen(struct meter *m, struct summary *r,
 	uint8_t now = UNSEEN_READ;
 	unsigned d;
 
-	f->have_unseen = same && (st->unseen & UNSEEN_READ);
+	f->have_unseen = same && (st->unseen & UNSEEN_READ) && !f->busy;
 	for (d = 0; d < DIR_COUNT; d++) {
-		if (f->unseen[d])
+		if (f->unseen[d] && !f->busy)
 			now |= bit[d];
 		if (!f->have_unseen || !(st->unseen & bit[d]))
 			f->unseen[d] = 0;

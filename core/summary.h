@@ -37,6 +37,11 @@ struct summary_fd {
 	 * wrapped calls did not see (TCP, tcp_info category), the peer's
 	 * name (names category) and how long its lookup took. */
 	bool have_unseen;
+	/* A data call was in the kernel on the fd as its view was read
+	 * (fd_slot.inflight_sp): part of its bytes may be queued already,
+	 * not counted until it returns, so the unseen bytes of that reading
+	 * are not trusted in an interval record (meter.c: confirm_unseen). */
+	bool busy;
 	uint64_t unseen[DIR_COUNT];
 	uint64_t lookup_ns;
 	char peer_name[NAMES_LEN]; /* "" when unknown */
