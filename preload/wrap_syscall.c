@@ -44,6 +44,18 @@
 #else
 #define SYS_LIST_DUP2(X, w)
 #endif
+/* fork has a number of its own on x86-64 (not on AArch64, where libc
+ * makes it with clone).  SYS_vfork is passed through: its child returns
+ * on the parent's stack from syscall(), which C cannot survive (libc's
+ * vfork() is assembly for that reason), and a wrapper's frames around it
+ * would make that worse. */
+#ifdef SYS_fork
+#define SYS_LIST_FORK(X, w) X(SYS_fork, w)
+#define SYS_IS_FORK(n) ((n) == SYS_fork)
+#else
+#define SYS_LIST_FORK(X, w)
+#define SYS_IS_FORK(n) false
+#endif
 #define SYS_LIST(X, w)                                                         \
 	X(SYS_read, w) X(SYS_write, w) X(SYS_readv, w) X(SYS_writev, w)        \
 	X(SYS_sendto, w) X(SYS_recvfrom, w) X(SYS_sendmsg, w)                  \
@@ -65,7 +77,7 @@
 	X(SYS_setrlimit, w) X(SYS_prlimit64, w)                                \
 	X(SYS_execve, w) X(SYS_execveat, w)                                    \
 	X(SYS_mlockall, w) X(SYS_munlockall, w)                                \
-	SYS_LIST_DUP2(X, w)
+	SYS_LIST_DUP2(X, w) SYS_LIST_FORK(X, w)
 
 /* A bitmap of those numbers, built at compile time: word w of it. */
 #define SYS_BIT(nr, w) | ((nr) / 64 == (w) ? 1ull << ((nr) % 64) : 0ull)
@@ -231,7 +243,11 @@ static long confining(long n, long a1, long a2, long a3, long a4, long a5,
  * as a fork child (vfork-like or not).  A child on our memory (CLONE_VM)
  * or one on a stack of its own (it never returns here, so no handler runs
  * in it) is counted (wrap_vfork.c): its pid tells it apart.  A thread
- * passes on untouched.
+ * passes on untouched.  syscall(SYS_fork) is the clone fork() makes
+ * (Mono's crash reporter forks so): before,
+ * such a child passed for its parent, and its exec marked the parent's
+ * state file final, or its exit removed it, so that a kill of the parent
+ * then lost every number without a word.
  */
 static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
 		    long a6)
@@ -242,7 +258,10 @@ static long cloning(long n, long a1, long a2, long a3, long a4, long a5,
 	long r;
 	int saved;
 
-	if (n == SYS_clone) {
+	if (SYS_IS_FORK(n)) {
+		flags = SIGCHLD;
+		own_stack = false;
+	} else if (n == SYS_clone) {
 		flags = (unsigned long)a1;
 		own_stack = a2 != 0;
 	} else {
@@ -324,7 +343,7 @@ static SM_METERED long lifecycle(long n, long a1, long a2, long a3, long a4,
 	else if (n == SYS_seccomp || n == SYS_prctl || n == SYS_chroot ||
 		 n == SYS_capset)
 		return confining(n, a1, a2, a3, a4, a5, a6);
-	else if (n == SYS_clone || n == SYS_clone3)
+	else if (n == SYS_clone || n == SYS_clone3 || SYS_IS_FORK(n))
 		return cloning(n, a1, a2, a3, a4, a5, a6);
 	else if (n == SYS_execve || n == SYS_execveat)
 		/* The exec record, as execve() writes it. */

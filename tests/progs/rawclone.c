@@ -4,11 +4,12 @@
  *   syscall(SYS_clone, SIGCHLD | CLONE_NEW..., NULL)   (HOW "clone")
  *   syscall(SYS_clone3, {.exit_signal = SIGCHLD})      (HOW "clone3")
  *   clone(fn, stack, SIGCHLD, arg): libc's function    (HOW "libc")
+ *   syscall(SYS_fork), as Mono's crash reporter forks    (HOW "fork")
  * libc runs no fork handler for such a child, yet it is a process of its
  * own.  libc's clone() starts the child in fn, on a stack of its own; fn
  * ends it with exit().
  *
- *   rawclone clone|clone3|libc BYTES
+ *   rawclone clone|clone3|libc|fork BYTES
  *
  * The parent makes a loopback TCP connection, then clones.  The child
  * changes its supplementary groups when root (setgroups: glibc's setxid
@@ -37,6 +38,10 @@ static long raw_clone(const char *how)
 		ca.exit_signal = SIGCHLD;
 		return syscall(SYS_clone3, &ca, sizeof(ca));
 	}
+#ifdef SYS_fork
+	if (strcmp(how, "fork") == 0)
+		return syscall(SYS_fork);
+#endif
 	return syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
 }
 
@@ -70,7 +75,7 @@ int main(int argc, char **argv)
 	int lfd, cfd, sfd;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: rawclone clone|clone3|libc BYTES\n");
+		fprintf(stderr, "usage: rawclone clone|clone3|libc|fork BYTES\n");
 		return 2;
 	}
 	bytes = atol(argv[2]);
