@@ -172,4 +172,14 @@ grep -q "sleep\[$ipid\]: it had no connection: no record to write" "$T/rec3" ||
 	fail "recover: $(cat "$T/rec3")"
 [ ! -e "$T/logs/idle.$ipid.log" ] || fail "a log for sleep: $(cat "$T/logs/idle.$ipid.log")"
 expect_eq "state files left" "$(ls "$T/state" | wc -l)" 0
+# recover -q prints only problems, and nothing to write is none (it printed
+# that line too).
+SOCKMETER_LOG=$T/logs/idle.%p.log bg_start env LD_PRELOAD="$LIB" sleep 30
+wait_for 10 sh -c "ls '$T/state' | grep -q state" || fail "no state file for the second sleep"
+ipid=$(ls "$T/state" | sed -n 's/^\([0-9]*\)-.*/\1/p')
+kill -KILL "$ipid"
+wait_for 10 sh -c "! kill -0 $ipid 2>/dev/null" || fail "sleep $ipid lives on"
+"$launcher" recover -q "$T/state" 2>"$T/rec4" || fail "recover -q: $(cat "$T/rec4")"
+[ ! -s "$T/rec4" ] || fail "recover -q said: $(cat "$T/rec4")"
+expect_eq "state files left after recover -q" "$(ls "$T/state" | wc -l)" 0
 exit 0
