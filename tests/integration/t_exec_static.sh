@@ -39,3 +39,23 @@ chmod +x "$T/script.sh"
 sm sh -c "/bin/true && '$T/script.sh' && exec /bin/true" 2>"$T/err4" ||
 	fail "dynamic programs failed: $(cat "$T/err4")"
 expect_eq "dynamic programs and a script: stderr" "$(cat "$T/err4")" ""
+
+# The launcher's own exec is not the library's to see: it looks at the
+# program itself, says it is statically linked instead of naming a log
+# that will never be written (before: "log of pid N: ..."), and runs it as
+# ever; with -s too.  A dynamic program still gets its log named.
+launcher=$SM_TOP/scripts/sockmeter
+for opt in "" -s; do
+	SOCKMETER_LIB=$LIB "$launcher" $opt -o "$T/l.%p.log" -- "$PROGS/staticexit" \
+		>"$T/out5" 2>"$T/err5"
+	expect_eq "launcher ${opt:-without -s}: status" "$?" 5
+	expect_eq "launcher ${opt:-without -s}: output" "$(cat "$T/out5")" static
+	grep -qF "sockmeter: $PROGS/staticexit is statically linked: no preload reaches it, so it is not metered" "$T/err5" ||
+		fail "launcher ${opt:-without -s}: not said: $(cat "$T/err5")"
+	! grep -q "log of pid" "$T/err5" || fail "launcher ${opt:-without -s} named a log: $(cat "$T/err5")"
+done
+SOCKMETER_LIB=$LIB "$launcher" -o "$T/l.%p.log" -- /bin/true 2>"$T/err6" ||
+	fail "launcher, /bin/true: $(cat "$T/err6")"
+grep -q "^sockmeter: log of pid [0-9]*: $T/l\.[0-9]*\.log$" "$T/err6" ||
+	fail "launcher, /bin/true: $(cat "$T/err6")"
+! grep -q "statically linked" "$T/err6" || fail "launcher, /bin/true: $(cat "$T/err6")"
