@@ -39,10 +39,14 @@ bool enrich_read_live(const struct fdtab *t, struct summary_fd *f)
 	progfd_put(f->s.fd, got);
 	if (!ok)
 		return false;
-	/* A call in the kernel during the read (set before its system call,
-	 * cleared after it, before its count): looked at between the read
-	 * and the counts below, so that one that ended in between is
-	 * counted in them, and one still going is seen here. */
+	/* A call in the kernel during the read (its note set before its
+	 * system call, cleared after it, just before its count): looked at
+	 * between the read and the counts below, so that one still going is
+	 * seen here; one that ended in between is counted in them, but for
+	 * one caught between its clear and its count, whose bytes look
+	 * unseen for this reading only (confirm_unseen's two readings).  The
+	 * note is the fd's, not a direction's: a reader parked in recv makes
+	 * the fd busy too (meter.c: confirm_unseen). */
 	f->busy = __atomic_load_n(&t->slots[f->s.fd].inflight_sp,
 				  __ATOMIC_RELAXED) != 0;
 	/* The same connection before and after the read: a close retires

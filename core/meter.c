@@ -851,7 +851,12 @@ static bool ask_kernel(const struct meter *m)
  * shows none and confirms nothing: a blocking send to a slow reader is in
  * the kernel at nearly every reading, its bytes partly queued, and showed
  * as tens of KB unseen a second, every second (a 64 KiB sendall: 32 to
- * 39 KB).  (Bits in meter_fdstate's padding: no memory per fd.)
+ * 39 KB).  The note does not say the call's direction, so a thread parked
+ * in recv on the fd hides the other direction's unseen bytes from
+ * interval records too (a review's inline-asm sender beside such a
+ * reader); the close and final records, read once, still show them.
+ * Telling the directions apart would take a store more per data call.
+ * (Bits in meter_fdstate's padding: no memory per fd.)
  */
 static void confirm_unseen(struct meter *m, struct summary *r,
 			   struct summary_fd *f)

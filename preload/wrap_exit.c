@@ -497,7 +497,8 @@ static bool exec_path(const char *what, char *out, size_t cap)
 
 /* Is the ELF file at path linked statically (no program interpreter)?
  * Not the dynamic loader itself run by hand (ld.so PROGRAM, which
- * preloads as ever): a shared object named ld-*. */
+ * preloads as ever): a shared object named ld-*, ld.so* or ld64.so*
+ * (ldconfig, static-pie, is static). */
 static bool is_static_elf(const char *path)
 {
 	union {
@@ -546,8 +547,11 @@ static bool is_static_elf(const char *path)
 	}
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return !interp && (etype == ET_EXEC ||
-			   (etype == ET_DYN && strncmp(base, "ld", 2) != 0));
+	return !interp &&
+	       (etype == ET_EXEC ||
+		(etype == ET_DYN && strncmp(base, "ld-", 3) != 0 &&
+		 strncmp(base, "ld.so", 5) != 0 &&
+		 strncmp(base, "ld64.so", 7) != 0));
 }
 
 /* valgrind's launcher execs its tool (static) with VALGRIND_LAUNCHER set:

@@ -151,6 +151,10 @@ for show in ([], ["-s"]):
     assert b"Segmentation" not in r.stderr, r.stderr
     r = run("sh", "-c", "exit 3")
     assert r.returncode == 3, "%s: exit 3: %d" % (what, r.returncode)
+    # SIGXFSZ, which the launcher ignores for itself (its own lines under
+    # a file size limit), still ends it as it ended the program.
+    r = run("sh", "-c", "kill -XFSZ $$")
+    assert r.returncode == -signal.SIGXFSZ, "%s: XFSZ: launcher status %d" % (what, r.returncode)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         p = subprocess.Popen([launcher, *show, "-o", tmp + "/g.%p.log", "--", "sh", "-c",
                               "echo $$; exec sleep 30"],
