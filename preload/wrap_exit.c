@@ -288,17 +288,19 @@ static const char *preload_by_path(char *const env[])
 }
 
 /*
- * Our name as the loader knows it, and whether LD_PRELOAD is what loaded
- * us (not /etc/ld.so.preload, which every image loads anyway, nor a
- * dlopen): an exec whose environment no longer preloads us starts an
+ * Our name as the loader knows it, and what loaded us: LD_PRELOAD,
+ * /etc/ld.so.preload (which every image loads anyway), or neither (the
+ * loader's --preload option, a dlopen).  An exec whose environment does
+ * not preload us, where /etc/ld.so.preload does not either, starts an
  * image that goes unmetered (env -i, systemd-socket-activate without -E,
- * a program that cleans its children's environment).  Said once per
- * process, at the first such exec that can succeed.  A fork child that
- * execs so says it again (its own process); vfork and posix_spawn
- * children share the flag.
+ * a program that cleans its children's environment; with --preload,
+ * every exec).  Said once per process, at the first such exec that can
+ * succeed.  A fork child that execs so says it again (its own process);
+ * vfork and posix_spawn children share the flag.
  */
 static char own_name[256];
 static bool own_by_env;
+static bool own_by_system; /* /etc/ld.so.preload names us */
 static int unmetered_warned; /* atomic */
 
 /*
@@ -422,19 +424,23 @@ static bool system_preloads_us(void)
 	return list_names_us(buf, " \t\n:");
 }
 
-/* Start-up: were we loaded through LD_PRELOAD, and under which name? */
+/* Start-up: were we loaded through LD_PRELOAD, /etc/ld.so.preload or
+ * neither (the loader's --preload option, a dlopen), and under which
+ * name?  The settings are noted whichever: /etc/ld.so.preload loads us
+ * into an image whose environment dropped them too (env -i: its log at
+ * the default path, said as for LD_PRELOAD; a helper's). */
 void sm_exec_env_init(void)
 {
 	const char *pre = getenv("LD_PRELOAD");
 	Dl_info info;
 
-	if (!pre || !dladdr((void *)sm_exec_env_init, &info) ||
-	    !info.dli_fname || strlen(info.dli_fname) >= sizeof(own_name))
+	if (!dladdr((void *)sm_exec_env_init, &info) || !info.dli_fname ||
+	    !*info.dli_fname || strlen(info.dli_fname) >= sizeof(own_name))
 		return;
 	snprintf(own_name, sizeof(own_name), "%s", info.dli_fname);
-	own_by_env = list_names_us(pre, ": ") && !system_preloads_us();
-	if (own_by_env)
-		note_own_vars();
+	own_by_system = system_preloads_us();
+	own_by_env = !own_by_system && pre && list_names_us(pre, ": ");
+	note_own_vars();
 }
 
 /* An exec that keeps us preloaded but drops SOCKMETER* variables. */
@@ -449,12 +455,22 @@ static void settings_exec_check(const char *what, char *const env[])
 	if (!dropped[0] ||
 	    __atomic_exchange_n(&settings_warned, 1, __ATOMIC_RELAXED))
 		return;
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: exec of %s with an environment that still "
-		 "preloads %s but drops %s: the new program is metered with "
-		 "settings of its own, not these (its log may be elsewhere); "
-		 "a tool that cleans the environment must pass SOCKMETER_* on",
-		 what && *what ? what : "an fd", own_name, dropped);
+	if (env_loads_us(env))
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s with an environment that still "
+			 "preloads %s but drops %s: the new program is metered "
+			 "with settings of its own, not these (its log may be "
+			 "elsewhere); a tool that cleans the environment must "
+			 "pass SOCKMETER_* on",
+			 what && *what ? what : "an fd", own_name, dropped);
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s with an environment that drops "
+			 "%s: the new program is metered (/etc/ld.so.preload "
+			 "loads %s) with settings of its own, not these (its "
+			 "log may be elsewhere); a tool that cleans the "
+			 "environment must pass SOCKMETER_* on",
+			 what && *what ? what : "an fd", dropped, own_name);
 	sm_warn(msg);
 }
 
@@ -495,11 +511,31 @@ static bool exec_path(const char *what, char *out, size_t cap)
 	}
 }
 
-/* Is the ELF file at path linked statically (no program interpreter)?
+/* What the loader makes of the ELF file at path, for the preload. */
+enum elf_reach {
+	ELF_REACHED,	/* dynamic, ours to load (or not ELF, or unreadable) */
+	ELF_STATIC,	/* no program interpreter: loads no preload */
+	ELF_OTHER_CLASS, /* dynamic, 32-bit for a 64-bit library or the reverse */
+	ELF_OTHER_MACHINE, /* dynamic, for another machine */
+};
+
+/* The library's own class and machine, as the loader compares them. */
+#define OWN_CLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
+#if defined(__x86_64__)
+#define OWN_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define OWN_MACHINE EM_AARCH64
+#else
+#define OWN_MACHINE 0 /* not judged */
+#endif
+
+/* Is the ELF file at path linked statically (no program interpreter), or
+ * dynamic for a class or machine the library is not of (a 32-bit program
+ * on x86-64: its loader says "wrong ELF class" and goes on without us)?
  * Not the dynamic loader itself run by hand (ld.so PROGRAM, which
  * preloads as ever): a shared object named ld-*, ld.so* or ld64.so*
- * (ldconfig, static-pie, is static). */
-static bool is_static_elf(const char *path)
+ * (ldconfig, static-pie, is static).  *bits: the file's class in bits. */
+static enum elf_reach elf_reach(const char *path, unsigned *bits)
 {
 	union {
 		Elf64_Ehdr h64;
@@ -509,7 +545,7 @@ static bool is_static_elf(const char *path)
 	 * first 32 entries hold it if there is one. */
 	unsigned char ph[32 * sizeof(Elf64_Phdr)];
 	uint64_t off;
-	unsigned n, size, i, type, etype;
+	unsigned n, size, i, type, etype, machine;
 	const char *base;
 	long fd, got;
 	bool interp = false, is64, ok;
@@ -517,7 +553,7 @@ static bool is_static_elf(const char *path)
 	fd = raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
 			  O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0, 0, 0);
 	if (fd < 0)
-		return false;
+		return ELF_REACHED;
 	/* The header, then the program headers it points to; the file
 	 * closed once, whatever was read. */
 	got = raw_syscall6(SYS_pread64, fd, (long)&h, sizeof(h), 0, 0, 0);
@@ -525,9 +561,10 @@ static bool is_static_elf(const char *path)
 	       h.h64.e_ident[EI_CLASS] == ELFCLASS64;
 	ok = got >= (long)sizeof(Elf32_Ehdr) &&
 	     memcmp(h.h64.e_ident, ELFMAG, SELFMAG) == 0 &&
-	     (is64 || h.h64.e_ident[EI_CLASS] != ELFCLASS64);
+	     (is64 || h.h64.e_ident[EI_CLASS] == ELFCLASS32);
 	if (ok) {
 		etype = is64 ? h.h64.e_type : h.h32.e_type;
+		machine = is64 ? h.h64.e_machine : h.h32.e_machine;
 		off = is64 ? h.h64.e_phoff : h.h32.e_phoff;
 		n = is64 ? h.h64.e_phnum : h.h32.e_phnum;
 		size = is64 ? h.h64.e_phentsize : h.h32.e_phentsize;
@@ -540,39 +577,74 @@ static bool is_static_elf(const char *path)
 	}
 	raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (!ok)
-		return false;
+		return ELF_REACHED;
+	*bits = is64 ? 64 : 32;
 	for (i = 0; i < n && !interp; i++) {
 		memcpy(&type, ph + (size_t)i * size, sizeof(type));
 		interp = type == PT_INTERP;
 	}
+	if (interp)
+		return h.h64.e_ident[EI_CLASS] != OWN_CLASS ? ELF_OTHER_CLASS
+		       : OWN_MACHINE && machine != OWN_MACHINE
+			       ? ELF_OTHER_MACHINE
+			       : ELF_REACHED;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	return !interp &&
-	       (etype == ET_EXEC ||
-		(etype == ET_DYN && strncmp(base, "ld-", 3) != 0 &&
-		 strncmp(base, "ld.so", 5) != 0 &&
-		 strncmp(base, "ld64.so", 7) != 0));
+	return etype == ET_EXEC ||
+			       (etype == ET_DYN && strncmp(base, "ld-", 3) != 0 &&
+				strncmp(base, "ld.so", 5) != 0 &&
+				strncmp(base, "ld64.so", 7) != 0)
+		       ? ELF_STATIC
+		       : ELF_REACHED;
 }
 
 /* valgrind's launcher execs its tool (static) with VALGRIND_LAUNCHER set:
  * the tool loads the program itself, preloads included, and the library
- * there says what it does under valgrind. */
+ * there says what it does under valgrind.  Each kind said once per
+ * process. */
+static int foreign_warned; /* atomic */
+
 static void static_exec_check(const char *what, char *const env[])
 {
-	char path[1024], msg[1300];
+	char path[1024], msg[1400];
+	enum elf_reach r;
+	unsigned bits = 0;
 
 	if (!what || !*what || env_has(env, "VALGRIND_LAUNCHER=", 18) ||
-	    __atomic_load_n(&static_warned, __ATOMIC_RELAXED) ||
-	    !exec_path(what, path, sizeof(path)) ||
-	    !is_static_elf(path) ||
-	    __atomic_exchange_n(&static_warned, 1, __ATOMIC_RELAXED))
+	    (__atomic_load_n(&static_warned, __ATOMIC_RELAXED) &&
+	     __atomic_load_n(&foreign_warned, __ATOMIC_RELAXED)) ||
+	    !exec_path(what, path, sizeof(path)))
 		return;
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: exec of %s, a statically linked program: no "
-		 "preload reaches it, so it is not metered (what it sends and "
-		 "receives, on its own sockets or on ones it inherits, is in "
-		 "no log)",
-		 path);
+	r = elf_reach(path, &bits);
+	if (r == ELF_REACHED ||
+	    __atomic_exchange_n(r == ELF_STATIC ? &static_warned
+						: &foreign_warned,
+				1, __ATOMIC_RELAXED))
+		return;
+	if (r == ELF_STATIC)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s, a statically linked program: "
+			 "no preload reaches it, so it is not metered (what it "
+			 "sends and receives, on its own sockets or on ones it "
+			 "inherits, is in no log)",
+			 path);
+	else if (r == ELF_OTHER_CLASS)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s, a %u-bit program: its dynamic "
+			 "loader ignores this %u-bit library (\"wrong ELF "
+			 "class\"), so it is not metered (what it sends and "
+			 "receives, on its own sockets or on ones it inherits, "
+			 "is in no log; the %u-bit programs it starts are "
+			 "metered again)",
+			 path, bits, (unsigned)sizeof(void *) * 8,
+			 (unsigned)sizeof(void *) * 8);
+	else
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s, a program for another machine "
+			 "than this library's: its dynamic loader cannot load "
+			 "the library, so it is not metered (what it sends and "
+			 "receives is in no log)",
+			 path);
 	sm_warn(msg);
 }
 
@@ -610,10 +682,10 @@ static void unmetered_exec_check(const char *what, char *const env[])
 {
 	if (sm_tls_foreign()) /* a child on a TLS of its own */
 		return;
-	char msg[640];
+	char msg[1024];
 	int saved = errno;
 
-	if (!own_by_env || !sm_meter.tab.cap || sm_quiet() ||
+	if (!own_name[0] || !sm_meter.tab.cap || sm_quiet() ||
 	    !exec_args_readable(what, env))
 		goto out;
 	/* An exec that will fail (a PATH search trying each directory, a
@@ -622,7 +694,7 @@ static void unmetered_exec_check(const char *what, char *const env[])
 	if (what && strchr(what, '/') &&
 	    raw_syscall6(SYS_faccessat, AT_FDCWD, (long)what, X_OK, 0, 0, 0))
 		goto out;
-	if (env_loads_us(env)) {
+	if (own_by_system || env_loads_us(env)) {
 		settings_exec_check(what, env);
 		static_exec_check(what, env);
 		goto out;
@@ -631,12 +703,24 @@ static void unmetered_exec_check(const char *what, char *const env[])
 		goto out;
 	if (__atomic_exchange_n(&unmetered_warned, 1, __ATOMIC_RELAXED))
 		goto out;
-	snprintf(msg, sizeof(msg),
-		 "sockmeter: exec of %s with an environment that does not "
-		 "preload %s (LD_PRELOAD was removed or changed): the new "
-		 "program is not metered; a tool that cleans the environment "
-		 "must pass LD_PRELOAD and SOCKMETER_* on",
-		 what && *what ? what : "an fd", own_name);
+	if (own_by_env)
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s with an environment that does "
+			 "not preload %s (LD_PRELOAD was removed or changed): "
+			 "the new program is not metered; a tool that cleans "
+			 "the environment must pass LD_PRELOAD and SOCKMETER_* "
+			 "on",
+			 what && *what ? what : "an fd", own_name);
+	else
+		/* Loaded by the loader's --preload option or a dlopen:
+		 * nothing carries us into the new image. */
+		snprintf(msg, sizeof(msg),
+			 "sockmeter: exec of %s: %s was not loaded through "
+			 "LD_PRELOAD (the dynamic loader's --preload option, "
+			 "or dlopen), and the new program's environment does "
+			 "not preload it: the new program is not metered; set "
+			 "LD_PRELOAD=%s to meter the programs a process starts",
+			 what && *what ? what : "an fd", own_name, own_name);
 	sm_warn(msg);
 out:
 	errno = saved;

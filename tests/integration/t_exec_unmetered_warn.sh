@@ -93,16 +93,37 @@ env = dict(os.environ, LD_PRELOAD=sys.argv[1], SOCKMETER_SYSLOG="off",
 p = subprocess.run(["env", "-i", "/bin/true"], stderr=w, env=env, timeout=20)
 assert p.returncode == 0, p.returncode
 PYEOF
-# Loaded through /etc/ld.so.preload as well: every program gets the
-# library anyway, nothing to say (a mount namespace with its own /etc).
+# Loaded through /etc/ld.so.preload as well (a mount namespace with its
+# own /etc): every program gets the library anyway, so an environment
+# without LD_PRELOAD is nothing to say; one without the settings is (the
+# new program's log goes to the default path), and so is a static
+# program, which no preload reaches (both were silent: a helper's).
 if unshare -m true 2>/dev/null; then
 	mkdir -p "$T/etc"
 	cp -a /etc/. "$T/etc/" 2>/dev/null
 	printf '%s\n' "$LIB" >"$T/etc/ld.so.preload"
-	unshare -m sh -c 'mount --bind "$1/etc" /etc && LD_PRELOAD="$2" SOCKMETER_LOG="$1/sys.%p.log" env -i /bin/true' \
+	need_prog staticexit
+	unshare -m sh -c 'mount --bind "$1/etc" /etc &&
+		LD_PRELOAD="$2" SOCKMETER_LOG="$1/sys.%p.log" env -u LD_PRELOAD /bin/true &&
+		LD_PRELOAD="$2" SOCKMETER_LOG="$1/sys.%p.log" env -i /bin/true' \
 		sh "$T" "$LIB" 2>"$T/err8" || fail "ld.so.preload: $(cat "$T/err8")"
-	expect_eq "ld.so.preload too: stderr" "$(cat "$T/err8")" ""
+	expect_eq "ld.so.preload too: stderr" "$(cat "$T/err8")" \
+		"sockmeter: exec of /bin/true with an environment that drops SOCKMETER_LOG${SOCKMETER_STATE:+ SOCKMETER_STATE}: the new program is metered (/etc/ld.so.preload loads $LIB) with settings of its own, not these (its log may be elsewhere); a tool that cleans the environment must pass SOCKMETER_* on"
+	unshare -m sh -c 'mount --bind "$1/etc" /etc &&
+		SOCKMETER_LOG="$1/sys.%p.log" sh -c "exec \"\$0\"" "$2"' \
+		sh "$T" "$PROGS/staticexit" >"$T/out13" 2>"$T/err13"
+	expect_eq "ld.so.preload, a static program: its status" "$?" 5
+	expect_eq "ld.so.preload, a static program: stderr" "$(cat "$T/err13")" \
+		"sockmeter: exec of $PROGS/staticexit, a statically linked program: no preload reaches it, so it is not metered (what it sends and receives, on its own sockets or on ones it inherits, is in no log)"
 else
 	echo "NOTE: no mount namespace here: the /etc/ld.so.preload case is not tried"
 fi
+# Loaded by the dynamic loader's --preload option: nothing carries the
+# library into what the process execs, and that is said (it was not).
+interp=$(readelf -l /bin/sh 2>/dev/null | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+[ -x "$interp" ] || fail "no program interpreter found for /bin/sh"
+SOCKMETER_LOG=$T/opt.%p.log timeout 30 "$interp" --preload "$LIB" /bin/sh -c \
+	'/bin/true; /bin/true' 2>"$T/err14" || fail "--preload: $(cat "$T/err14")"
+expect_eq "--preload: stderr" "$(cat "$T/err14")" \
+	"sockmeter: exec of /bin/true: $LIB was not loaded through LD_PRELOAD (the dynamic loader's --preload option, or dlopen), and the new program's environment does not preload it: the new program is not metered; set LD_PRELOAD=$LIB to meter the programs a process starts"
 exit 0
