@@ -301,6 +301,11 @@ static const char *preload_by_path(char *const env[])
 static char own_name[256];
 static bool own_by_env;
 static bool own_by_system; /* /etc/ld.so.preload names us */
+/* Neither, with no LD_PRELOAD at start-up: the loader's --preload
+ * option, or a dlopen.  (An LD_PRELOAD that does not seem to name us is
+ * left alone: a name we cannot tell, or an earlier preload that unset
+ * it: what loaded us is not known, nothing is said.) */
+static bool own_by_loader;
 static int unmetered_warned; /* atomic */
 
 /*
@@ -368,15 +373,40 @@ static void dropped_vars(char *const env[], char *out, size_t cap)
 }
 
 /* Does token [t, t + n) name this library, or another copy of it?  By
- * the loader's name, or a base name starting "libsockmeter" (a bare name
- * the loader found on its path, a $LIB in the path). */
+ * the loader's name; by a base name starting "libsockmeter"; by our own
+ * base name when the token is a bare name (the loader found it on its
+ * path: own_name is then the path it found); or, for a token with a
+ * dynamic string token ($LIB, $PLATFORM, $ORIGIN), by what comes before
+ * the first '$' and our base name after the last '/'. */
 static bool names_us(const char *t, size_t n)
 {
-	const char *base = memrchr(t, '/', n);
+	const char *base = memrchr(t, '/', n), *own_base, *dollar;
+	size_t own_len = strlen(own_name), base_len, pre;
 
 	base = base ? base + 1 : t;
-	return (n == strlen(own_name) && !memcmp(t, own_name, n)) ||
-	       ((size_t)(t + n - base) >= 12 && !memcmp(base, "libsockmeter", 12));
+	base_len = (size_t)(t + n - base);
+	own_base = strrchr(own_name, '/');
+	own_base = own_base ? own_base + 1 : own_name;
+	if ((n == own_len && !memcmp(t, own_name, n)) ||
+	    (base_len >= 12 && !memcmp(base, "libsockmeter", 12)))
+		return true;
+	if (base_len != strlen(own_base) || memcmp(base, own_base, base_len))
+		return false;
+	if (base == t)
+		return true;
+	dollar = memchr(t, '$', n);
+	if (!dollar || dollar > base)
+		return false;
+	pre = (size_t)(dollar - t);
+	return pre <= own_len && !memcmp(t, own_name, pre);
+}
+
+/* Does the token [t, t + n) hold a dynamic string token, which may name
+ * a copy of the library of another class ($LIB: lib/i386-linux-gnu for a
+ * 32-bit program)? */
+static bool has_dst(const char *t, size_t n)
+{
+	return memchr(t, '$', n) != NULL;
 }
 
 /* Does the list v (LD_PRELOAD's syntax: names separated by blanks or
@@ -392,6 +422,27 @@ static bool list_names_us(const char *v, const char *sep)
 		n = strcspn(t, sep);
 		if (n && names_us(t, n))
 			return true;
+	}
+	return false;
+}
+
+/* Does LD_PRELOAD in env name us through a dynamic string token ($LIB),
+ * which may find a copy of the library of another class? */
+static bool env_preloads_by_dst(char *const env[])
+{
+	const char *v, *t;
+	size_t n;
+
+	for (; env && *env; env++) {
+		if (strncmp(*env, "LD_PRELOAD=", 11))
+			continue;
+		for (v = *env + 11; *v; v = t + n) {
+			v += strspn(v, ": ");
+			t = v;
+			n = strcspn(t, ": ");
+			if (n && has_dst(t, n) && names_us(t, n))
+				return true;
+		}
 	}
 	return false;
 }
@@ -440,6 +491,7 @@ void sm_exec_env_init(void)
 	snprintf(own_name, sizeof(own_name), "%s", info.dli_fname);
 	own_by_system = system_preloads_us();
 	own_by_env = !own_by_system && pre && list_names_us(pre, ": ");
+	own_by_loader = !own_by_system && (!pre || !pre[strspn(pre, ": ")]);
 	note_own_vars();
 }
 
@@ -583,19 +635,19 @@ static enum elf_reach elf_reach(const char *path, unsigned *bits)
 		memcpy(&type, ph + (size_t)i * size, sizeof(type));
 		interp = type == PT_INTERP;
 	}
-	if (interp)
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	/* A program with an interpreter, or the loader run by hand (a
+	 * 32-bit one, ld-linux.so.2, drops us as its programs' does). */
+	if (interp ||
+	    (etype == ET_DYN &&
+	     (!strncmp(base, "ld-", 3) || !strncmp(base, "ld.so", 5) ||
+	      !strncmp(base, "ld64.so", 7))))
 		return h.h64.e_ident[EI_CLASS] != OWN_CLASS ? ELF_OTHER_CLASS
 		       : OWN_MACHINE && machine != OWN_MACHINE
 			       ? ELF_OTHER_MACHINE
 			       : ELF_REACHED;
-	base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	return etype == ET_EXEC ||
-			       (etype == ET_DYN && strncmp(base, "ld-", 3) != 0 &&
-				strncmp(base, "ld.so", 5) != 0 &&
-				strncmp(base, "ld64.so", 7) != 0)
-		       ? ELF_STATIC
-		       : ELF_REACHED;
+	return etype == ET_EXEC || etype == ET_DYN ? ELF_STATIC : ELF_REACHED;
 }
 
 /* valgrind's launcher execs its tool (static) with VALGRIND_LAUNCHER set:
@@ -616,7 +668,10 @@ static void static_exec_check(const char *what, char *const env[])
 	    !exec_path(what, path, sizeof(path)))
 		return;
 	r = elf_reach(path, &bits);
+	/* LD_PRELOAD='/opt/sockmeter/$LIB/libsockmeter.so' may find a
+	 * 32-bit copy for a 32-bit program: not said then. */
 	if (r == ELF_REACHED ||
+	    (r != ELF_STATIC && env_preloads_by_dst(env)) ||
 	    __atomic_exchange_n(r == ELF_STATIC ? &static_warned
 						: &foreign_warned,
 				1, __ATOMIC_RELAXED))
@@ -685,8 +740,8 @@ static void unmetered_exec_check(const char *what, char *const env[])
 	char msg[1024];
 	int saved = errno;
 
-	if (!own_name[0] || !sm_meter.tab.cap || sm_quiet() ||
-	    !exec_args_readable(what, env))
+	if (!(own_by_env || own_by_system || own_by_loader) ||
+	    !sm_meter.tab.cap || sm_quiet() || !exec_args_readable(what, env))
 		goto out;
 	/* An exec that will fail (a PATH search trying each directory, a
 	 * missing program) starts nothing: not that one.  (Relative to the

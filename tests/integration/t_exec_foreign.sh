@@ -82,6 +82,29 @@ log=$(one_log "$T/[0-9]*.log")
 expect_eq "records of a connection with the client's bytes" \
 	"$(q "$log" "len([c for c in closes(kind='tcp') if c['bytes_in'] > $size])")" 0
 
+# The 32-bit loader run by hand drops the library as its programs' does
+# (it was taken for the 64-bit one, which preloads as ever).
+loader32=
+for f in /lib/ld-linux.so.2 /usr/lib32/ld-linux.so.2; do
+	[ -x "$f" ] && { loader32=$f; break; }
+done
+[ -n "$loader32" ] || fail "no 32-bit dynamic loader (gcc-multilib installs one)"
+sm bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && exec 3>&- && exec "$2" "$3" "$1" /data.bin' \
+	sh "$HTTP_PORT" "$loader32" "$T/client32" >"$T/out4" 2>"$T/err4" ||
+	fail "metered exec of the 32-bit loader: $(cat "$T/err4")"
+expect_eq "the 32-bit loader run by hand: output" "$(cat "$T/out4")" "$truth"
+grep -qF "sockmeter: exec of $loader32, a 32-bit program: its dynamic loader ignores this 64-bit library" "$T/err4" ||
+	fail "the 32-bit loader run by hand: not said: $(cat "$T/err4")"
+# Preloaded through $LIB, a 32-bit copy of the library may be there for
+# the 32-bit program (none here: the loader says so): not said.
+mkdir -p "$T/dst/lib/x86_64-linux-gnu"
+cp "$LIB" "$T/dst/lib/x86_64-linux-gnu/libsockmeter.so"
+timeout 30 env LD_PRELOAD="$T/dst/\$LIB/libsockmeter.so" bash -c \
+	'exec 3<>"/dev/tcp/127.0.0.1/$1" && exec 3>&- && exec "$2" "$1" /data.bin' \
+	sh "$HTTP_PORT" "$T/client32" >"$T/out5" 2>"$T/err5" ||
+	fail "a \$LIB preload: $(cat "$T/err5")"
+expect_eq "a \$LIB preload: sockmeter's lines" "$(grep -c '^sockmeter:' "$T/err5")" 0
+
 # The launcher: a note instead of a log's name, with -s and without.
 launcher=$SM_TOP/scripts/sockmeter
 for prog in client32 client32s; do
