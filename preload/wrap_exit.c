@@ -410,8 +410,9 @@ static bool has_dst(const char *t, size_t n)
 }
 
 /* Does the list v (LD_PRELOAD's syntax: names separated by blanks or
- * colons; /etc/ld.so.preload's by white space) name us? */
-static bool list_names_us(const char *v, const char *sep)
+ * colons; /etc/ld.so.preload's by white space) name us?  With dst_only,
+ * only through a name holding a dynamic string token (has_dst). */
+static bool list_names_us_by(const char *v, const char *sep, bool dst_only)
 {
 	const char *t;
 	size_t n;
@@ -420,30 +421,25 @@ static bool list_names_us(const char *v, const char *sep)
 		v += strspn(v, sep);
 		t = v;
 		n = strcspn(t, sep);
-		if (n && names_us(t, n))
+		if (n && (!dst_only || has_dst(t, n)) && names_us(t, n))
 			return true;
 	}
 	return false;
+}
+
+static bool list_names_us(const char *v, const char *sep)
+{
+	return list_names_us_by(v, sep, false);
 }
 
 /* Does LD_PRELOAD in env name us through a dynamic string token ($LIB),
  * which may find a copy of the library of another class? */
 static bool env_preloads_by_dst(char *const env[])
 {
-	const char *v, *t;
-	size_t n;
-
-	for (; env && *env; env++) {
-		if (strncmp(*env, "LD_PRELOAD=", 11))
-			continue;
-		for (v = *env + 11; *v; v = t + n) {
-			v += strspn(v, ": ");
-			t = v;
-			n = strcspn(t, ": ");
-			if (n && has_dst(t, n) && names_us(t, n))
-				return true;
-		}
-	}
+	for (; env && *env; env++)
+		if (!strncmp(*env, "LD_PRELOAD=", 11) &&
+		    list_names_us_by(*env + 11, ": ", true))
+			return true;
 	return false;
 }
 
